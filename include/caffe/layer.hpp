@@ -1,0 +1,116 @@
+// Layer: the unit of computation of a Net. A layer reads its bottom blobs and writes its top blobs
+// in Forward, and in Backward turns the tops' diffs into the bottoms' diffs and its parameters'
+// diffs. Subclasses implement Reshape and Forward_cpu/Backward_cpu (and, with the GPU backend,
+// Forward_gpu/Backward_gpu, which default to the CPU code).
+#ifndef CAFFE_LAYER_HPP_
+#define CAFFE_LAYER_HPP_
+
+#include <string>
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/common.hpp"
+#include "caffe/layer_factory.hpp"
+#include "caffe/proto/caffe.pb.h"
+#include "caffe/util/math_functions.hpp"
+
+// Checks on a layer's parameters and input shapes: a failure is a caffe::Error whose message
+// starts with the layer's type and name, e.g. "Convolution layer 'conv1': kernel_h is 0".
+#define LAYER_CHECK(condition) CAFFE_CHECK(condition) << this->error_prefix()
+#define LAYER_CHECK_EQ(a, b) CAFFE_CHECK_EQ(a, b) << this->error_prefix()
+#define LAYER_CHECK_NE(a, b) CAFFE_CHECK_NE(a, b) << this->error_prefix()
+#define LAYER_CHECK_LE(a, b) CAFFE_CHECK_LE(a, b) << this->error_prefix()
+#define LAYER_CHECK_LT(a, b) CAFFE_CHECK_LT(a, b) << this->error_prefix()
+#define LAYER_CHECK_GE(a, b) CAFFE_CHECK_GE(a, b) << this->error_prefix()
+#define LAYER_CHECK_GT(a, b) CAFFE_CHECK_GT(a, b) << this->error_prefix()
+#define LAYER_THROW() CAFFE_THROW() << this->error_prefix()
+
+namespace caffe {
+
+template <typename Dtype>
+class Layer {
+ public:
+  /// Stores the parameters only; learned blobs given in the param (from a .caffemodel) are
+  /// copied here, everything else happens in SetUp.
+  explicit Layer(const LayerParameter& param);
+  virtual ~Layer() = default;
+
+  /// Checks the blob counts, runs LayerSetUp and Reshape, and sets the loss weights.
+  void SetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
+
+  /// One-time setup: read the parameters, create the learned blobs.
+  virtual void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {}
+  /// Checks the bottoms' shapes and sizes the tops and any buffers; called before every Forward.
+  virtual void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;
+
+  /// Reshapes, computes the tops, and returns this layer's weighted loss.
+  Dtype Forward(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
+  /// Computes the bottoms' diffs (where propagate_down says so) and accumulates param diffs.
+  void Backward(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                const Blobs<Dtype>& bottom);
+
+  vector<shared_ptr<Blob<Dtype>>>& blobs() { return blobs_; }
+  const LayerParameter& layer_param() const { return layer_param_; }
+  /// Writes the parameters and learned blobs (and their diffs if asked).
+  virtual void ToProto(LayerParameter* param, bool write_diff = false);
+
+  Dtype loss(int top_index) const {
+    return top_index < static_cast<int>(loss_.size()) ? loss_[top_index] : Dtype(0);
+  }
+  void set_loss(int top_index, Dtype value);
+
+  /// The layer type string, as written in a prototxt's `type:`.
+  virtual const char* type() const { return ""; }
+
+  // Declared arity, checked by SetUp: -1 means "no constraint".
+  virtual int ExactNumBottomBlobs() const { return -1; }
+  virtual int MinBottomBlobs() const { return -1; }
+  virtual int MaxBottomBlobs() const { return -1; }
+  virtual int ExactNumTopBlobs() const { return -1; }
+  virtual int MinTopBlobs() const { return -1; }
+  virtual int MaxTopBlobs() const { return -1; }
+  virtual bool EqualNumBottomTopBlobs() const { return false; }
+  /// If true, the Net creates anonymous tops up to the minimum required.
+  virtual bool AutoTopBlobs() const { return false; }
+  /// Whether force_backward may make this bottom receive a gradient (false for e.g. labels).
+  virtual bool AllowForceBackward(int bottom_index) const { return true; }
+
+  bool param_propagate_down(int param_id) const {
+    return param_id < static_cast<int>(param_propagate_down_.size())
+               ? param_propagate_down_[param_id]
+               : false;
+  }
+  void set_param_propagate_down(int param_id, bool value);
+
+  /// "Convolution layer 'conv1': ", the start of every error this layer reports.
+  string error_prefix() const;
+
+ protected:
+  virtual void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;
+  virtual void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+    Forward_cpu(bottom, top);
+  }
+  virtual void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                            const Blobs<Dtype>& bottom) = 0;
+  virtual void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                            const Blobs<Dtype>& bottom) {
+    Backward_cpu(top, propagate_down, bottom);
+  }
+
+  /// Checks the numbers of bottoms and tops against the declared arity.
+  virtual void CheckBlobCounts(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
+  /// Stores each top's loss weight in its diff, where Forward reads it.
+  void SetLossWeights(const Blobs<Dtype>& top);
+
+  LayerParameter layer_param_;
+  Phase phase_;
+  vector<shared_ptr<Blob<Dtype>>> blobs_;  // learned parameters
+  vector<bool> param_propagate_down_;      // whether each learned blob gets a diff
+  vector<Dtype> loss_;                     // loss weight of each top (0: not a loss)
+
+  DISABLE_COPY_AND_ASSIGN(Layer);
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYER_HPP_

@@ -1,0 +1,107 @@
+// Dense math on host arrays: BLAS (OpenBLAS through CBLAS) and the element-wise helpers layers and
+// solvers use. Names and argument orders follow BVLC's caffe_* functions so layer code reads the
+// same. Random fills draw from the calling thread's Caffe::rng().
+#ifndef CAFFE_UTIL_MATH_FUNCTIONS_HPP_
+#define CAFFE_UTIL_MATH_FUNCTIONS_HPP_
+
+#include <cblas.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "caffe/common.hpp"
+
+namespace caffe {
+
+/// C = alpha * op(A) * op(B) + beta * C, row-major; op(A) is M x K, op(B) is K x N.
+template <typename Dtype>
+void caffe_cpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                    Dtype alpha, const Dtype* A, const Dtype* B, Dtype beta, Dtype* C);
+
+/// y = alpha * op(A) * x + beta * y, A is M x N row-major.
+template <typename Dtype>
+void caffe_cpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A,
+                    const Dtype* x, Dtype beta, Dtype* y);
+
+/// Y += alpha * X
+template <typename Dtype>
+void caffe_axpy(int N, Dtype alpha, const Dtype* X, Dtype* Y);
+/// Y = alpha * X + beta * Y
+template <typename Dtype>
+void caffe_cpu_axpby(int N, Dtype alpha, const Dtype* X, Dtype beta, Dtype* Y);
+
+template <typename Dtype>
+void caffe_copy(int N, const Dtype* X, Dtype* Y);
+template <typename Dtype>
+void caffe_set(int N, Dtype alpha, Dtype* X);
+inline void caffe_memset(size_t N, int alpha, void* X) { std::memset(X, alpha, N); }
+
+template <typename Dtype>
+void caffe_add_scalar(int N, Dtype alpha, Dtype* X);
+/// X *= alpha
+template <typename Dtype>
+void caffe_scal(int N, Dtype alpha, Dtype* X);
+/// y = alpha * x
+template <typename Dtype>
+void caffe_cpu_scale(int n, Dtype alpha, const Dtype* x, Dtype* y);
+
+// Element-wise: y[i] = a[i] op b[i].
+template <typename Dtype>
+void caffe_add(int N, const Dtype* a, const Dtype* b, Dtype* y);
+template <typename Dtype>
+void caffe_sub(int N, const Dtype* a, const Dtype* b, Dtype* y);
+template <typename Dtype>
+void caffe_mul(int N, const Dtype* a, const Dtype* b, Dtype* y);
+template <typename Dtype>
+void caffe_div(int N, const Dtype* a, const Dtype* b, Dtype* y);
+
+// Element-wise functions: y[i] = f(a[i]).
+template <typename Dtype>
+void caffe_sqr(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_sqrt(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_powx(int N, const Dtype* a, Dtype b, Dtype* y);
+template <typename Dtype>
+void caffe_exp(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_log(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_abs(int N, const Dtype* a, Dtype* y);
+/// y[i] = sign(x[i]) in {-1, 0, 1}
+template <typename Dtype>
+void caffe_cpu_sign(int N, const Dtype* x, Dtype* y);
+
+template <typename Dtype>
+Dtype caffe_cpu_dot(int n, const Dtype* x, const Dtype* y);
+template <typename Dtype>
+Dtype caffe_cpu_strided_dot(int n, const Dtype* x, int incx, const Dtype* y, int incy);
+/// Sum of absolute values.
+template <typename Dtype>
+Dtype caffe_cpu_asum(int n, const Dtype* x);
+
+// Random fills. Uniform on [a, b]; Gaussian N(mu, sigma^2); Bernoulli(p) as 0/1 ints.
+template <typename Dtype>
+void caffe_rng_uniform(int n, Dtype a, Dtype b, Dtype* r);
+template <typename Dtype>
+void caffe_rng_gaussian(int n, Dtype mu, Dtype sigma, Dtype* r);
+template <typename Dtype>
+void caffe_rng_bernoulli(int n, Dtype p, int* r);
+template <typename Dtype>
+void caffe_rng_bernoulli(int n, Dtype p, unsigned int* r);
+
+/// A uniformly distributed 32-bit integer from this thread's generator.
+unsigned int caffe_rng_rand();
+
+/// The next representable value after b, towards +inf (used to make uniform ranges half-open).
+template <typename Dtype>
+Dtype caffe_nextafter(Dtype b);
+
+/// Limits OpenBLAS (and our own parallel loops) to n threads; n <= 0 keeps the default.
+void caffe_set_num_threads(int n);
+int caffe_num_threads();
+
+}  // namespace caffe
+
+#endif  // CAFFE_UTIL_MATH_FUNCTIONS_HPP_

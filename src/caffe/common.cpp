@@ -1,0 +1,119 @@
+#include "caffe/common.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+namespace caffe {
+
+namespace {
+thread_local std::unique_ptr<Caffe> thread_instance;
+}  // namespace
+
+void GlobalInit(int* pargc, char*** pargv) {
+  gflags::ParseCommandLineFlags(pargc, pargv, true);
+  FLAGS_logtostderr = true;
+  google::InitGoogleLogging(*(pargv)[0]);
+  google::InstallFailureSignalHandler();
+}
+
+int64_t cluster_seedgen() {
+  int64_t seed = 0;
+  if (FILE* f = std::fopen("/dev/urandom", "rb")) {
+    size_t got = std::fread(&seed, 1, sizeof(seed), f);
+    std::fclose(f);
+    if (got == sizeof(seed)) return seed;
+  }
+  LOG(INFO) << "/dev/urandom unavailable; seeding from the clock and pid.";
+  int64_t s = static_cast<int64_t>(std::time(nullptr));
+  return std::abs(((s * 181) * ((getpid() - 83) * 359)) % 104729);
+}
+
+Caffe::RNG::RNG() : generator_(static_cast<std::mt19937::result_type>(cluster_seedgen())) {}
+
+Caffe::RNG::RNG(uint64_t seed) : generator_(static_cast<std::mt19937::result_type>(seed)) {}
+
+std::string Caffe::RNG::SaveState() const {
+  std::ostringstream out;
+  out << generator_;
+  return out.str();
+}
+
+bool Caffe::RNG::LoadState(const std::string& state) {
+  std::istringstream in(state);
+  std::mt19937 restored;
+  in >> restored;
+  if (in.fail()) return false;
+  generator_ = restored;
+  return true;
+}
+
+Caffe::~Caffe() = default;
+
+Caffe& Caffe::Get() {
+  if (!thread_instance) thread_instance.reset(new Caffe());
+  return *thread_instance;
+}
+
+void Caffe::set_random_seed(int64_t seed) {
+  Get().rng_ = std::make_unique<RNG>(static_cast<uint64_t>(seed));
+}
+
+#ifdef CPU_ONLY
+
+void Caffe::SetDevice(int device_id) {
+  (void)device_id;
+  NO_GPU;
+}
+
+void Caffe::DeviceQuery() { NO_GPU; }
+
+bool Caffe::GpuAvailable() { return false; }
+
+#else
+
+void Caffe::SetDevice(int device_id) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  CAFFE_CHECK(status == cudaSuccess)
+      << "cannot use GPU " << device_id << ": " << cudaGetErrorString(status);
+  CAFFE_CHECK(device_id >= 0 && device_id < count)
+      << "cannot use GPU " << device_id << ": this machine has " << count
+      << " visible GPU(s) (CUDA_VISIBLE_DEVICES applies)";
+  CUDA_CHECK(cudaSetDevice(device_id));
+  Get().device_ = device_id;
+}
+
+void Caffe::DeviceQuery() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  LOG(INFO) << "Device id:                     " << device;
+  LOG(INFO) << "Major revision number:         " << prop.major;
+  LOG(INFO) << "Minor revision number:         " << prop.minor;
+  LOG(INFO) << "Name:                          " << prop.name;
+  LOG(INFO) << "Total global memory:           " << prop.totalGlobalMem;
+  LOG(INFO) << "Total shared memory per block: " << prop.sharedMemPerBlock;
+  LOG(INFO) << "Total registers per block:     " << prop.regsPerBlock;
+  LOG(INFO) << "Warp size:                     " << prop.warpSize;
+  LOG(INFO) << "Maximum threads per block:     " << prop.maxThreadsPerBlock;
+  LOG(INFO) << "Maximum dimension of block:    " << prop.maxThreadsDim[0] << ", "
+            << prop.maxThreadsDim[1] << ", " << prop.maxThreadsDim[2];
+  LOG(INFO) << "Maximum dimension of grid:     " << prop.maxGridSize[0] << ", "
+            << prop.maxGridSize[1] << ", " << prop.maxGridSize[2];
+  LOG(INFO) << "Total constant memory:         " << prop.totalConstMem;
+  LOG(INFO) << "Number of multiprocessors:     " << prop.multiProcessorCount;
+  LOG(INFO) << "Concurrent copy and execution: " << (prop.asyncEngineCount > 0 ? "Yes" : "No");
+}
+
+bool Caffe::GpuAvailable() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+#endif  // CPU_ONLY
+
+}  // namespace caffe

@@ -1,0 +1,136 @@
+#include "caffe/layer.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+Layer<Dtype>::Layer(const LayerParameter& param) : layer_param_(param), phase_(param.phase()) {
+  if (layer_param_.blobs_size() > 0) {
+    blobs_.resize(layer_param_.blobs_size());
+    for (int i = 0; i < layer_param_.blobs_size(); ++i) {
+      blobs_[i] = std::make_shared<Blob<Dtype>>();
+      blobs_[i]->FromProto(layer_param_.blobs(i));
+    }
+  }
+}
+
+template <typename Dtype>
+string Layer<Dtype>::error_prefix() const {
+  return string(type()) + " layer '" + layer_param_.name() + "': ";
+}
+
+template <typename Dtype>
+void Layer<Dtype>::SetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  CheckBlobCounts(bottom, top);
+  LayerSetUp(bottom, top);
+  Reshape(bottom, top);
+  SetLossWeights(top);
+}
+
+template <typename Dtype>
+Dtype Layer<Dtype>::Forward(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  Dtype loss = 0;
+  Reshape(bottom, top);
+  switch (Caffe::mode()) {
+    case Caffe::CPU:
+      Forward_cpu(bottom, top);
+      break;
+    case Caffe::GPU:
+      Forward_gpu(bottom, top);
+      break;
+  }
+  for (size_t top_id = 0; top_id < top.size(); ++top_id) {
+    if (!this->loss(static_cast<int>(top_id))) continue;
+    const int count = top[top_id]->count();
+    // The loss weight of every element of a loss top is stored in its diff.
+    loss += caffe_cpu_dot(count, top[top_id]->cpu_data(), top[top_id]->cpu_diff());
+  }
+  return loss;
+}
+
+template <typename Dtype>
+void Layer<Dtype>::Backward(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                            const Blobs<Dtype>& bottom) {
+  switch (Caffe::mode()) {
+    case Caffe::CPU:
+      Backward_cpu(top, propagate_down, bottom);
+      break;
+    case Caffe::GPU:
+      Backward_gpu(top, propagate_down, bottom);
+      break;
+  }
+}
+
+template <typename Dtype>
+void Layer<Dtype>::ToProto(LayerParameter* param, bool write_diff) {
+  param->Clear();
+  param->CopyFrom(layer_param_);
+  param->clear_blobs();
+  for (const auto& blob : blobs_) blob->ToProto(param->add_blobs(), write_diff);
+}
+
+template <typename Dtype>
+void Layer<Dtype>::set_loss(int top_index, Dtype value) {
+  if (static_cast<int>(loss_.size()) <= top_index) loss_.resize(top_index + 1, Dtype(0));
+  loss_[top_index] = value;
+}
+
+template <typename Dtype>
+void Layer<Dtype>::set_param_propagate_down(int param_id, bool value) {
+  if (static_cast<int>(param_propagate_down_.size()) <= param_id) {
+    param_propagate_down_.resize(param_id + 1, true);
+  }
+  param_propagate_down_[param_id] = value;
+}
+
+template <typename Dtype>
+void Layer<Dtype>::CheckBlobCounts(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const int num_bottom = static_cast<int>(bottom.size());
+  const int num_top = static_cast<int>(top.size());
+  if (ExactNumBottomBlobs() >= 0) {
+    LAYER_CHECK_EQ(ExactNumBottomBlobs(), num_bottom)
+        << "takes " << ExactNumBottomBlobs() << " bottom blob(s) as input, got " << num_bottom;
+  }
+  if (MinBottomBlobs() >= 0) {
+    LAYER_CHECK_LE(MinBottomBlobs(), num_bottom)
+        << "takes at least " << MinBottomBlobs() << " bottom blob(s), got " << num_bottom;
+  }
+  if (MaxBottomBlobs() >= 0) {
+    LAYER_CHECK_GE(MaxBottomBlobs(), num_bottom)
+        << "takes at most " << MaxBottomBlobs() << " bottom blob(s), got " << num_bottom;
+  }
+  if (ExactNumTopBlobs() >= 0) {
+    LAYER_CHECK_EQ(ExactNumTopBlobs(), num_top)
+        << "produces " << ExactNumTopBlobs() << " top blob(s) as output, got " << num_top;
+  }
+  if (MinTopBlobs() >= 0) {
+    LAYER_CHECK_LE(MinTopBlobs(), num_top)
+        << "produces at least " << MinTopBlobs() << " top blob(s), got " << num_top;
+  }
+  if (MaxTopBlobs() >= 0) {
+    LAYER_CHECK_GE(MaxTopBlobs(), num_top)
+        << "produces at most " << MaxTopBlobs() << " top blob(s), got " << num_top;
+  }
+  if (EqualNumBottomTopBlobs()) {
+    LAYER_CHECK_EQ(num_bottom, num_top)
+        << "needs as many top blobs as bottom blobs: got " << num_bottom << " bottoms and "
+        << num_top << " tops";
+  }
+}
+
+template <typename Dtype>
+void Layer<Dtype>::SetLossWeights(const Blobs<Dtype>& top) {
+  const int num_loss_weights = layer_param_.loss_weight_size();
+  if (num_loss_weights == 0) return;
+  LAYER_CHECK_EQ(static_cast<int>(top.size()), num_loss_weights)
+      << "loss_weight must be unspecified or given once per top blob";
+  for (int top_id = 0; top_id < static_cast<int>(top.size()); ++top_id) {
+    const Dtype loss_weight = layer_param_.loss_weight(top_id);
+    if (loss_weight == Dtype(0)) continue;
+    set_loss(top_id, loss_weight);
+    caffe_set(top[top_id]->count(), loss_weight, top[top_id]->mutable_cpu_diff());
+  }
+}
+
+INSTANTIATE_CLASS(Layer);
+
+}  // namespace caffe

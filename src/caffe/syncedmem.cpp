@@ -1,0 +1,156 @@
+#include "caffe/syncedmem.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace caffe {
+
+namespace {
+constexpr size_t kHostAlignment = 64;  // one cache line; AVX-512 loads
+}  // namespace
+
+void CaffeMallocHost(void** ptr, size_t size, bool* use_cuda) {
+  *use_cuda = false;
+  // aligned_alloc needs a size that is a multiple of the alignment (and never 0).
+  size_t rounded = (size + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+  if (rounded == 0) rounded = kHostAlignment;
+  *ptr = std::aligned_alloc(kHostAlignment, rounded);
+  CAFFE_CHECK(*ptr != nullptr) << "out of host memory: could not allocate " << size << " bytes";
+}
+
+void CaffeFreeHost(void* ptr, bool use_cuda) {
+#ifndef CPU_ONLY
+  if (use_cuda) {
+    CUDA_CHECK(cudaFreeHost(ptr));
+    return;
+  }
+#endif
+  (void)use_cuda;
+  std::free(ptr);
+}
+
+SyncedMemory::SyncedMemory(size_t size) : size_(size) {}
+
+SyncedMemory::~SyncedMemory() {
+  FreeHost();
+  FreeDevice();
+}
+
+void SyncedMemory::FreeHost() {
+  if (cpu_ptr_ && own_cpu_data_) CaffeFreeHost(cpu_ptr_, cpu_malloc_use_cuda_);
+  cpu_ptr_ = nullptr;
+  own_cpu_data_ = false;
+}
+
+void SyncedMemory::FreeDevice() {
+#ifndef CPU_ONLY
+  if (gpu_ptr_ && own_gpu_data_) {
+    int current = -1;
+    cudaGetDevice(&current);
+    if (device_ >= 0 && current != device_) cudaSetDevice(device_);
+    cudaFree(gpu_ptr_);
+    if (device_ >= 0 && current != device_) cudaSetDevice(current);
+  }
+#endif
+  gpu_ptr_ = nullptr;
+  own_gpu_data_ = false;
+}
+
+void SyncedMemory::to_cpu() {
+  switch (head_) {
+    case UNINITIALIZED:
+      CaffeMallocHost(&cpu_ptr_, size_, &cpu_malloc_use_cuda_);
+      std::memset(cpu_ptr_, 0, size_);
+      head_ = HEAD_AT_CPU;
+      own_cpu_data_ = true;
+      break;
+    case HEAD_AT_GPU:
+#ifndef CPU_ONLY
+      if (cpu_ptr_ == nullptr) {
+        CaffeMallocHost(&cpu_ptr_, size_, &cpu_malloc_use_cuda_);
+        own_cpu_data_ = true;
+      }
+      CUDA_CHECK(cudaMemcpy(cpu_ptr_, gpu_ptr_, size_, cudaMemcpyDeviceToHost));
+      head_ = SYNCED;
+#else
+      NO_GPU;
+#endif
+      break;
+    case HEAD_AT_CPU:
+    case SYNCED:
+      break;
+  }
+}
+
+void SyncedMemory::to_gpu() {
+#ifndef CPU_ONLY
+  switch (head_) {
+    case UNINITIALIZED:
+      CUDA_CHECK(cudaGetDevice(&device_));
+      CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
+      CUDA_CHECK(cudaMemset(gpu_ptr_, 0, size_));
+      head_ = HEAD_AT_GPU;
+      own_gpu_data_ = true;
+      break;
+    case HEAD_AT_CPU:
+      if (gpu_ptr_ == nullptr) {
+        CUDA_CHECK(cudaGetDevice(&device_));
+        CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
+        own_gpu_data_ = true;
+      }
+      CUDA_CHECK(cudaMemcpy(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice));
+      head_ = SYNCED;
+      break;
+    case HEAD_AT_GPU:
+    case SYNCED:
+      break;
+  }
+#else
+  NO_GPU;
+#endif
+}
+
+const void* SyncedMemory::cpu_data() {
+  to_cpu();
+  return cpu_ptr_;
+}
+
+void* SyncedMemory::mutable_cpu_data() {
+  to_cpu();
+  head_ = HEAD_AT_CPU;
+  return cpu_ptr_;
+}
+
+void SyncedMemory::set_cpu_data(void* data) {
+  CHECK(data);
+  FreeHost();
+  cpu_ptr_ = data;
+  head_ = HEAD_AT_CPU;
+  own_cpu_data_ = false;
+}
+
+const void* SyncedMemory::gpu_data() {
+  to_gpu();
+  return gpu_ptr_;
+}
+
+void* SyncedMemory::mutable_gpu_data() {
+  to_gpu();
+  head_ = HEAD_AT_GPU;
+  return gpu_ptr_;
+}
+
+void SyncedMemory::set_gpu_data(void* data) {
+#ifndef CPU_ONLY
+  CHECK(data);
+  FreeDevice();
+  gpu_ptr_ = data;
+  head_ = HEAD_AT_GPU;
+  own_gpu_data_ = false;
+#else
+  (void)data;
+  NO_GPU;
+#endif
+}
+
+}  // namespace caffe
