@@ -1,0 +1,31 @@
+#include "caffe/sgd_solvers.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+void AdaGradSolver<Dtype>::CheckNoMomentum() {
+  CAFFE_CHECK_EQ(this->param_.momentum(), 0)
+      << "momentum cannot be used with AdaGrad; remove it from the solver";
+}
+
+// h += g^2; step = lr * g / (sqrt(h) + delta).
+template <typename Dtype>
+void AdaGradSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const int count = param->count();
+  const Dtype delta = this->param_.delta();
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  Dtype* history = this->history_[param_id]->mutable_cpu_data();
+  Dtype* update = this->update_[param_id]->mutable_cpu_data();
+  caffe_powx(count, param->cpu_diff(), Dtype(2), update);
+  caffe_add(count, update, history, history);
+  caffe_powx(count, history, Dtype(0.5), update);
+  caffe_add_scalar(count, delta, update);
+  caffe_div(count, param->cpu_diff(), update, update);
+  caffe_cpu_axpby(count, local_rate, update, Dtype(0), param->mutable_cpu_diff());
+}
+
+INSTANTIATE_CLASS(AdaGradSolver);
+REGISTER_SOLVER_CLASS(AdaGrad);
+
+}  // namespace caffe

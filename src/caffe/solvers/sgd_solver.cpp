@@ -1,0 +1,223 @@
+#include <google/protobuf/text_format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "caffe/sgd_solvers.hpp"
+#include "caffe/util/hdf5.hpp"
+#include "caffe/util/io.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+Dtype SGDSolver<Dtype>::GetLearningRate() {
+  const string& lr_policy = this->param_.lr_policy();
+  const Dtype base_lr = this->param_.base_lr();
+  const Dtype gamma = this->param_.gamma();
+  const Dtype power = this->param_.power();
+  const int iter = this->iter_;
+  if (lr_policy == "fixed") return base_lr;
+  if (lr_policy == "step") {
+    CAFFE_CHECK_GT(this->param_.stepsize(), 0) << "lr_policy \"step\" needs a positive stepsize";
+    this->current_step_ = iter / this->param_.stepsize();
+    return base_lr * std::pow(gamma, Dtype(this->current_step_));
+  }
+  if (lr_policy == "exp") return base_lr * std::pow(gamma, Dtype(iter));
+  if (lr_policy == "inv") return base_lr * std::pow(Dtype(1) + gamma * iter, -power);
+  if (lr_policy == "multistep") {
+    if (this->current_step_ < this->param_.stepvalue_size() &&
+        iter >= this->param_.stepvalue(this->current_step_)) {
+      this->current_step_++;
+      LOG(INFO) << "MultiStep Status: Iteration " << iter << ", step = " << this->current_step_;
+    }
+    return base_lr * std::pow(gamma, Dtype(this->current_step_));
+  }
+  if (lr_policy == "poly") {
+    CAFFE_CHECK_GT(this->param_.max_iter(), 0) << "lr_policy \"poly\" needs a positive max_iter";
+    return base_lr * std::pow(Dtype(1) - Dtype(iter) / Dtype(this->param_.max_iter()), power);
+  }
+  if (lr_policy == "sigmoid") {
+    return base_lr *
+           (Dtype(1) / (Dtype(1) + std::exp(-gamma * (Dtype(iter) - Dtype(this->param_.stepsize())))));
+  }
+  CAFFE_THROW() << "unknown lr_policy \"" << lr_policy
+                << "\"; known: fixed, step, exp, inv, multistep, poly, sigmoid";
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::PreSolve() {
+  const Blobs<Dtype>& net_params = this->net_->learnable_params();
+  history_.clear();
+  update_.clear();
+  temp_.clear();
+  for (Blob<Dtype>* param : net_params) {
+    history_.push_back(std::make_shared<Blob<Dtype>>(param->shape()));
+    update_.push_back(std::make_shared<Blob<Dtype>>(param->shape()));
+    temp_.push_back(std::make_shared<Blob<Dtype>>(param->shape()));
+  }
+  // Settings the update needs are checked now, not at the first update.
+  const string& type = this->param_.regularization_type();
+  CAFFE_CHECK(type == "L2" || type == "L1")
+      << "unknown regularization_type \"" << type << "\"; known: L2, L1";
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::ClipGradients() {
+  const Dtype clip_gradients = this->param_.clip_gradients();
+  if (clip_gradients < 0) return;
+  const Blobs<Dtype>& net_params = this->net_->learnable_params();
+  Dtype sumsq_diff = 0;
+  for (Blob<Dtype>* param : net_params) sumsq_diff += param->sumsq_diff();
+  const Dtype l2norm_diff = std::sqrt(sumsq_diff);
+  if (l2norm_diff > clip_gradients) {
+    const Dtype scale_factor = clip_gradients / l2norm_diff;
+    LOG(INFO) << "Gradient clipping: scaling down gradients (L2 norm " << l2norm_diff << " > "
+              << clip_gradients << ") by scale factor " << scale_factor;
+    for (Blob<Dtype>* param : net_params) param->scale_diff(scale_factor);
+  }
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::ApplyUpdate() {
+  const Dtype rate = GetLearningRate();
+  if (this->param_.display() && this->iter_ % this->param_.display() == 0) {
+    LOG_IF(INFO, Caffe::root_solver()) << "Iteration " << this->iter_ << ", lr = " << rate;
+  }
+  ClipGradients();
+  for (size_t param_id = 0; param_id < this->net_->learnable_params().size(); ++param_id) {
+    Normalize(static_cast<int>(param_id));
+    Regularize(static_cast<int>(param_id));
+    ComputeUpdateValue(static_cast<int>(param_id), rate);
+  }
+  this->net_->Update();
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::Normalize(int param_id) {
+  if (this->param_.iter_size() == 1) return;
+  // The diffs summed over iter_size passes become their mean.
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  caffe_scal(param->count(), Dtype(1) / this->param_.iter_size(), param->mutable_cpu_diff());
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::Regularize(int param_id) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype local_decay =
+      this->param_.weight_decay() * this->net_->params_weight_decay()[param_id];
+  if (!local_decay) return;
+  if (this->param_.regularization_type() == "L2") {
+    caffe_axpy(param->count(), local_decay, param->cpu_data(), param->mutable_cpu_diff());
+  } else {
+    caffe_cpu_sign(param->count(), param->cpu_data(), temp_[param_id]->mutable_cpu_data());
+    caffe_axpy(param->count(), local_decay, temp_[param_id]->cpu_data(),
+               param->mutable_cpu_diff());
+  }
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
+  Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+  const Dtype momentum = this->param_.momentum();
+  const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+  caffe_cpu_axpby(param->count(), local_rate, param->cpu_diff(), momentum,
+                  history_[param_id]->mutable_cpu_data());
+  caffe_copy(param->count(), history_[param_id]->cpu_data(), param->mutable_cpu_diff());
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::SnapshotSolverState(const string& model_filename) {
+  switch (this->param_.snapshot_format()) {
+    case SolverParameter_SnapshotFormat_BINARYPROTO:
+      SnapshotSolverStateToBinaryProto(model_filename);
+      break;
+    case SolverParameter_SnapshotFormat_HDF5:
+      SnapshotSolverStateToHDF5(model_filename);
+      break;
+  }
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::SnapshotSolverStateToBinaryProto(const string& model_filename) {
+  SolverState state;
+  this->SaveCommonState(model_filename, &state);
+  for (const auto& history : history_) history->ToProto(state.add_history());
+  const string snapshot_filename = this->SnapshotFilename(".solverstate");
+  LOG(INFO) << "Snapshotting solver state to binary proto file " << snapshot_filename;
+  WriteProtoToBinaryFile(state, snapshot_filename);
+}
+
+namespace {
+// Our resume extensions travel in HDF5 snapshots as one text-format SolverState string.
+const char kResumeStateDataset[] = "resume_state";
+}  // namespace
+
+template <typename Dtype>
+void SGDSolver<Dtype>::SnapshotSolverStateToHDF5(const string& model_filename) {
+  const string snapshot_filename = this->SnapshotFilename(".solverstate.h5");
+  LOG(INFO) << "Snapshotting solver state to HDF5 file " << snapshot_filename;
+  SolverState state;
+  this->SaveCommonState(model_filename, &state);
+  SolverState extensions;
+  extensions.set_rng_state(state.rng_state());
+  *extensions.mutable_data_cursor() = state.data_cursor();
+  string extensions_text;
+  google::protobuf::TextFormat::PrintToString(extensions, &extensions_text);
+  AtomicWrite(snapshot_filename, [&](const string& temporary) {
+    Hdf5File file(temporary, H5F_ACC_TRUNC);
+    hdf5_save_int(file.id(), "iter", this->iter_);
+    hdf5_save_string(file.id(), "learned_net", model_filename);
+    hdf5_save_int(file.id(), "current_step", this->current_step_);
+    hdf5_save_string(file.id(), kResumeStateDataset, extensions_text);
+    hid_t history_hid = hdf5_create_group(file.id(), "history");
+    for (size_t i = 0; i < history_.size(); ++i) {
+      hdf5_save_nd_dataset<Dtype>(history_hid, std::to_string(i), *history_[i]);
+    }
+    H5Gclose(history_hid);
+  });
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::RestoreSolverStateFromBinaryProto(const string& state_file) {
+  SolverState state;
+  ReadProtoFromBinaryFile(state_file, &state);
+  CAFFE_CHECK_EQ(state.history_size(), static_cast<int>(history_.size()))
+      << "solver state '" << state_file << "' has the wrong number of history blobs for this "
+      << this->type() << " solver and net";
+  this->RestoreCommonState(state);
+  for (size_t i = 0; i < history_.size(); ++i) history_[i]->FromProto(state.history(i));
+}
+
+template <typename Dtype>
+void SGDSolver<Dtype>::RestoreSolverStateFromHDF5(const string& state_file) {
+  Hdf5File file(state_file, H5F_ACC_RDONLY);
+  SolverState state;
+  if (hdf5_path_exists(file.id(), kResumeStateDataset)) {
+    ParseProtoFromText(hdf5_load_string(file.id(), kResumeStateDataset), state_file, &state);
+  }
+  state.set_iter(hdf5_load_int(file.id(), "iter"));
+  if (hdf5_path_exists(file.id(), "learned_net")) {
+    state.set_learned_net(hdf5_load_string(file.id(), "learned_net"));
+  }
+  state.set_current_step(hdf5_load_int(file.id(), "current_step"));
+  CAFFE_CHECK(hdf5_path_exists(file.id(), "history"))
+      << "solver state '" << state_file << "' has no history group";
+  hid_t history_hid = H5Gopen2(file.id(), "history", H5P_DEFAULT);
+  const int state_history_size = hdf5_get_num_links(history_hid);
+  H5Gclose(history_hid);
+  CAFFE_CHECK_EQ(state_history_size, static_cast<int>(history_.size()))
+      << "solver state '" << state_file << "' has the wrong number of history blobs for this "
+      << this->type() << " solver and net";
+  this->RestoreCommonState(state);
+  for (size_t i = 0; i < history_.size(); ++i) {
+    const string name = "history/" + std::to_string(i);
+    hdf5_load_nd_dataset<Dtype>(file.id(), name.c_str(), 0, kMaxBlobAxes, history_[i].get());
+  }
+}
+
+INSTANTIATE_CLASS(SGDSolver);
+REGISTER_SOLVER_CLASS(SGD);
+
+}  // namespace caffe

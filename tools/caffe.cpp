@@ -1,0 +1,350 @@
+// caffe: the command-line brew. train, test, time and device_query, with BVLC Caffe's flags,
+// defaults and log lines, so existing scripts and log parsers keep working.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+
+#include <cstring>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "caffe/common.hpp"
+#include "caffe/net.hpp"
+#include "caffe/sgd_solvers.hpp"
+#include "caffe/solver.hpp"
+#include "caffe/util/benchmark.hpp"
+#include "caffe/util/io.hpp"
+#include "caffe/util/signal_handler.hpp"
+#include "caffe/util/upgrade_proto.hpp"
+
+using caffe::Blob;
+using caffe::Caffe;
+using caffe::Layer;
+using caffe::Net;
+using caffe::Timer;
+using std::string;
+using std::vector;
+
+DEFINE_string(gpu, "",
+              "Optional; run in GPU mode on given device IDs separated by ','. Use '-gpu all' to "
+              "run on all available GPUs. The effective training batch size is multiplied by the "
+              "number of devices.");
+DEFINE_string(solver, "", "The solver definition protocol buffer text file.");
+DEFINE_string(model, "", "The model definition protocol buffer text file.");
+DEFINE_string(phase, "", "Optional; network phase (TRAIN or TEST). Only used for 'time'.");
+DEFINE_int32(level, 0, "Optional; network level.");
+DEFINE_string(stage, "",
+              "Optional; network stages (not to be confused with phase), separated by ','.");
+DEFINE_string(snapshot, "", "Optional; the snapshot solver state to resume training.");
+DEFINE_string(weights, "",
+              "Optional; the pretrained weights to initialize finetuning, separated by ','. "
+              "Cannot be set simultaneously with snapshot.");
+DEFINE_int32(iterations, 50, "The number of iterations to run.");
+DEFINE_string(sigint_effect, "stop",
+              "Optional; action to take when a SIGINT signal is received: snapshot, stop or "
+              "none.");
+DEFINE_string(sighup_effect, "snapshot",
+              "Optional; action to take when a SIGHUP signal is received: snapshot, stop or "
+              "none.");
+
+namespace {
+
+using Command = std::function<int()>;
+
+std::map<string, std::pair<Command, string>>& Commands() {
+  static std::map<string, std::pair<Command, string>> commands;
+  return commands;
+}
+
+struct CommandRegisterer {
+  CommandRegisterer(const string& name, Command command, const string& help) {
+    Commands()[name] = {std::move(command), help};
+  }
+};
+#define REGISTER_CAFFE_COMMAND(name, help) \
+  static CommandRegisterer g_register_##name(#name, &name, help)
+
+vector<string> SplitList(const string& list) {
+  vector<string> items;
+  std::istringstream stream(list);
+  string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+// The GPUs named by -gpu ("all" means every visible device); empty means CPU.
+vector<int> GetGpus() {
+  vector<int> gpus;
+  if (FLAGS_gpu.empty()) return gpus;
+#ifdef CPU_ONLY
+  CAFFE_THROW() << "-gpu " << FLAGS_gpu << " was given, but this build of Caffe has no GPU "
+                << "support (built with CPU_ONLY); run without -gpu, or rebuild with CUDA";
+#else
+  if (FLAGS_gpu == "all") {
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    CAFFE_CHECK(status == cudaSuccess && count > 0)
+        << "-gpu all: no usable GPU (" << cudaGetErrorString(status) << ")";
+    for (int i = 0; i < count; ++i) gpus.push_back(i);
+    return gpus;
+  }
+  for (const string& id : SplitList(FLAGS_gpu)) {
+    char* end = nullptr;
+    long value = std::strtol(id.c_str(), &end, 10);
+    CAFFE_CHECK(*end == '\0' && value >= 0)
+        << "invalid -gpu value '" << FLAGS_gpu << "': expected device ids like 0 or 0,1, or all";
+    gpus.push_back(static_cast<int>(value));
+  }
+  return gpus;
+#endif
+}
+
+// Runs on the CPU, or on the first listed GPU.
+void SetModeFromGpus(const vector<int>& gpus) {
+  if (gpus.empty()) {
+    LOG(INFO) << "Use CPU.";
+    Caffe::set_mode(Caffe::CPU);
+    return;
+  }
+  CAFFE_CHECK_EQ(gpus.size(), 1u)
+      << "-gpu " << FLAGS_gpu << ": this command runs on one GPU; give a single device id";
+  LOG(INFO) << "Use GPU with device ID " << gpus[0];
+  Caffe::SetDevice(gpus[0]);
+  Caffe::set_mode(Caffe::GPU);
+}
+
+caffe::Phase GetPhase(caffe::Phase default_value) {
+  if (FLAGS_phase.empty()) return default_value;
+  if (FLAGS_phase == "TRAIN") return caffe::TRAIN;
+  if (FLAGS_phase == "TEST") return caffe::TEST;
+  CAFFE_THROW() << "invalid -phase '" << FLAGS_phase << "'; expected TRAIN or TEST";
+}
+
+void CheckIterations() {
+  CAFFE_CHECK_GT(FLAGS_iterations, 0) << "-iterations must be positive";
+}
+
+int device_query() {
+  CAFFE_CHECK(!FLAGS_gpu.empty()) << "device_query needs a GPU id: caffe device_query -gpu 0";
+  for (int gpu : GetGpus()) {
+    LOG(INFO) << "Querying GPU " << gpu;
+    Caffe::SetDevice(gpu);
+    Caffe::DeviceQuery();
+  }
+  return 0;
+}
+REGISTER_CAFFE_COMMAND(device_query, "show GPU diagnostic information");
+
+int train() {
+  CAFFE_CHECK(!FLAGS_solver.empty()) << "train needs a solver definition: -solver FILE";
+  CAFFE_CHECK(FLAGS_snapshot.empty() || FLAGS_weights.empty())
+      << "give -snapshot to resume training or -weights to finetune, not both";
+  caffe::SolverParameter solver_param;
+  caffe::ReadSolverParamsFromTextFile(FLAGS_solver, &solver_param);
+  solver_param.mutable_train_state()->set_level(FLAGS_level);
+  for (const string& stage : SplitList(FLAGS_stage)) {
+    solver_param.mutable_train_state()->add_stage(stage);
+  }
+  // Without -gpu, the solver's solver_mode/device_id decide, as in BVLC; a GPU solver on a
+  // machine or build without a GPU trains on the CPU rather than failing.
+  if (FLAGS_gpu.empty() && solver_param.solver_mode() == caffe::SolverParameter_SolverMode_GPU) {
+    if (Caffe::GpuAvailable()) {
+      FLAGS_gpu = std::to_string(solver_param.device_id());
+    } else {
+      LOG(WARNING) << "The solver asks for GPU mode (solver_mode: GPU), but "
+#ifdef CPU_ONLY
+                   << "this build has no GPU support"
+#else
+                   << "no GPU is available"
+#endif
+                   << "; training on the CPU.";
+    }
+  }
+  const vector<int> gpus = GetGpus();
+  SetModeFromGpus(gpus);
+  caffe::SignalHandler signal_handler(
+      caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
+      caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
+  if (!FLAGS_snapshot.empty()) {
+    solver_param.clear_weights();
+  } else if (!FLAGS_weights.empty()) {
+    solver_param.clear_weights();
+    solver_param.add_weights(FLAGS_weights);
+  }
+  std::unique_ptr<caffe::Solver<float>> solver(
+      caffe::SolverRegistry<float>::CreateSolver(solver_param));
+  solver->SetActionFunction(signal_handler.GetActionFunction());
+  LOG(INFO) << "Starting Optimization";
+  if (!FLAGS_snapshot.empty()) {
+    LOG(INFO) << "Resuming from " << FLAGS_snapshot;
+    solver->Solve(FLAGS_snapshot);
+  } else {
+    solver->Solve();
+  }
+  LOG(INFO) << "Optimization Done.";
+  return 0;
+}
+REGISTER_CAFFE_COMMAND(train, "train or finetune a model");
+
+int test() {
+  CAFFE_CHECK(!FLAGS_model.empty()) << "test needs a model definition: -model FILE";
+  CAFFE_CHECK(!FLAGS_weights.empty()) << "test needs model weights: -weights FILE";
+  CheckIterations();
+  const vector<string> stages = SplitList(FLAGS_stage);
+  SetModeFromGpus(GetGpus());
+  Net<float> caffe_net(FLAGS_model, caffe::TEST, FLAGS_level, &stages);
+  caffe::LoadNetWeights(&caffe_net, FLAGS_weights);
+  LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
+  vector<int> test_score_output_id;
+  vector<float> test_score;
+  float loss = 0;
+  for (int i = 0; i < FLAGS_iterations; ++i) {
+    float iter_loss;
+    const vector<Blob<float>*>& result = caffe_net.Forward(&iter_loss);
+    loss += iter_loss;
+    int idx = 0;
+    for (size_t j = 0; j < result.size(); ++j) {
+      const float* result_vec = result[j]->cpu_data();
+      const string& output_name = caffe_net.blob_names()[caffe_net.output_blob_indices()[j]];
+      for (int k = 0; k < result[j]->count(); ++k, ++idx) {
+        const float score = result_vec[k];
+        if (i == 0) {
+          test_score.push_back(score);
+          test_score_output_id.push_back(static_cast<int>(j));
+        } else {
+          test_score[idx] += score;
+        }
+        LOG(INFO) << "Batch " << i << ", " << output_name << " = " << score;
+      }
+    }
+  }
+  loss /= FLAGS_iterations;
+  LOG(INFO) << "Loss: " << loss;
+  for (size_t i = 0; i < test_score.size(); ++i) {
+    const int blob_index = caffe_net.output_blob_indices()[test_score_output_id[i]];
+    const string& output_name = caffe_net.blob_names()[blob_index];
+    const float loss_weight = caffe_net.blob_loss_weights()[blob_index];
+    const float mean_score = test_score[i] / FLAGS_iterations;
+    std::ostringstream loss_msg_stream;
+    if (loss_weight) {
+      loss_msg_stream << " (* " << loss_weight << " = " << loss_weight * mean_score << " loss)";
+    }
+    LOG(INFO) << output_name << " = " << mean_score << loss_msg_stream.str();
+  }
+  return 0;
+}
+REGISTER_CAFFE_COMMAND(test, "score a model");
+
+// Times forward and backward of every layer, as BVLC does: backward runs for every layer (even in
+// a net without a loss), so figures compare one to one with BVLC's.
+int time() {
+  CAFFE_CHECK(!FLAGS_model.empty()) << "time needs a model definition: -model FILE";
+  CheckIterations();
+  const caffe::Phase phase = GetPhase(caffe::TRAIN);
+  const vector<string> stages = SplitList(FLAGS_stage);
+  SetModeFromGpus(GetGpus());
+  Net<float> caffe_net(FLAGS_model, phase, FLAGS_level, &stages);
+  if (!FLAGS_weights.empty()) caffe::LoadNetWeights(&caffe_net, FLAGS_weights);
+
+  // A first pass allocates every buffer, so the timed passes are steady.
+  LOG(INFO) << "Performing Forward";
+  float initial_loss;
+  caffe_net.Forward(&initial_loss);
+  LOG(INFO) << "Initial loss: " << initial_loss;
+  LOG(INFO) << "Performing Backward";
+  caffe_net.Backward();
+
+  const auto& layers = caffe_net.layers();
+  const auto& bottom_vecs = caffe_net.bottom_vecs();
+  const auto& top_vecs = caffe_net.top_vecs();
+  const auto& bottom_need_backward = caffe_net.bottom_need_backward();
+  LOG(INFO) << "*** Benchmark begins ***";
+  LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
+  Timer total_timer;
+  total_timer.Start();
+  Timer forward_timer, backward_timer, timer;
+  vector<double> forward_time_per_layer(layers.size(), 0.0);
+  vector<double> backward_time_per_layer(layers.size(), 0.0);
+  double forward_time = 0.0;
+  double backward_time = 0.0;
+  for (int j = 0; j < FLAGS_iterations; ++j) {
+    Timer iter_timer;
+    iter_timer.Start();
+    forward_timer.Start();
+    for (size_t i = 0; i < layers.size(); ++i) {
+      timer.Start();
+      layers[i]->Forward(bottom_vecs[i], top_vecs[i]);
+      forward_time_per_layer[i] += timer.MicroSeconds();
+    }
+    forward_time += forward_timer.MicroSeconds();
+    backward_timer.Start();
+    for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
+      timer.Start();
+      layers[i]->Backward(top_vecs[i], bottom_need_backward[i], bottom_vecs[i]);
+      backward_time_per_layer[i] += timer.MicroSeconds();
+    }
+    backward_time += backward_timer.MicroSeconds();
+    LOG(INFO) << "Iteration: " << j + 1 << " forward-backward time: " << iter_timer.MilliSeconds()
+              << " ms.";
+  }
+  LOG(INFO) << "Average time per layer: ";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const string& layername = layers[i]->layer_param().name();
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << layername
+              << "\tforward: " << forward_time_per_layer[i] / 1000 / FLAGS_iterations << " ms.";
+    LOG(INFO) << std::setfill(' ') << std::setw(10) << layername
+              << "\tbackward: " << backward_time_per_layer[i] / 1000 / FLAGS_iterations
+              << " ms.";
+  }
+  total_timer.Stop();
+  LOG(INFO) << "Average Forward pass: " << forward_time / 1000 / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Backward pass: " << backward_time / 1000 / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Forward-Backward: " << total_timer.MilliSeconds() / FLAGS_iterations
+            << " ms.";
+  LOG(INFO) << "Total Time: " << total_timer.MilliSeconds() << " ms.";
+  LOG(INFO) << "*** Benchmark ends ***";
+  return 0;
+}
+REGISTER_CAFFE_COMMAND(time, "benchmark model execution time");
+
+string UsageMessage() {
+  std::ostringstream usage;
+  usage << "command line brew\nusage: caffe <command> <args>\n\ncommands:\n";
+  for (const auto& command : Commands()) {
+    usage << "  " << std::left << std::setw(16) << command.first << command.second.second
+          << "\n";
+  }
+  return usage.str();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  FLAGS_alsologtostderr = 1;
+  gflags::SetVersionString("1.0.0");
+  gflags::SetUsageMessage(UsageMessage());
+  caffe::GlobalInit(&argc, &argv);
+  if (argc != 2) {
+    std::cerr << (argc < 2 ? "caffe: no command given" : "caffe: too many arguments") << "\n"
+              << UsageMessage() << "run 'caffe -help' for the flags\n";
+    return 1;
+  }
+  const string name = argv[1];
+  auto command = Commands().find(name);
+  if (command == Commands().end()) {
+    std::cerr << "caffe: unknown command '" << name << "'\n" << UsageMessage();
+    return 1;
+  }
+  try {
+    return command->second.first();
+  } catch (const caffe::Error& error) {
+    std::cerr << "caffe " << name << ": error: " << error.what() << std::endl;
+    return 1;
+  }
+}
