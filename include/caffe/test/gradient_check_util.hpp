@@ -161,6 +161,8 @@ void GradientChecker<Dtype>::CheckGradientNet(const Net<Dtype>& net, const Blobs
   const auto& bottom_vecs = net.bottom_vecs();
   const auto& top_vecs = net.top_vecs();
   for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
+    // Source layers (data, inputs) have nothing to differentiate.
+    if (bottom_vecs[i].empty() && layers[i]->blobs().empty()) continue;
     CheckGradientExhaustive(layers[i].get(), bottom_vecs[i], top_vecs[i]);
   }
 }

@@ -72,7 +72,7 @@ void FillGaussian(Blob<Dtype>* blob, unsigned int seed, Dtype std = 1);
 template <typename Dtype>
 void FillUniform(Blob<Dtype>* blob, unsigned int seed, Dtype low, Dtype high);
 
-/// A fresh temporary directory (removed by the test's owner if wanted).
+/// A fresh temporary directory; all of them are removed when the test program passes.
 std::string MakeTempDir(const std::string& prefix);
 
 }  // namespace caffe

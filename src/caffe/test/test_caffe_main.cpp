@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 
 namespace caffe {
@@ -48,6 +49,13 @@ template void FillGaussian<double>(Blob<double>*, unsigned int, double);
 template void FillUniform<float>(Blob<float>*, unsigned int, float, float);
 template void FillUniform<double>(Blob<double>*, unsigned int, double, double);
 
+namespace {
+std::vector<std::string>& TempDirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+}  // namespace
+
 std::string MakeTempDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/" + prefix + "_XXXXXX";
@@ -55,6 +63,7 @@ std::string MakeTempDir(const std::string& prefix) {
   buffer.push_back('\0');
   char* dir = mkdtemp(buffer.data());
   EXPECT_NE(dir, nullptr) << "mkdtemp failed for " << pattern;
+  if (dir) TempDirs().push_back(dir);
   return dir ? std::string(dir) : std::string();
 }
 
@@ -66,5 +75,10 @@ int main(int argc, char** argv) {
   FLAGS_logtostderr = false;
   FLAGS_minloglevel = 2;  // tests keep quiet unless something breaks
   caffe::Caffe::set_random_seed(1701);
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  // Temporary folders go, unless the run failed and they may help to see why.
+  if (result == 0) {
+    for (const std::string& dir : caffe::TempDirs()) std::filesystem::remove_all(dir);
+  }
+  return result;
 }

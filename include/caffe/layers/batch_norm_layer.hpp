@@ -1,0 +1,54 @@
+// BatchNorm: normalizes each channel to zero mean and unit variance, with the batch's statistics
+// (training) or with stored running statistics (testing). The learned scale and shift of the paper
+// live in a following Scale layer (bias_term: true), as in BVLC Caffe.
+// Legend: N batch (axis 0), C channels (axis 1; 1 for a 1-axis bottom), S = product of the
+// remaining dims (spatial).
+#ifndef CAFFE_LAYERS_BATCH_NORM_LAYER_HPP_
+#define CAFFE_LAYERS_BATCH_NORM_LAYER_HPP_
+
+#include "caffe/blob.hpp"
+#include "caffe/layer.hpp"
+
+namespace caffe {
+
+/// top[n, c, s] = (bottom[n, c, s] - mean[c]) / sqrt(var[c] + eps). bottom[0]: (N, C, S...);
+/// top[0]: same shape; in place allowed.
+/// blobs_: [0] running sum of means (C), [1] running sum of variances (C), [2] the running
+/// normaliser (1). With use_global_stats (default: phase == TEST) mean = blobs_[0] / blobs_[2] and
+/// var = blobs_[1] / blobs_[2] (0 if blobs_[2] is 0). Otherwise the batch's statistics over N and S
+/// are used and the running sums are updated: blobs_[0] = maf * blobs_[0] + mean, blobs_[1] =
+/// maf * blobs_[1] + m / (m - 1) * var (m = N * S), blobs_[2] = maf * blobs_[2] + 1, with maf =
+/// moving_average_fraction. The blobs are statistics, not learned: their lr_mult is forced to 0.
+template <typename Dtype>
+class BatchNormLayer : public Layer<Dtype> {
+ public:
+  using Layer<Dtype>::Layer;
+  const char* type() const override { return "BatchNorm"; }
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+  void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Global stats: bottom_diff = top_diff / sqrt(var + eps). Batch stats (y = normalized x):
+  /// bottom_diff = (top_diff - mean(top_diff) - mean(top_diff * y) * y) / sqrt(var + eps), the
+  /// means over N and S of each channel. Never writes the blobs' diffs.
+  void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+
+  int channels_ = 0;  // C
+  int num_ = 0;       // N
+  int spatial_ = 0;   // S
+  Dtype moving_average_fraction_ = 0;
+  Dtype eps_ = 0;
+  bool use_global_stats_ = false;
+  Blob<Dtype> mean_;     // (C) statistics of the last forward
+  Blob<Dtype> inv_std_;  // (C) 1 / sqrt(var + eps) of the last forward
+  Blob<Dtype> x_norm_;   // like bottom: the normalized values, kept in case top is overwritten
+  Blob<Dtype> sums_;     // (2 C) scratch: batch variance, or mean(dy) and mean(dy * y)
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_BATCH_NORM_LAYER_HPP_

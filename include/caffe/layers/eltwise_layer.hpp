@@ -1,0 +1,43 @@
+// Eltwise: combines two or more same-shaped blobs element by element (product, weighted sum or
+// maximum).
+#ifndef CAFFE_LAYERS_ELTWISE_LAYER_HPP_
+#define CAFFE_LAYERS_ELTWISE_LAYER_HPP_
+
+#include "caffe/blob.hpp"
+#include "caffe/layer.hpp"
+
+namespace caffe {
+
+/// eltwise_param.operation (default SUM):
+///   PROD: top = prod_i bottom[i]
+///   SUM:  top = sum_i coeff[i] * bottom[i]   (coeff: none = all 1, or one per bottom)
+///   MAX:  top = max_i bottom[i]; the gradient goes to the winning bottom only. Ties between
+///         bottom[0] and bottom[1] go to bottom[1]; later bottoms win only when strictly greater
+///         (BVLC's order, which decides where the gradient goes).
+/// bottom[0..K-1] (K >= 2): all the same shape; top[0]: that shape.
+template <typename Dtype>
+class EltwiseLayer : public Layer<Dtype> {
+ public:
+  using Layer<Dtype>::Layer;
+  const char* type() const override { return "Eltwise"; }
+  int MinBottomBlobs() const override { return 2; }
+  int ExactNumTopBlobs() const override { return 1; }
+  void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// PROD: bottom[i]_diff = top_diff * prod_{j != i} bottom[j] (stable_prod_grad, the default)
+  /// or top_diff * top / bottom[i]; SUM: coeff[i] * top_diff; MAX: top_diff where i won, else 0.
+  void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+
+  EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;
+  vector<Dtype> coeffs_;          // SUM: one per bottom
+  bool stable_prod_grad_ = true;  // PROD: recompute the product of the others, never divide
+  Blob<int> max_idx_;             // MAX: index of the winning bottom per element
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_ELTWISE_LAYER_HPP_

@@ -1,0 +1,93 @@
+// Helpers for tests that work with files and tool binaries: remove a temporary folder, run a tool
+// from build/bin capturing its exit status, stdout and stderr, and pick out the lines of stderr
+// that are not glog log lines (what the user sees as the tool's own message).
+#ifndef CAFFE_TEST_FILE_TEST_UTIL_HPP_
+#define CAFFE_TEST_FILE_TEST_UTIL_HPP_
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace caffe {
+
+/// A temporary folder removed with everything in it when the object goes away.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(const std::string& path) : path_(path) {}
+  ~ScopedTempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct ToolResult {
+  int exit_code = -1;  // -1: did not exit normally
+  std::string out, err;
+};
+
+inline std::string ReadWholeFile(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  std::ostringstream content;
+  content << stream.rdbuf();
+  return content.str();
+}
+
+#ifdef CAFFE_TOOLS_DIR  // defined for the test executables: build/bin
+/// Runs CAFFE_TOOLS_DIR/<tool> with `args`; stdout and stderr go through files in `scratch_dir`.
+inline ToolResult RunTool(const std::string& tool, const std::vector<std::string>& args,
+                          const std::string& scratch_dir) {
+  const std::string binary = std::string(CAFFE_TOOLS_DIR) + "/" + tool;
+  const std::string out_path = scratch_dir + "/" + tool + ".stdout";
+  const std::string err_path = scratch_dir + "/" + tool + ".stderr";
+  ToolResult result;
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0) _exit(126);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(binary.c_str()));
+    for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);  // exec failed: the tool was not built
+  }
+  int status = 0;
+  if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  }
+  result.out = ReadWholeFile(out_path);
+  result.err = ReadWholeFile(err_path);
+  return result;
+}
+#endif  // CAFFE_TOOLS_DIR
+
+/// The lines of `text` that are not glog lines ("I1121 00:55:32.123 ...", or with the year,
+/// "I20261121 00:55:32.123 ...").
+inline std::vector<std::string> NonLogLines(const std::string& text) {
+  static const std::regex glog_line("^[IWEF]([0-9]{4}){1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}.*");
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  std::string line;
+  while (std::getline(stream, line)) {
+    if (!line.empty() && !std::regex_match(line, glog_line)) lines.push_back(line);
+  }
+  return lines;
+}
+
+}  // namespace caffe
+
+#endif  // CAFFE_TEST_FILE_TEST_UTIL_HPP_

@@ -1,0 +1,187 @@
+#include "caffe/layers/batch_norm_layer.hpp"
+
+#include <cmath>
+
+namespace caffe {
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const BatchNormParameter& param = this->layer_param_.batch_norm_param();
+  moving_average_fraction_ = param.moving_average_fraction();
+  use_global_stats_ =
+      param.has_use_global_stats() ? param.use_global_stats() : this->phase_ == TEST;
+  eps_ = param.eps();
+  LAYER_CHECK_GE(bottom[0]->num_axes(), 1)
+      << "bottom[0] " << bottom[0]->shape_string() << " has no axes; need (N, C, ...)";
+  channels_ = bottom[0]->num_axes() == 1 ? 1 : bottom[0]->shape(1);
+  if (this->blobs_.empty()) {
+    this->blobs_.resize(3);
+    this->blobs_[0] = std::make_shared<Blob<Dtype>>(vector<int>{channels_});
+    this->blobs_[1] = std::make_shared<Blob<Dtype>>(vector<int>{channels_});
+    this->blobs_[2] = std::make_shared<Blob<Dtype>>(vector<int>{1});
+    for (auto& blob : this->blobs_) caffe_set(blob->count(), Dtype(0), blob->mutable_cpu_data());
+  } else {
+    LAYER_CHECK_EQ(static_cast<int>(this->blobs_.size()), 3)
+        << "got " << this->blobs_.size() << " stored blobs; need mean, variance and scale";
+    LAYER_CHECK(this->blobs_[0]->count() == channels_ && this->blobs_[1]->count() == channels_ &&
+                this->blobs_[2]->count() == 1)
+        << "stored blobs have shapes " << this->blobs_[0]->shape_string() << ", "
+        << this->blobs_[1]->shape_string() << ", " << this->blobs_[2]->shape_string()
+        << "; bottom[0] " << bottom[0]->shape_string() << " needs (" << channels_ << "), ("
+        << channels_ << "), (1)";
+  }
+  // The blobs are running statistics, not learned parameters: the solver must leave them alone.
+  // The Net registers params from this (modified) layer_param, so lr_mult 0 here masks them.
+  for (int i = 0; i < static_cast<int>(this->blobs_.size()); ++i) {
+    if (this->layer_param_.param_size() == i) {
+      this->layer_param_.add_param()->set_lr_mult(0.f);
+    } else {
+      LAYER_CHECK_EQ(this->layer_param_.param(i).lr_mult(), 0.f)
+          << "param " << i << " has lr_mult " << this->layer_param_.param(i).lr_mult()
+          << "; the batch statistics cannot be learned, lr_mult must be 0";
+    }
+  }
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  LAYER_CHECK_GE(bottom[0]->num_axes(), 1)
+      << "bottom[0] " << bottom[0]->shape_string() << " has no axes; need (N, C, ...)";
+  const int channels = bottom[0]->num_axes() == 1 ? 1 : bottom[0]->shape(1);
+  LAYER_CHECK_EQ(channels, channels_)
+      << "bottom[0] " << bottom[0]->shape_string() << " has " << channels
+      << " channels, but the layer was set up for " << channels_;
+  num_ = bottom[0]->shape(0);
+  spatial_ = bottom[0]->num_axes() <= 2 ? 1 : bottom[0]->count(2);
+  top[0]->ReshapeLike(*bottom[0]);
+  x_norm_.ReshapeLike(*bottom[0]);
+  mean_.Reshape(vector<int>{channels_});
+  inv_std_.Reshape(vector<int>{channels_});
+  sums_.Reshape(vector<int>{2 * channels_});
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* x = bottom[0]->cpu_data();
+  Dtype* y = top[0]->mutable_cpu_data();
+  Dtype* mean = mean_.mutable_cpu_data();
+  Dtype* inv_std = inv_std_.mutable_cpu_data();
+  const int channels = channels_;
+  const int spatial = spatial_;
+  const int num = num_;
+  if (use_global_stats_) {
+    const Dtype stored_scale = this->blobs_[2]->cpu_data()[0];
+    const Dtype factor = stored_scale == 0 ? Dtype(0) : Dtype(1) / stored_scale;
+    const Dtype* mean_sum = this->blobs_[0]->cpu_data();
+    const Dtype* var_sum = this->blobs_[1]->cpu_data();
+    for (int c = 0; c < channels; ++c) {
+      mean[c] = factor * mean_sum[c];
+      inv_std[c] = Dtype(1) / std::sqrt(factor * var_sum[c] + eps_);
+    }
+  } else {
+    // Batch statistics per channel over N and S; variance as E((x - E x)^2), like BVLC.
+    const int m = num * spatial;
+    const double inv_m = m > 0 ? 1.0 / m : 0.0;
+    Dtype* var = sums_.mutable_cpu_data();
+    for (int c = 0; c < channels; ++c) {
+      double sum = 0;
+      for (int n = 0; n < num; ++n) {
+        const Dtype* x_nc = x + (n * channels + c) * spatial;
+        for (int s = 0; s < spatial; ++s) sum += x_nc[s];
+      }
+      mean[c] = static_cast<Dtype>(sum * inv_m);
+      double sum_sq = 0;
+      for (int n = 0; n < num; ++n) {
+        const Dtype* x_nc = x + (n * channels + c) * spatial;
+        const Dtype mean_c = mean[c];
+        for (int s = 0; s < spatial; ++s) {
+          const Dtype centered = x_nc[s] - mean_c;
+          sum_sq += centered * centered;
+        }
+      }
+      var[c] = static_cast<Dtype>(sum_sq * inv_m);
+    }
+    // Running sums: scale = maf * scale + 1, so that sum / scale is a normalized moving average.
+    const Dtype maf = moving_average_fraction_;
+    Dtype* stored_scale = this->blobs_[2]->mutable_cpu_data();
+    stored_scale[0] = stored_scale[0] * maf + 1;
+    caffe_cpu_axpby(channels, Dtype(1), mean, maf, this->blobs_[0]->mutable_cpu_data());
+    // The stored variance is unbiased (m / (m - 1)); the batch normalization itself is not.
+    const Dtype correction = m > 1 ? Dtype(m) / Dtype(m - 1) : Dtype(1);
+    caffe_cpu_axpby(channels, correction, var, maf, this->blobs_[1]->mutable_cpu_data());
+    for (int c = 0; c < channels; ++c) inv_std[c] = Dtype(1) / std::sqrt(var[c] + eps_);
+  }
+  // Reads of x precede writes of y at the same index, so top may be the bottom.
+  for (int n = 0; n < num; ++n) {
+    for (int c = 0; c < channels; ++c) {
+      const int offset = (n * channels + c) * spatial;
+      const Dtype* x_nc = x + offset;
+      Dtype* y_nc = y + offset;
+      const Dtype mean_c = mean[c];
+      const Dtype inv_std_c = inv_std[c];
+      for (int s = 0; s < spatial; ++s) y_nc[s] = (x_nc[s] - mean_c) * inv_std_c;
+    }
+  }
+  // Backward with batch statistics needs the normalized values; a later in-place layer may
+  // overwrite the top, so keep a copy.
+  if (!use_global_stats_) caffe_copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
+                                         const vector<bool>& propagate_down,
+                                         const Blobs<Dtype>& bottom) {
+  if (!propagate_down[0]) return;
+  // With top == bottom the diffs alias; every pass reads dy[j] before writing dx[j].
+  const Dtype* dy = top[0]->cpu_diff();
+  Dtype* dx = bottom[0]->mutable_cpu_diff();
+  const Dtype* inv_std = inv_std_.cpu_data();
+  const int channels = channels_;
+  const int spatial = spatial_;
+  const int num = num_;
+  if (use_global_stats_) {
+    // The statistics are constants here, so the normalization is an affine map per channel.
+    for (int n = 0; n < num; ++n) {
+      for (int c = 0; c < channels; ++c) {
+        const int offset = (n * channels + c) * spatial;
+        const Dtype inv_std_c = inv_std[c];
+        for (int s = 0; s < spatial; ++s) dx[offset + s] = dy[offset + s] * inv_std_c;
+      }
+    }
+    return;
+  }
+  const Dtype* y = x_norm_.cpu_data();
+  const int m = num * spatial;
+  const double inv_m = m > 0 ? 1.0 / m : 0.0;
+  Dtype* mean_dy = sums_.mutable_cpu_data();
+  Dtype* mean_dy_y = mean_dy + channels;
+  for (int c = 0; c < channels; ++c) {
+    double sum_dy = 0, sum_dy_y = 0;
+    for (int n = 0; n < num; ++n) {
+      const int offset = (n * channels + c) * spatial;
+      for (int s = 0; s < spatial; ++s) {
+        sum_dy += dy[offset + s];
+        sum_dy_y += dy[offset + s] * y[offset + s];
+      }
+    }
+    mean_dy[c] = static_cast<Dtype>(sum_dy * inv_m);
+    mean_dy_y[c] = static_cast<Dtype>(sum_dy_y * inv_m);
+  }
+  for (int n = 0; n < num; ++n) {
+    for (int c = 0; c < channels; ++c) {
+      const int offset = (n * channels + c) * spatial;
+      const Dtype mean_dy_c = mean_dy[c];
+      const Dtype mean_dy_y_c = mean_dy_y[c];
+      const Dtype inv_std_c = inv_std[c];
+      for (int s = 0; s < spatial; ++s) {
+        const int j = offset + s;
+        dx[j] = (dy[j] - mean_dy_c - mean_dy_y_c * y[j]) * inv_std_c;
+      }
+    }
+  }
+}
+
+INSTANTIATE_CLASS(BatchNormLayer);
+REGISTER_LAYER_CLASS(BatchNorm);
+
+}  // namespace caffe

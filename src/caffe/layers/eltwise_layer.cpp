@@ -1,0 +1,125 @@
+#include "caffe/layers/eltwise_layer.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const EltwiseParameter& param = this->layer_param_.eltwise_param();
+  op_ = param.operation();
+  LAYER_CHECK(!(op_ == EltwiseParameter::PROD && param.coeff_size() > 0))
+      << "eltwise_param.coeff is given, but only the SUM operation takes coefficients";
+  LAYER_CHECK(param.coeff_size() == 0 || param.coeff_size() == static_cast<int>(bottom.size()))
+      << "eltwise_param has " << param.coeff_size() << " coeff for " << bottom.size()
+      << " bottoms; give one per bottom or none";
+  coeffs_.assign(bottom.size(), Dtype(1));
+  for (int i = 0; i < param.coeff_size(); ++i) coeffs_[i] = param.coeff(i);
+  stable_prod_grad_ = param.stable_prod_grad();
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  for (size_t i = 1; i < bottom.size(); ++i) {
+    LAYER_CHECK(bottom[i]->shape() == bottom[0]->shape())
+        << "bottom[" << i << "] " << bottom[i]->shape_string() << " differs from bottom[0] "
+        << bottom[0]->shape_string() << "; all bottoms must have the same shape";
+  }
+  top[0]->ReshapeLike(*bottom[0]);
+  if (op_ == EltwiseParameter::MAX) max_idx_.Reshape(bottom[0]->shape());
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const int count = top[0]->count();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  switch (op_) {
+    case EltwiseParameter::PROD:
+      caffe_mul(count, bottom[0]->cpu_data(), bottom[1]->cpu_data(), top_data);
+      for (size_t i = 2; i < bottom.size(); ++i) {
+        caffe_mul(count, top_data, bottom[i]->cpu_data(), top_data);
+      }
+      break;
+    case EltwiseParameter::SUM:
+      caffe_cpu_scale(count, coeffs_[0], bottom[0]->cpu_data(), top_data);
+      for (size_t i = 1; i < bottom.size(); ++i) {
+        caffe_axpy(count, coeffs_[i], bottom[i]->cpu_data(), top_data);
+      }
+      break;
+    case EltwiseParameter::MAX: {
+      int* mask = max_idx_.mutable_cpu_data();
+      const Dtype* a = bottom[0]->cpu_data();
+      const Dtype* b = bottom[1]->cpu_data();
+      // BVLC's tie rule: bottom[1] wins a tie against bottom[0]; from bottom[2] on a bottom wins
+      // only when strictly greater. It decides which bottom receives the gradient.
+      for (int j = 0; j < count; ++j) {
+        const bool first = a[j] > b[j];
+        top_data[j] = first ? a[j] : b[j];
+        mask[j] = first ? 0 : 1;
+      }
+      for (size_t i = 2; i < bottom.size(); ++i) {
+        const Dtype* x = bottom[i]->cpu_data();
+        const int index = static_cast<int>(i);
+        for (int j = 0; j < count; ++j) {
+          if (x[j] > top_data[j]) {
+            top_data[j] = x[j];
+            mask[j] = index;
+          }
+        }
+      }
+      break;
+    }
+    default:
+      LAYER_THROW() << "unknown eltwise_param.operation " << static_cast<int>(op_);
+  }
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       const Blobs<Dtype>& bottom) {
+  const int count = top[0]->count();
+  const Dtype* top_data = top[0]->cpu_data();
+  const Dtype* top_diff = top[0]->cpu_diff();
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    if (!propagate_down[i]) continue;
+    Dtype* bottom_diff = bottom[i]->mutable_cpu_diff();
+    switch (op_) {
+      case EltwiseParameter::PROD:
+        if (stable_prod_grad_) {
+          // The product of the other bottoms, recomputed so a zero in bottom[i] is harmless.
+          bool initialized = false;
+          for (size_t j = 0; j < bottom.size(); ++j) {
+            if (j == i) continue;
+            if (!initialized) {
+              caffe_copy(count, bottom[j]->cpu_data(), bottom_diff);
+              initialized = true;
+            } else {
+              caffe_mul(count, bottom[j]->cpu_data(), bottom_diff, bottom_diff);
+            }
+          }
+        } else {
+          caffe_div(count, top_data, bottom[i]->cpu_data(), bottom_diff);
+        }
+        caffe_mul(count, bottom_diff, top_diff, bottom_diff);
+        break;
+      case EltwiseParameter::SUM:
+        if (coeffs_[i] == Dtype(1)) {
+          caffe_copy(count, top_diff, bottom_diff);
+        } else {
+          caffe_cpu_scale(count, coeffs_[i], top_diff, bottom_diff);
+        }
+        break;
+      case EltwiseParameter::MAX: {
+        const int* mask = max_idx_.cpu_data();
+        const int index = static_cast<int>(i);
+        for (int j = 0; j < count; ++j) bottom_diff[j] = mask[j] == index ? top_diff[j] : Dtype(0);
+        break;
+      }
+      default:
+        LAYER_THROW() << "unknown eltwise_param.operation " << static_cast<int>(op_);
+    }
+  }
+}
+
+INSTANTIATE_CLASS(EltwiseLayer);
+REGISTER_LAYER_CLASS(Eltwise);
+
+}  // namespace caffe

@@ -1,0 +1,43 @@
+#include "caffe/layers/flatten_layer.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+void FlattenLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  // Sharing data and diff with itself would be a no-op; in place is almost surely a net typo.
+  LAYER_CHECK(top[0] != bottom[0]) << "top[0] is the bottom; Flatten cannot run in place";
+  const FlattenParameter& param = this->layer_param_.flatten_param();
+  const int num_axes = bottom[0]->num_axes();
+  for (int axis : {param.axis(), param.end_axis()}) {
+    LAYER_CHECK(axis >= -num_axes && axis < num_axes)
+        << "flatten_param axis " << param.axis() << " / end_axis " << param.end_axis()
+        << " out of range for bottom[0] " << bottom[0]->shape_string() << " with " << num_axes
+        << " axes; each must be in [" << -num_axes << ", " << num_axes << ")";
+  }
+  const int start_axis = bottom[0]->CanonicalAxisIndex(param.axis());
+  const int end_axis = bottom[0]->CanonicalAxisIndex(param.end_axis());
+  LAYER_CHECK_LE(start_axis, end_axis)
+      << "flatten_param.axis (" << param.axis() << ") comes after end_axis (" << param.end_axis()
+      << ") for bottom[0] " << bottom[0]->shape_string();
+  vector<int> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + start_axis);
+  top_shape.push_back(bottom[0]->count(start_axis, end_axis + 1));
+  top_shape.insert(top_shape.end(), bottom[0]->shape().begin() + end_axis + 1,
+                   bottom[0]->shape().end());
+  top[0]->Reshape(top_shape);
+}
+
+template <typename Dtype>
+void FlattenLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  top[0]->ShareData(*bottom[0]);
+}
+
+template <typename Dtype>
+void FlattenLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       const Blobs<Dtype>& bottom) {
+  bottom[0]->ShareDiff(*top[0]);
+}
+
+INSTANTIATE_CLASS(FlattenLayer);
+REGISTER_LAYER_CLASS(Flatten);
+
+}  // namespace caffe

@@ -1,0 +1,227 @@
+// BatchNormLayer: batch statistics and the running sums BVLC keeps (moving average with the
+// unbiased variance), stored statistics (use_global_stats, its phase default, a zero normaliser),
+// lr_mult masking of the statistics, backward for both modes (by hand and by finite differences),
+// in-place operation, and bad shapes or parameters.
+// Legend: N batch, C channels, S spatial positions per channel.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/layers/batch_norm_layer.hpp"
+#include "caffe/test/gradient_check_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+
+namespace caffe {
+
+template <typename TypeParam>
+class BatchNormLayerTest : public MultiDeviceTest<TypeParam> {
+ protected:
+  using Dtype = typename TypeParam::Dtype;
+  // (N, C, S) = (2, 2, 2). Channel 0 holds 1, 3, 5, 7 (mean 4, variance 5); channel 1 holds
+  // 2, 2, 4, 8 (mean 4, variance 6).
+  BatchNormLayerTest() : bottom_(vector<int>{2, 2, 2}) {
+    const Dtype values[] = {1, 3, 2, 2, 5, 7, 4, 8};
+    caffe_copy(8, values, bottom_.mutable_cpu_data());
+  }
+  static constexpr double kEps = 1e-5;
+  Blob<Dtype> bottom_, top_;
+  Blobs<Dtype> bottom_vec_{&bottom_};
+  Blobs<Dtype> top_vec_{&top_};
+};
+TYPED_TEST_SUITE(BatchNormLayerTest, TestDtypesAndDevices);
+
+TYPED_TEST(BatchNormLayerTest, SetUpCreatesZeroStatisticsAndTopOfBottomShape) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  EXPECT_EQ(this->top_.shape(), this->bottom_.shape());
+  ASSERT_EQ(layer.blobs().size(), 3u);
+  EXPECT_EQ(layer.blobs()[0]->shape(), vector<int>{2});
+  EXPECT_EQ(layer.blobs()[1]->shape(), vector<int>{2});
+  EXPECT_EQ(layer.blobs()[2]->shape(), vector<int>{1});
+  for (auto& blob : layer.blobs()) {
+    for (int i = 0; i < blob->count(); ++i) EXPECT_EQ(blob->cpu_data()[i], Dtype(0));
+  }
+}
+
+TYPED_TEST(BatchNormLayerTest, TrainingNormalizesWithBatchStatistics) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  const double mean[] = {4, 4}, var[] = {5, 6};
+  const Dtype* x = this->bottom_.cpu_data();
+  for (int i = 0; i < 8; ++i) {
+    const int c = (i / 2) % 2;
+    const double expected = (x[i] - mean[c]) / std::sqrt(var[c] + this->kEps);
+    EXPECT_NEAR(this->top_.cpu_data()[i], expected, 1e-5) << i;
+  }
+}
+
+TYPED_TEST(BatchNormLayerTest, TrainingUpdatesTheRunningSumsLikeBvlc) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> layer(ParseLayerParam(
+      "name: 'bn' type: 'BatchNorm' batch_norm_param { moving_average_fraction: 0.9 }"));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  // m = N * S = 4 values per channel; the stored variance is unbiased: var * 4 / 3.
+  EXPECT_NEAR(layer.blobs()[2]->cpu_data()[0], 1, 1e-6);
+  EXPECT_NEAR(layer.blobs()[0]->cpu_data()[0], 4, 1e-5);
+  EXPECT_NEAR(layer.blobs()[0]->cpu_data()[1], 4, 1e-5);
+  EXPECT_NEAR(layer.blobs()[1]->cpu_data()[0], 5 * 4.0 / 3, 1e-5);
+  EXPECT_NEAR(layer.blobs()[1]->cpu_data()[1], 6 * 4.0 / 3, 1e-5);
+  // A second batch (the first plus 1 everywhere: same variance, mean 5).
+  for (int i = 0; i < 8; ++i) this->bottom_.mutable_cpu_data()[i] += 1;
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  EXPECT_NEAR(layer.blobs()[2]->cpu_data()[0], 0.9 * 1 + 1, 1e-6);
+  EXPECT_NEAR(layer.blobs()[0]->cpu_data()[0], 0.9 * 4 + 5, 1e-5);
+  EXPECT_NEAR(layer.blobs()[1]->cpu_data()[1], 0.9 * 8 + 8, 1e-5);
+  // The output still uses the batch's statistics, not the running ones.
+  EXPECT_NEAR(this->top_.cpu_data()[0], (2 - 5) / std::sqrt(5 + this->kEps), 1e-5);
+}
+
+TYPED_TEST(BatchNormLayerTest, GlobalStatsDivideTheStoredSumsByTheNormaliser) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> layer(ParseLayerParam(
+      "name: 'bn' type: 'BatchNorm' batch_norm_param { use_global_stats: true eps: 0.01 }"));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  // Stored sums with normaliser 2: mean (4, 6), variance (5, 12).
+  const Dtype sums[] = {8, 12, 10, 24};
+  caffe_copy(2, sums, layer.blobs()[0]->mutable_cpu_data());
+  caffe_copy(2, sums + 2, layer.blobs()[1]->mutable_cpu_data());
+  layer.blobs()[2]->mutable_cpu_data()[0] = Dtype(2);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  const double mean[] = {4, 6}, var[] = {5, 12};
+  const Dtype* x = this->bottom_.cpu_data();
+  for (int i = 0; i < 8; ++i) {
+    const int c = (i / 2) % 2;
+    EXPECT_NEAR(this->top_.cpu_data()[i], (x[i] - mean[c]) / std::sqrt(var[c] + 0.01), 1e-5);
+  }
+  // The statistics are read, never updated.
+  EXPECT_EQ(layer.blobs()[2]->cpu_data()[0], Dtype(2));
+  EXPECT_EQ(layer.blobs()[0]->cpu_data()[1], Dtype(12));
+  // Backward is the per-channel affine map's: dy / sqrt(var + eps).
+  for (int i = 0; i < 8; ++i) this->top_.mutable_cpu_diff()[i] = Dtype(i - 3);
+  layer.Backward(this->top_vec_, {true}, this->bottom_vec_);
+  for (int i = 0; i < 8; ++i) {
+    const int c = (i / 2) % 2;
+    EXPECT_NEAR(this->bottom_.cpu_diff()[i], (i - 3) / std::sqrt(var[c] + 0.01), 1e-5);
+  }
+}
+
+TYPED_TEST(BatchNormLayerTest, ZeroNormaliserMeansZeroStatistics) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> layer(ParseLayerParam(
+      "name: 'bn' type: 'BatchNorm' batch_norm_param { use_global_stats: true eps: 0.25 }"));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  caffe_set(2, Dtype(3), layer.blobs()[0]->mutable_cpu_data());
+  caffe_set(2, Dtype(3), layer.blobs()[1]->mutable_cpu_data());
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(this->top_.cpu_data()[i], this->bottom_.cpu_data()[i] * 2, 1e-5);  // / sqrt(0.25)
+  }
+}
+
+TYPED_TEST(BatchNormLayerTest, UseGlobalStatsDefaultsToTestPhase) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> test_phase(ParseLayerParam("name: 'bn' type: 'BatchNorm' phase: TEST"));
+  test_phase.SetUp(this->bottom_vec_, this->top_vec_);
+  test_phase.Forward(this->bottom_vec_, this->top_vec_);
+  EXPECT_EQ(test_phase.blobs()[2]->cpu_data()[0], Dtype(0));  // not updated
+  BatchNormLayer<Dtype> overridden(ParseLayerParam(
+      "name: 'bn' type: 'BatchNorm' phase: TEST batch_norm_param { use_global_stats: false }"));
+  overridden.SetUp(this->bottom_vec_, this->top_vec_);
+  overridden.Forward(this->bottom_vec_, this->top_vec_);
+  EXPECT_EQ(overridden.blobs()[2]->cpu_data()[0], Dtype(1));  // updated
+}
+
+TYPED_TEST(BatchNormLayerTest, StatisticsAreMaskedFromTheSolver) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> plain(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+  plain.SetUp(this->bottom_vec_, this->top_vec_);
+  ASSERT_EQ(plain.layer_param().param_size(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(plain.layer_param().param(i).lr_mult(), 0.f);
+
+  BatchNormLayer<Dtype> partial(
+      ParseLayerParam("name: 'bn' type: 'BatchNorm' param { lr_mult: 0 decay_mult: 0 }"));
+  partial.SetUp(this->bottom_vec_, this->top_vec_);
+  ASSERT_EQ(partial.layer_param().param_size(), 3);
+  EXPECT_EQ(partial.layer_param().param(0).decay_mult(), 0.f);
+  EXPECT_EQ(partial.layer_param().param(2).lr_mult(), 0.f);
+
+  BatchNormLayer<Dtype> learned(
+      ParseLayerParam("name: 'bn1' type: 'BatchNorm' param { lr_mult: 0 } param { lr_mult: 1 }"));
+  try {
+    learned.SetUp(this->bottom_vec_, this->top_vec_);
+    FAIL() << "expected caffe::Error";
+  } catch (const caffe::Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("BatchNorm layer 'bn1'"), std::string::npos) << message;
+    EXPECT_NE(message.find("lr_mult"), std::string::npos) << message;
+  }
+}
+
+TYPED_TEST(BatchNormLayerTest, InPlaceMatchesOutOfPlace) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{3, 2, 2, 3}), top;
+  FillGaussian(&bottom, 5);
+  Blob<Dtype> shared;
+  shared.CopyFrom(bottom, false, true);
+  Blobs<Dtype> bottoms{&bottom}, tops{&top}, in_place{&shared};
+  BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+  BatchNormLayer<Dtype> in_place_layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+  layer.SetUp(bottoms, tops);
+  in_place_layer.SetUp(in_place, in_place);
+  layer.Forward(bottoms, tops);
+  in_place_layer.Forward(in_place, in_place);
+  FillGaussian(&top, 6);
+  caffe_copy(top.count(), top.cpu_data(), top.mutable_cpu_diff());
+  caffe_copy(top.count(), top.cpu_diff(), shared.mutable_cpu_diff());
+  // A later in-place layer may overwrite the top; backward must not depend on it.
+  caffe_set(shared.count(), Dtype(0), shared.mutable_cpu_data());
+  layer.Forward(bottoms, tops);
+  layer.Backward(tops, {true}, bottoms);
+  in_place_layer.Backward(in_place, {true}, in_place);
+  for (int i = 0; i < bottom.count(); ++i) {
+    EXPECT_NEAR(shared.cpu_diff()[i], bottom.cpu_diff()[i], 1e-5) << i;
+  }
+}
+
+TYPED_TEST(BatchNormLayerTest, TrainingGradientsMatchFiniteDifferences) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{2, 3, 2, 2});
+  FillGaussian(&bottom, 7);
+  Blobs<Dtype> bottoms{&bottom};
+  BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+  GradientChecker<Dtype> checker(/*stepsize=*/1e-2, /*threshold=*/2e-3);
+  checker.CheckGradientExhaustive(&layer, bottoms, this->top_vec_);
+}
+
+TYPED_TEST(BatchNormLayerTest, TwoAxisBottomGradientsMatchFiniteDifferences) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{5, 3});
+  FillGaussian(&bottom, 8);
+  Blobs<Dtype> bottoms{&bottom};
+  BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+  GradientChecker<Dtype> checker(/*stepsize=*/1e-2, /*threshold=*/2e-3);
+  checker.CheckGradientExhaustive(&layer, bottoms, this->top_vec_);
+  EXPECT_EQ(this->top_.shape(), (vector<int>{5, 3}));
+}
+
+TYPED_TEST(BatchNormLayerTest, RejectsChannelChangeAndBadStoredBlobs) {
+  using Dtype = typename TypeParam::Dtype;
+  BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn1' type: 'BatchNorm'"));
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  this->bottom_.Reshape({2, 3, 2});
+  EXPECT_THROW(layer.Forward(this->bottom_vec_, this->top_vec_), caffe::Error);
+  // Stored statistics (from a model) for 3 channels, fed a 3-channel bottom... of 2 channels.
+  Blob<Dtype> two_channels(vector<int>{2, 2, 2});
+  Blobs<Dtype> bottoms{&two_channels};
+  BatchNormLayer<Dtype> loaded(ParseLayerParam(
+      "name: 'bn1' type: 'BatchNorm' blobs { shape { dim: 3 } data: 0 data: 0 data: 0 } "
+      "blobs { shape { dim: 3 } data: 1 data: 1 data: 1 } blobs { shape { dim: 1 } data: 1 }"));
+  EXPECT_THROW(loaded.SetUp(bottoms, this->top_vec_), caffe::Error);
+}
+
+}  // namespace caffe
