@@ -1,0 +1,118 @@
+// The base of Convolution (and, later, Deconvolution): parses ConvolutionParameter the way BVLC
+// does, owns the weights and bias, and provides the im2col + GEMM machinery in terms of the
+// convolution's two sides:
+//   the image side  ("im"):  conv_in_channels_ x conv_input_shape_ per image, read through im2col;
+//   the output side ("out"): conv_out_channels_ x conv_out_spatial_dim_ per image, a GEMM result.
+// Convolution maps bottom (im) -> top (out); Deconvolution (reverse_dimensions() true) maps
+// bottom (out) -> top (im) with the same weights, so both reuse ImageToOutput / BackwardGemm.
+//
+// Legend: N images (product of the axes before `axis`); C input channels; C_out num_output;
+// G group; S output positions per image (product of the output's spatial dims); K kernel_dim_ =
+// conv_in_channels_ / G * product of kernel dims (the column rows one group's filters read).
+//
+// Speed: BVLC runs one GEMM per image per group. Here images with few output positions (S below
+// 256, e.g. 8x8) are processed in chunks of chunk_images_: their column matrices are laid side by
+// side (K*G x chunk*S) so one GEMM per group covers the chunk, and the (C_out x chunk*S) result is
+// scattered back into per-image (C_out x S) blocks with the bias added in the same pass. Larger
+// images keep one image per GEMM (then no scatter is needed: the GEMM writes the top directly),
+// since a bigger column buffer falls out of the L2 cache. A 1x1 stride-1 unpadded kernel reads a
+// single image directly instead of building columns.
+//
+// Deconvolution maps onto the helpers as: forward = BackwardGemm(bottom, nullptr, ..., top) plus
+// AddChannelBias on top; bottom diff = ImageToOutput(top_diff, ..., nullptr, bottom_diff); weight
+// diff = BackwardGemm(bottom_data, top_diff, ..., weight_diff, nullptr); bias diff =
+// AccumulateChannelSums(top_diff).
+#ifndef CAFFE_LAYERS_BASE_CONV_LAYER_HPP_
+#define CAFFE_LAYERS_BASE_CONV_LAYER_HPP_
+
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/layer.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+/// Shared setup and GEMM helpers of convolution-like layers. bottom[i]: (N..., C, spatial...)
+/// with 0 or more spatial axes after `axis`; all bottoms share one shape; top[i] has the shape
+/// the subclass computes. blobs_[0]: weights (conv_out_channels, conv_in_channels / G, kernel...);
+/// blobs_[1] (if bias_term): bias (C_out).
+template <typename Dtype>
+class BaseConvolutionLayer : public Layer<Dtype> {
+ public:
+  using Layer<Dtype>::Layer;
+  /// Reads kernel/stride/pad/dilation/group/axis and creates (or checks) the weights and bias.
+  void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Checks the bottoms against the layer's channels and sizes the tops and buffers.
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+
+  int MinBottomBlobs() const override { return 1; }
+  int MinTopBlobs() const override { return 1; }
+  bool EqualNumBottomTopBlobs() const override { return true; }
+
+ protected:
+  /// True for layers whose bottom is the GEMM's output side (Deconvolution).
+  virtual bool reverse_dimensions() = 0;
+  /// Fills output_shape_ (the top's spatial dims) from the bottom shape and the parameters.
+  virtual void compute_output_shape() = 0;
+
+  /// out = weights * im2col(im) (+ bias per output channel when bias is not null), for `num`
+  /// images stored conv_in_dim_ (im) and conv_out_dim_ (out) apart.
+  void ImageToOutput(const Dtype* im, int num, const Dtype* weights, const Dtype* bias, Dtype* out);
+  /// The adjoint products for `num` images: weight_diff += out_diff * im2col(im)^T when
+  /// weight_diff is not null (im is then read), and im_diff = col2im(weights^T * out_diff)
+  /// (overwritten) when im_diff is not null. Deconvolution's forward is the im_diff part alone.
+  void BackwardGemm(const Dtype* out_diff, const Dtype* im, int num, const Dtype* weights,
+                    Dtype* weight_diff, Dtype* im_diff);
+  /// data[n][c][s] += bias[c] for n < num, c < channels, s < spatial.
+  static void AddChannelBias(Dtype* data, int num, int channels, int spatial, const Dtype* bias);
+  /// sums[c] += sum over n, s of data[n][c][s].
+  static void AccumulateChannelSums(const Dtype* data, int num, int channels, int spatial,
+                                    Dtype* sums);
+
+  // From the parameters (LayerSetUp). One entry per spatial axis.
+  std::vector<int> kernel_shape_, stride_, pad_, dilation_;
+  int num_spatial_axes_ = 0;
+  int channel_axis_ = 1;
+  int channels_ = 0;    // C, channels of bottom
+  int num_output_ = 0;  // C_out
+  int group_ = 1;       // G
+  bool bias_term_ = true;
+  bool is_1x1_ = false;  // 1x1 kernel, stride 1, no padding: columns are the image itself
+  bool force_nd_im2col_ = false;
+
+  // From the bottom shape (Reshape).
+  int num_ = 0;                    // N
+  std::vector<int> output_shape_;  // the top's spatial dims, set by compute_output_shape
+  const std::vector<int>* bottom_shape_ = nullptr;  // valid during Reshape
+  int bottom_dim_ = 0;                              // values per image in bottom
+  int top_dim_ = 0;                                 // values per image in top
+  int out_spatial_dim_ = 0;                         // the top's spatial positions per image
+
+ private:
+  // Columns for `count` images of `im` (conv_in_dim_ apart): col_buffer_, or `im` itself for a
+  // single image of a 1x1 convolution.
+  const Dtype* Columns(const Dtype* im, int count);
+  void Im2Col(const Dtype* im, Dtype* col, int col_row_stride);
+  void Col2Im(const Dtype* col, int col_row_stride, Dtype* im);
+  // Images per GEMM for the current shapes.
+  int ChooseChunkImages() const;
+
+  int conv_in_channels_ = 0;           // channels on the image side
+  int conv_out_channels_ = 0;          // channels on the output side
+  int conv_out_spatial_dim_ = 0;       // S
+  int conv_in_dim_ = 0;                // values per image on the image side
+  int conv_out_dim_ = 0;               // values per image on the output side
+  int kernel_dim_ = 0;                 // K
+  int weight_offset_ = 0;              // values of one group's filters
+  std::vector<int> conv_input_shape_;  // image side: (conv_in_channels_, spatial dims...)
+  std::vector<int> col_shape_;         // (K * G, the output side's spatial dims...)
+  int chunk_images_ = 1;
+  Blob<Dtype> col_buffer_;     // (K * G, chunk_images_ * S)
+  Blob<Dtype> out_buffer_;     // (conv_out_channels_, chunk_images_ * S), when chunk_images_ > 1
+  Blob<Dtype> weight_diff_t_;  // per group, the weight gradient transposed (K x C_out / G)
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_BASE_CONV_LAYER_HPP_

@@ -1,0 +1,43 @@
+// InnerProduct (fully connected): every output is a learned linear combination of all inputs of
+// an example, plus a bias. Legend: M examples (product of the axes before `axis`), K inputs per
+// example (product of the axes from `axis` on), N num_output.
+#ifndef CAFFE_LAYERS_INNER_PRODUCT_LAYER_HPP_
+#define CAFFE_LAYERS_INNER_PRODUCT_LAYER_HPP_
+
+#include "caffe/blob.hpp"
+#include "caffe/layer.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+/// top = bottom * W^T + b, with bottom viewed as (M, K). bottom[0]: (M..., K...) split at
+/// `axis`; top[0]: (M..., N). blobs_[0]: weights W (N, K), or (K, N) with transpose: true (then
+/// top = bottom * W + b); blobs_[1]: bias b (N) if bias_term.
+template <typename Dtype>
+class InnerProductLayer : public Layer<Dtype> {
+ public:
+  using Layer<Dtype>::Layer;
+  const char* type() const override { return "InnerProduct"; }
+  void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+
+  int ExactNumBottomBlobs() const override { return 1; }
+  int ExactNumTopBlobs() const override { return 1; }
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+
+ private:
+  int examples_ = 0;  // M
+  int inputs_ = 0;    // K
+  int outputs_ = 0;   // N
+  int axis_ = 1;
+  bool bias_term_ = true;
+  bool transpose_ = false;  // weights stored (K, N)
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_INNER_PRODUCT_LAYER_HPP_

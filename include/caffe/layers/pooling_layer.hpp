@@ -1,0 +1,75 @@
+// Pooling: the maximum or the average of each kernel-sized window of every channel. 2-D is BVLC's
+// layer; bottoms with one or three spatial axes (N, C, W) / (N, C, D, H, W) use the same code with
+// kernel_size, stride and pad applying to every axis.
+// Legend: N images, C channels, D/H/W input depth/height/width, PD/PH/PW pooled sizes.
+#ifndef CAFFE_LAYERS_POOLING_LAYER_HPP_
+#define CAFFE_LAYERS_POOLING_LAYER_HPP_
+
+#include <vector>
+
+#include "caffe/blob.hpp"
+#include "caffe/layer.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+/// bottom[0]: (N, C, H, W) (or (N, C, W), (N, C, D, H, W)); top[0]: (N, C, PH, PW) with
+/// PH = round((H + 2 pad_h - kernel_h) / stride_h) + 1, round = ceil (round_mode CEIL, the default)
+/// or floor (round_mode FLOOR, or ceil_mode: false), minus 1 when padding is used and the last
+/// window would start in the padding (as BVLC). MAX: the window maximum, the first one in
+/// row-major order on ties; an optional top[1] receives its index h * W + w in the channel, as a
+/// value. AVE: the window sum divided by the window size clipped to the padded input (padding
+/// counts as zeros). STOCHASTIC is GPU-only, as in BVLC.
+template <typename Dtype>
+class PoolingLayer : public Layer<Dtype> {
+ public:
+  using Layer<Dtype>::Layer;
+  const char* type() const override { return "Pooling"; }
+  void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+
+  int ExactNumBottomBlobs() const override { return 1; }
+  int MinTopBlobs() const override { return 1; }
+  /// MAX may also output the argmax mask.
+  int MaxTopBlobs() const override {
+    return this->layer_param_.pooling_param().pool() == PoolingParameter_PoolMethod_MAX ? 2 : 1;
+  }
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+
+ private:
+  // Spatial axes are held as three (depth, height, width); missing leading axes have size 1,
+  // kernel 1, stride 1 and pad 0, so one loop nest serves 1-, 2- and 3-D.
+  static constexpr int kAxes = 3;
+  // The windows along one axis: input positions [start[o], end[o]) (clipped to the input) and the
+  // window's extent clipped to the padded input, whose product is AVE's divisor.
+  struct AxisWindows {
+    std::vector<int> start, end, padded_extent;
+  };
+  template <typename Mask>
+  void ForwardMax(const Dtype* bottom_data, Dtype* top_data, Mask* mask) const;
+  void ForwardAve(const Dtype* bottom_data, Dtype* top_data) const;
+  template <typename Mask>
+  void BackwardMax(const Dtype* top_diff, const Mask* mask, Dtype* bottom_diff) const;
+  void BackwardAve(const Dtype* top_diff, Dtype* bottom_diff) const;
+
+  PoolingParameter_PoolMethod method_ = PoolingParameter_PoolMethod_MAX;
+  bool round_up_ = true;  // CEIL rounding of the pooled size
+  bool global_pooling_ = false;
+  int num_spatial_axes_ = 2;
+  int kernel_[kAxes] = {1, 1, 1};
+  int stride_[kAxes] = {1, 1, 1};
+  int pad_[kAxes] = {0, 0, 0};
+  int input_[kAxes] = {1, 1, 1};   // D, H, W
+  int pooled_[kAxes] = {1, 1, 1};  // PD, PH, PW
+  int planes_ = 0;                 // N * C
+  AxisWindows windows_[kAxes];
+  Blob<int> max_idx_;  // the argmax of each output when top[1] does not hold it (MAX)
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_POOLING_LAYER_HPP_

@@ -1,0 +1,26 @@
+// Sigmoid: the logistic function, element-wise.
+#ifndef CAFFE_LAYERS_SIGMOID_LAYER_HPP_
+#define CAFFE_LAYERS_SIGMOID_LAYER_HPP_
+
+#include "caffe/layers/neuron_layer.hpp"
+
+namespace caffe {
+
+/// top = 1 / (1 + exp(-bottom)), computed as 0.5 * tanh(0.5 * bottom) + 0.5 so that large |bottom|
+/// cannot overflow exp. bottom[0]: any shape; top[0]: the same shape (may be bottom[0] itself).
+template <typename Dtype>
+class SigmoidLayer : public NeuronLayer<Dtype> {
+ public:
+  using NeuronLayer<Dtype>::NeuronLayer;
+  const char* type() const override { return "Sigmoid"; }
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// bottom_diff = top_diff * top * (1 - top): reads only the top, so in-place use is safe.
+  void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_SIGMOID_LAYER_HPP_

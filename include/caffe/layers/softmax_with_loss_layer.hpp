@@ -1,0 +1,54 @@
+// SoftmaxWithLoss: the multinomial logistic loss of the softmax of the predictions, fused so the
+// gradient is the numerically benign (p - onehot) rather than a division by p.
+// Legend: outer = product of the dims before the softmax axis, C = classes (dim of the axis),
+// inner = product of the dims after it; there is one label per (outer, inner) position.
+#ifndef CAFFE_LAYERS_SOFTMAX_WITH_LOSS_LAYER_HPP_
+#define CAFFE_LAYERS_SOFTMAX_WITH_LOSS_LAYER_HPP_
+
+#include "caffe/blob.hpp"
+#include "caffe/layer.hpp"
+#include "caffe/layers/loss_layer.hpp"
+
+namespace caffe {
+
+/// loss = -sum log(max(p[label], FLT_MIN)) / normalizer, p = softmax of bottom[0] over
+/// softmax_param.axis; positions whose label is loss_param.ignore_label are skipped.
+/// bottom[0]: scores (outer, C, inner); bottom[1]: integer-valued labels in [0, C), outer * inner
+/// of them; top[0]: the loss (scalar); optional top[1]: the probabilities p, bottom[0]'s shape.
+template <typename Dtype>
+class SoftmaxWithLossLayer final : public LossLayer<Dtype> {
+ public:
+  using LossLayer<Dtype>::LossLayer;
+  const char* type() const override { return "SoftmaxWithLoss"; }
+  void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  int ExactNumTopBlobs() const override { return -1; }
+  int MinTopBlobs() const override { return 1; }
+  int MaxTopBlobs() const override { return 2; }
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// bottom[0] diff = (p - onehot(label)) * top[0] diff / normalizer, 0 at ignored positions;
+  /// throws if asked for a gradient with respect to the labels.
+  void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+
+ private:
+  /// Throws caffe::Error naming the label and its position unless 0 <= label < C.
+  void CheckLabel(int label_value, int position) const;
+
+  shared_ptr<Layer<Dtype>> softmax_layer_;  // created through LayerRegistry (engine choice)
+  Blob<Dtype> prob_;                        // the softmax output, bottom[0]'s shape
+  Blobs<Dtype> softmax_bottom_vec_, softmax_top_vec_;
+  bool has_ignore_label_ = false;
+  int ignore_label_ = 0;
+  LossParameter::NormalizationMode normalization_ = LossParameter::VALID;
+  int softmax_axis_ = 1;
+  int outer_num_ = 0;
+  int channels_ = 0;  // C
+  int inner_num_ = 0;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_SOFTMAX_WITH_LOSS_LAYER_HPP_

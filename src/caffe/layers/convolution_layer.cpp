@@ -1,0 +1,60 @@
+#include "caffe/layers/convolution_layer.hpp"
+
+#include <vector>
+
+#include "caffe/util/im2col.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+void ConvolutionLayer<Dtype>::compute_output_shape() {
+  this->output_shape_.clear();
+  for (int i = 0; i < this->num_spatial_axes_; ++i) {
+    const int input = (*this->bottom_shape_)[this->channel_axis_ + 1 + i];
+    const int output = ConvOutputSize(input, this->kernel_shape_[i], this->pad_[i],
+                                      this->stride_[i], this->dilation_[i]);
+    LAYER_CHECK_GT(output, 0) << "the kernel (extent "
+                              << this->dilation_[i] * (this->kernel_shape_[i] - 1) + 1
+                              << " with dilation) does not fit spatial axis " << i << " of bottom "
+                              << ShapeString(*this->bottom_shape_) << " padded by " << this->pad_[i]
+                              << " on each side";
+    this->output_shape_.push_back(output);
+  }
+}
+
+template <typename Dtype>
+void ConvolutionLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* weights = this->blobs_[0]->cpu_data();
+  const Dtype* bias = this->bias_term_ ? this->blobs_[1]->cpu_data() : nullptr;
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    this->ImageToOutput(bottom[i]->cpu_data(), this->num_, weights, bias,
+                        top[i]->mutable_cpu_data());
+  }
+}
+
+template <typename Dtype>
+void ConvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
+                                           const vector<bool>& propagate_down,
+                                           const Blobs<Dtype>& bottom) {
+  const Dtype* weights = this->blobs_[0]->cpu_data();
+  // Param diffs accumulate (the net clears them before each backward pass, as in BVLC).
+  Dtype* weight_diff =
+      this->param_propagate_down_[0] ? this->blobs_[0]->mutable_cpu_diff() : nullptr;
+  for (size_t i = 0; i < top.size(); ++i) {
+    const Dtype* top_diff = top[i]->cpu_diff();
+    if (this->bias_term_ && this->param_propagate_down_[1]) {
+      this->AccumulateChannelSums(top_diff, this->num_, this->num_output_, this->out_spatial_dim_,
+                                  this->blobs_[1]->mutable_cpu_diff());
+    }
+    Dtype* bottom_diff = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
+    if (weight_diff || bottom_diff) {
+      this->BackwardGemm(top_diff, bottom[i]->cpu_data(), this->num_, weights, weight_diff,
+                         bottom_diff);
+    }
+  }
+}
+
+INSTANTIATE_CLASS(ConvolutionLayer);
+REGISTER_LAYER_CLASS(Convolution);
+
+}  // namespace caffe

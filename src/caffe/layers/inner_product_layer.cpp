@@ -1,0 +1,115 @@
+// Legend as in inner_product_layer.hpp: M examples, K inputs per example, N outputs.
+#include "caffe/layers/inner_product_layer.hpp"
+
+#include <vector>
+
+#include "caffe/filler.hpp"
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const InnerProductParameter& param = this->layer_param_.inner_product_param();
+  outputs_ = static_cast<int>(param.num_output());
+  LAYER_CHECK_GT(outputs_, 0) << "num_output must be >= 1";
+  bias_term_ = param.bias_term();
+  transpose_ = param.transpose();
+  axis_ = bottom[0]->CanonicalAxisIndex(param.axis());
+  inputs_ = bottom[0]->count(axis_);
+  const std::vector<int> weight_shape =
+      transpose_ ? std::vector<int>{inputs_, outputs_} : std::vector<int>{outputs_, inputs_};
+  const std::vector<int> bias_shape{outputs_};
+  if (!this->blobs_.empty()) {
+    // Weights given with the layer: check they fit. Old models store them as (1, 1, N, K), which
+    // is accepted and viewed as (N, K).
+    LAYER_CHECK_EQ(static_cast<int>(this->blobs_.size()), 1 + bias_term_)
+        << "expected " << (bias_term_ ? "weights and bias" : "weights only")
+        << " (bias_term: " << (bias_term_ ? "true" : "false") << "), got " << this->blobs_.size()
+        << " parameter blobs";
+    LAYER_CHECK_EQ(this->blobs_[0]->count(), outputs_ * inputs_)
+        << "weights have shape " << this->blobs_[0]->shape_string() << "; expected "
+        << ShapeString(weight_shape) << " for bottom " << bottom[0]->shape_string();
+    if (this->blobs_[0]->shape() != weight_shape) this->blobs_[0]->Reshape(weight_shape);
+    if (bias_term_) {
+      LAYER_CHECK_EQ(this->blobs_[1]->count(), outputs_)
+          << "bias has shape " << this->blobs_[1]->shape_string() << "; expected "
+          << ShapeString(bias_shape);
+      if (this->blobs_[1]->shape() != bias_shape) this->blobs_[1]->Reshape(bias_shape);
+    }
+    VLOG(1) << "Skipping parameter initialization";
+  } else {
+    this->blobs_.resize(bias_term_ ? 2 : 1);
+    this->blobs_[0] = std::make_shared<Blob<Dtype>>(weight_shape);
+    GetFiller<Dtype>(param.weight_filler())->Fill(this->blobs_[0].get());
+    if (bias_term_) {
+      this->blobs_[1] = std::make_shared<Blob<Dtype>>(bias_shape);
+      GetFiller<Dtype>(param.bias_filler())->Fill(this->blobs_[1].get());
+    }
+  }
+  this->param_propagate_down_.resize(this->blobs_.size(), true);
+}
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const int axis = bottom[0]->CanonicalAxisIndex(this->layer_param_.inner_product_param().axis());
+  LAYER_CHECK_EQ(bottom[0]->count(axis), inputs_)
+      << "bottom " << bottom[0]->shape_string() << " has the wrong number of inputs per example "
+      << "(the product of the axes from " << axis << " on) for the weights";
+  axis_ = axis;
+  examples_ = bottom[0]->count(0, axis_);
+  std::vector<int> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + axis_);
+  top_shape.push_back(outputs_);
+  top[0]->Reshape(top_shape);
+}
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* weights = this->blobs_[0]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  caffe_cpu_gemm<Dtype>(CblasNoTrans, transpose_ ? CblasNoTrans : CblasTrans, examples_, outputs_,
+                        inputs_, Dtype(1), bottom[0]->cpu_data(), weights, Dtype(0), top_data);
+  if (bias_term_) {
+    const Dtype* bias = this->blobs_[1]->cpu_data();
+    for (int m = 0; m < examples_; ++m) {
+      Dtype* row = top_data + m * outputs_;
+      for (int n = 0; n < outputs_; ++n) row[n] += bias[n];
+    }
+  }
+}
+
+template <typename Dtype>
+void InnerProductLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
+                                            const vector<bool>& propagate_down,
+                                            const Blobs<Dtype>& bottom) {
+  const Dtype* top_diff = top[0]->cpu_diff();
+  // Param diffs accumulate (the net clears them before each backward pass, as in BVLC).
+  if (this->param_propagate_down_[0]) {
+    const Dtype* bottom_data = bottom[0]->cpu_data();
+    Dtype* weight_diff = this->blobs_[0]->mutable_cpu_diff();
+    if (transpose_) {  // dW (K, N) += bottom^T * top_diff
+      caffe_cpu_gemm<Dtype>(CblasTrans, CblasNoTrans, inputs_, outputs_, examples_, Dtype(1),
+                            bottom_data, top_diff, Dtype(1), weight_diff);
+    } else {  // dW (N, K) += top_diff^T * bottom
+      caffe_cpu_gemm<Dtype>(CblasTrans, CblasNoTrans, outputs_, inputs_, examples_, Dtype(1),
+                            top_diff, bottom_data, Dtype(1), weight_diff);
+    }
+  }
+  if (bias_term_ && this->param_propagate_down_[1]) {
+    Dtype* bias_diff = this->blobs_[1]->mutable_cpu_diff();
+    for (int m = 0; m < examples_; ++m) {
+      const Dtype* row = top_diff + m * outputs_;
+      for (int n = 0; n < outputs_; ++n) bias_diff[n] += row[n];
+    }
+  }
+  if (propagate_down[0]) {
+    caffe_cpu_gemm<Dtype>(CblasNoTrans, transpose_ ? CblasTrans : CblasNoTrans, examples_, inputs_,
+                          outputs_, Dtype(1), top_diff, this->blobs_[0]->cpu_data(), Dtype(0),
+                          bottom[0]->mutable_cpu_diff());
+  }
+}
+
+INSTANTIATE_CLASS(InnerProductLayer);
+REGISTER_LAYER_CLASS(InnerProduct);
+
+}  // namespace caffe

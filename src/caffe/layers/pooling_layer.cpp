@@ -1,0 +1,388 @@
+// Legend as in pooling_layer.hpp: N images, C channels, D/H/W input sizes, PD/PH/PW pooled sizes.
+#include "caffe/layers/pooling_layer.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <vector>
+
+#include "caffe/util/math_functions.hpp"
+
+namespace caffe {
+
+namespace {
+
+inline int CeilDiv(int a, int b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+inline int FloorDiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+}  // namespace
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const PoolingParameter& param = this->layer_param_.pooling_param();
+  method_ = param.pool();
+  const int num_axes = bottom[0]->num_axes();
+  LAYER_CHECK(num_axes >= 3 && num_axes <= 5)
+      << "bottom " << bottom[0]->shape_string()
+      << " must have 4 axes (N, C, H, W), or 3 or 5 for 1-D or 3-D pooling";
+  num_spatial_axes_ = num_axes - 2;
+  global_pooling_ = param.global_pooling();
+
+  if (global_pooling_) {
+    LAYER_CHECK(!param.has_kernel_size() && !param.has_kernel_h() && !param.has_kernel_w())
+        << "with global_pooling the kernel is the whole input; do not give kernel_size, "
+           "kernel_h or kernel_w";
+  } else {
+    LAYER_CHECK(!(param.has_kernel_size() && (param.has_kernel_h() || param.has_kernel_w())))
+        << "give either kernel_size or kernel_h and kernel_w, not both";
+    LAYER_CHECK(param.has_kernel_size() || (param.has_kernel_h() && param.has_kernel_w()))
+        << "kernel_size, or both kernel_h and kernel_w, must be given";
+  }
+  LAYER_CHECK(!(param.has_pad() && (param.has_pad_h() || param.has_pad_w())))
+      << "give either pad or pad_h and pad_w, not both";
+  LAYER_CHECK_EQ(param.has_pad_h(), param.has_pad_w()) << "pad_h and pad_w must be given together";
+  LAYER_CHECK(!(param.has_stride() && (param.has_stride_h() || param.has_stride_w())))
+      << "give either stride or stride_h and stride_w, not both";
+  LAYER_CHECK_EQ(param.has_stride_h(), param.has_stride_w())
+      << "stride_h and stride_w must be given together";
+  const bool has_hw = param.has_kernel_h() || param.has_pad_h() || param.has_stride_h();
+  LAYER_CHECK(!has_hw || num_spatial_axes_ == 2)
+      << "kernel_h/kernel_w, pad_h/pad_w and stride_h/stride_w are for 2-D pooling, but bottom "
+      << bottom[0]->shape_string() << " has " << num_spatial_axes_
+      << " spatial axes; use kernel_size, pad and stride";
+
+  const int first = kAxes - num_spatial_axes_;
+  for (int a = 0; a < kAxes; ++a) {
+    const bool spatial = a >= first;
+    kernel_[a] = spatial && !global_pooling_ ? static_cast<int>(param.kernel_size()) : 1;
+    pad_[a] = spatial ? static_cast<int>(param.pad()) : 0;
+    stride_[a] = spatial ? static_cast<int>(param.stride()) : 1;
+  }
+  if (param.has_kernel_h()) {
+    kernel_[1] = static_cast<int>(param.kernel_h());
+    kernel_[2] = static_cast<int>(param.kernel_w());
+  }
+  if (param.has_pad_h()) {
+    pad_[1] = static_cast<int>(param.pad_h());
+    pad_[2] = static_cast<int>(param.pad_w());
+  }
+  if (param.has_stride_h()) {
+    stride_[1] = static_cast<int>(param.stride_h());
+    stride_[2] = static_cast<int>(param.stride_w());
+  }
+  bool padded = false;
+  for (int a = first; a < kAxes; ++a) {
+    if (!global_pooling_) {
+      LAYER_CHECK_GT(kernel_[a], 0) << "the kernel size is 0 on a spatial axis; must be >= 1";
+    }
+    LAYER_CHECK_GT(stride_[a], 0) << "the stride is 0 on a spatial axis; must be >= 1";
+    padded = padded || pad_[a] != 0;
+  }
+  if (global_pooling_) {
+    LAYER_CHECK(!padded && stride_[1] == 1 && stride_[2] == 1 && stride_[0] == 1)
+        << "with global_pooling, pad must be 0 and stride 1";
+  }
+  if (padded) {
+    LAYER_CHECK(method_ == PoolingParameter_PoolMethod_MAX ||
+                method_ == PoolingParameter_PoolMethod_AVE)
+        << "padding is implemented only for MAX and AVE pooling";
+    for (int a = first; a < kAxes; ++a) {
+      LAYER_CHECK_LT(pad_[a], kernel_[a]) << "pad must be smaller than the kernel size";
+    }
+  }
+
+  round_up_ = param.round_mode() == PoolingParameter_RoundMode_CEIL;
+  if (param.has_ceil_mode()) {
+    if (param.has_round_mode()) {
+      LAYER_CHECK_EQ(param.ceil_mode(), round_up_)
+          << "ceil_mode and round_mode disagree; give only one of them";
+    }
+    round_up_ = param.ceil_mode();
+  }
+}
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  LAYER_CHECK_EQ(bottom[0]->num_axes(), num_spatial_axes_ + 2)
+      << "bottom " << bottom[0]->shape_string()
+      << " changed its number of axes since setup; it may not";
+  planes_ = bottom[0]->count(0, 2);
+  const int first = kAxes - num_spatial_axes_;
+  bool padded = false;
+  for (int a = first; a < kAxes; ++a) {
+    input_[a] = bottom[0]->shape(2 + a - first);
+    if (global_pooling_) kernel_[a] = input_[a];
+    padded = padded || pad_[a] != 0;
+  }
+  std::vector<int> top_shape{bottom[0]->shape(0), bottom[0]->shape(1)};
+  for (int a = 0; a < kAxes; ++a) {
+    const int span = input_[a] + 2 * pad_[a] - kernel_[a];
+    int pooled = (round_up_ ? CeilDiv(span, stride_[a]) : FloorDiv(span, stride_[a])) + 1;
+    // BVLC: with padding, the last window must start inside the image (or its leading pad).
+    if (padded && (pooled - 1) * stride_[a] >= input_[a] + pad_[a]) --pooled;
+    LAYER_CHECK_GT(pooled, 0) << "the kernel (" << kernel_[a] << ") is larger than the padded "
+                              << "input (" << input_[a] << " + 2 * " << pad_[a] << ") of bottom "
+                              << bottom[0]->shape_string()
+                              << ", leaving no output with FLOOR rounding";
+    pooled_[a] = pooled;
+    if (a >= first) top_shape.push_back(pooled);
+
+    AxisWindows& windows = windows_[a];
+    windows.start.resize(pooled);
+    windows.end.resize(pooled);
+    windows.padded_extent.resize(pooled);
+    for (int o = 0; o < pooled; ++o) {
+      const int start = o * stride_[a] - pad_[a];
+      const int padded_end = std::min(start + kernel_[a], input_[a] + pad_[a]);
+      windows.padded_extent[o] = padded_end - start;
+      windows.start[o] = std::max(start, 0);
+      windows.end[o] = std::max(std::min(padded_end, input_[a]), windows.start[o]);
+    }
+  }
+  top[0]->Reshape(top_shape);
+  if (top.size() > 1) top[1]->ReshapeLike(*top[0]);
+  if (method_ == PoolingParameter_PoolMethod_MAX && top.size() == 1) {
+    max_idx_.Reshape(top_shape);
+  }
+}
+
+namespace {
+
+// The window bounds of one axis as raw pointers: reading them through std::vector inside the
+// loops would reload the vector's data pointer after every store to the (possibly aliasing) int
+// mask.
+struct AxisBounds {
+  const int* start;
+  const int* end;
+  const int* padded_extent;
+};
+
+// MAX over every window of one (D, H, W) plane. kDepth false: D == PD == 1 (2-D pooling), so the
+// depth loop disappears.
+template <bool kDepth, typename Dtype, typename Mask>
+void MaxPlane(const Dtype* x, const int* pooled, int in_h, int in_w, const AxisBounds* axes,
+              Dtype* y, Mask* mask) {
+  const AxisBounds& wd = axes[0];
+  const AxisBounds& wh = axes[1];
+  const AxisBounds& ww = axes[2];
+  const int out_d = kDepth ? pooled[0] : 1;
+  int o = 0;
+  for (int od = 0; od < out_d; ++od) {
+    const int d_begin = kDepth ? wd.start[od] : 0, d_end = kDepth ? wd.end[od] : 1;
+    for (int oh = 0; oh < pooled[1]; ++oh) {
+      const int h_begin = wh.start[oh], h_end = wh.end[oh];
+      for (int ow = 0; ow < pooled[2]; ++ow, ++o) {
+        const int w_begin = ww.start[ow], w_end = ww.end[ow];
+        // BVLC's initial value and strict '>': the first maximum in row-major order wins, and
+        // a window of values all <= -FLT_MAX keeps index -1.
+        Dtype best = -FLT_MAX;
+        int best_index = -1;
+        for (int d = d_begin; d < d_end; ++d) {
+          for (int h = h_begin; h < h_end; ++h) {
+            const int row = (d * in_h + h) * in_w;
+            for (int w = w_begin; w < w_end; ++w) {
+              // Branch-free: which value wins is data-dependent and mispredicts often.
+              const Dtype value = x[row + w];
+              const bool larger = value > best;
+              best_index = larger ? row + w : best_index;
+              best = larger ? value : best;
+            }
+          }
+        }
+        y[o] = best;
+        mask[o] = static_cast<Mask>(best_index);
+      }
+    }
+  }
+}
+
+// AVE over every window of one plane; the divisor is the window clipped to the padded input.
+template <bool kDepth, typename Dtype>
+void AvePlane(const Dtype* x, const int* pooled, int in_h, int in_w, const AxisBounds* axes,
+              Dtype* y) {
+  const AxisBounds& wd = axes[0];
+  const AxisBounds& wh = axes[1];
+  const AxisBounds& ww = axes[2];
+  const int out_d = kDepth ? pooled[0] : 1;
+  int o = 0;
+  for (int od = 0; od < out_d; ++od) {
+    const int d_begin = kDepth ? wd.start[od] : 0, d_end = kDepth ? wd.end[od] : 1;
+    const int extent_d = kDepth ? wd.padded_extent[od] : 1;
+    for (int oh = 0; oh < pooled[1]; ++oh) {
+      const int h_begin = wh.start[oh], h_end = wh.end[oh];
+      const int extent_dh = extent_d * wh.padded_extent[oh];
+      for (int ow = 0; ow < pooled[2]; ++ow, ++o) {
+        const int w_begin = ww.start[ow], w_end = ww.end[ow];
+        Dtype sum = 0;
+        for (int d = d_begin; d < d_end; ++d) {
+          for (int h = h_begin; h < h_end; ++h) {
+            const Dtype* row = x + (d * in_h + h) * in_w;
+            for (int w = w_begin; w < w_end; ++w) sum += row[w];
+          }
+        }
+        y[o] = sum / static_cast<Dtype>(extent_dh * ww.padded_extent[ow]);
+      }
+    }
+  }
+}
+
+// The adjoint of AvePlane: each output's diff, divided by its divisor, goes to its window.
+template <bool kDepth, typename Dtype>
+void AveBackwardPlane(const Dtype* dy, const int* pooled, int in_h, int in_w,
+                      const AxisBounds* axes, Dtype* dx) {
+  const AxisBounds& wd = axes[0];
+  const AxisBounds& wh = axes[1];
+  const AxisBounds& ww = axes[2];
+  const int out_d = kDepth ? pooled[0] : 1;
+  int o = 0;
+  for (int od = 0; od < out_d; ++od) {
+    const int d_begin = kDepth ? wd.start[od] : 0, d_end = kDepth ? wd.end[od] : 1;
+    const int extent_d = kDepth ? wd.padded_extent[od] : 1;
+    for (int oh = 0; oh < pooled[1]; ++oh) {
+      const int h_begin = wh.start[oh], h_end = wh.end[oh];
+      const int extent_dh = extent_d * wh.padded_extent[oh];
+      for (int ow = 0; ow < pooled[2]; ++ow, ++o) {
+        const int w_begin = ww.start[ow], w_end = ww.end[ow];
+        const Dtype share = dy[o] / static_cast<Dtype>(extent_dh * ww.padded_extent[ow]);
+        for (int d = d_begin; d < d_end; ++d) {
+          for (int h = h_begin; h < h_end; ++h) {
+            Dtype* row = dx + (d * in_h + h) * in_w;
+            for (int w = w_begin; w < w_end; ++w) row[w] += share;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <typename Dtype>
+template <typename Mask>
+void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, Mask* mask) const {
+  const int in_plane = input_[0] * input_[1] * input_[2];
+  const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
+  AxisBounds axes[kAxes];
+  for (int a = 0; a < kAxes; ++a) {
+    axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
+  }
+  const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  for (int plane = 0; plane < planes_; ++plane) {
+    const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
+    const long out_offset = static_cast<long>(plane) * out_plane;
+    if (depth) {
+      MaxPlane<true>(x, pooled_, input_[1], input_[2], axes, top_data + out_offset,
+                     mask + out_offset);
+    } else {
+      MaxPlane<false>(x, pooled_, input_[1], input_[2], axes, top_data + out_offset,
+                      mask + out_offset);
+    }
+  }
+}
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) const {
+  const int in_plane = input_[0] * input_[1] * input_[2];
+  const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
+  AxisBounds axes[kAxes];
+  for (int a = 0; a < kAxes; ++a) {
+    axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
+  }
+  const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  for (int plane = 0; plane < planes_; ++plane) {
+    const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
+    Dtype* y = top_data + static_cast<long>(plane) * out_plane;
+    if (depth) {
+      AvePlane<true>(x, pooled_, input_[1], input_[2], axes, y);
+    } else {
+      AvePlane<false>(x, pooled_, input_[1], input_[2], axes, y);
+    }
+  }
+}
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  switch (method_) {
+    case PoolingParameter_PoolMethod_MAX:
+      if (top.size() > 1) {
+        ForwardMax(bottom_data, top_data, top[1]->mutable_cpu_data());
+      } else {
+        ForwardMax(bottom_data, top_data, max_idx_.mutable_cpu_data());
+      }
+      break;
+    case PoolingParameter_PoolMethod_AVE:
+      ForwardAve(bottom_data, top_data);
+      break;
+    default:
+      LAYER_THROW() << "STOCHASTIC pooling is implemented only on the GPU (as in BVLC Caffe); "
+                       "use MAX or AVE on the CPU";
+  }
+}
+
+template <typename Dtype>
+template <typename Mask>
+void PoolingLayer<Dtype>::BackwardMax(const Dtype* top_diff, const Mask* mask,
+                                      Dtype* bottom_diff) const {
+  const int in_plane = input_[0] * input_[1] * input_[2];
+  const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
+  for (int plane = 0; plane < planes_; ++plane) {
+    const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
+    const Mask* m = mask + static_cast<long>(plane) * out_plane;
+    Dtype* dx = bottom_diff + static_cast<long>(plane) * in_plane;
+    for (int o = 0; o < out_plane; ++o) {
+      const int index = static_cast<int>(m[o]);
+      // -1: an empty window (possible without padding when stride > kernel) had no input.
+      if (index >= 0) dx[index] += dy[o];
+    }
+  }
+}
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff) const {
+  const int in_plane = input_[0] * input_[1] * input_[2];
+  const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
+  AxisBounds axes[kAxes];
+  for (int a = 0; a < kAxes; ++a) {
+    axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
+  }
+  const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  for (int plane = 0; plane < planes_; ++plane) {
+    const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
+    Dtype* dx = bottom_diff + static_cast<long>(plane) * in_plane;
+    if (depth) {
+      AveBackwardPlane<true>(dy, pooled_, input_[1], input_[2], axes, dx);
+    } else {
+      AveBackwardPlane<false>(dy, pooled_, input_[1], input_[2], axes, dx);
+    }
+  }
+}
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       const Blobs<Dtype>& bottom) {
+  if (!propagate_down[0]) return;
+  const Dtype* top_diff = top[0]->cpu_diff();
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  caffe_set(bottom[0]->count(), Dtype(0), bottom_diff);
+  switch (method_) {
+    case PoolingParameter_PoolMethod_MAX:
+      if (top.size() > 1) {
+        BackwardMax(top_diff, top[1]->cpu_data(), bottom_diff);
+      } else {
+        BackwardMax(top_diff, max_idx_.cpu_data(), bottom_diff);
+      }
+      break;
+    case PoolingParameter_PoolMethod_AVE:
+      BackwardAve(top_diff, bottom_diff);
+      break;
+    default:
+      LAYER_THROW() << "STOCHASTIC pooling is implemented only on the GPU (as in BVLC Caffe); "
+                       "use MAX or AVE on the CPU";
+  }
+}
+
+INSTANTIATE_CLASS(PoolingLayer);
+REGISTER_LAYER_CLASS(Pooling);
+
+}  // namespace caffe

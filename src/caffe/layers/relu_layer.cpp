@@ -1,0 +1,43 @@
+#include "caffe/layers/relu_layer.hpp"
+
+#include <algorithm>
+
+namespace caffe {
+
+template <typename Dtype>
+void ReLULayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  negative_slope_ = this->layer_param_.relu_param().negative_slope();
+}
+
+template <typename Dtype>
+void ReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  const int count = bottom[0]->count();
+  const Dtype negative_slope = negative_slope_;
+  for (int i = 0; i < count; ++i) {
+    top_data[i] =
+        std::max(bottom_data[i], Dtype(0)) + negative_slope * std::min(bottom_data[i], Dtype(0));
+  }
+}
+
+template <typename Dtype>
+void ReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                    const Blobs<Dtype>& bottom) {
+  if (!propagate_down[0]) return;
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  const Dtype* top_diff = top[0]->cpu_diff();
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  const int count = bottom[0]->count();
+  const Dtype negative_slope = negative_slope_;
+  // Multiplying (rather than selecting) keeps BVLC's signed zeros where the gradient is cut.
+  for (int i = 0; i < count; ++i) {
+    bottom_diff[i] =
+        top_diff[i] * (Dtype(bottom_data[i] > 0) + negative_slope * Dtype(bottom_data[i] <= 0));
+  }
+}
+
+INSTANTIATE_CLASS(ReLULayer);
+REGISTER_LAYER_CLASS(ReLU);
+
+}  // namespace caffe

@@ -1,0 +1,34 @@
+#include "caffe/layers/sigmoid_layer.hpp"
+
+#include <cmath>
+
+namespace caffe {
+
+template <typename Dtype>
+void SigmoidLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  const int count = bottom[0]->count();
+  for (int i = 0; i < count; ++i) {
+    top_data[i] = Dtype(0.5) * std::tanh(Dtype(0.5) * bottom_data[i]) + Dtype(0.5);
+  }
+}
+
+template <typename Dtype>
+void SigmoidLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       const Blobs<Dtype>& bottom) {
+  if (!propagate_down[0]) return;
+  const Dtype* top_data = top[0]->cpu_data();
+  const Dtype* top_diff = top[0]->cpu_diff();
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  const int count = bottom[0]->count();
+  for (int i = 0; i < count; ++i) {
+    const Dtype sigmoid_x = top_data[i];
+    bottom_diff[i] = top_diff[i] * sigmoid_x * (Dtype(1) - sigmoid_x);
+  }
+}
+
+INSTANTIATE_CLASS(SigmoidLayer);
+REGISTER_LAYER_CLASS(Sigmoid);
+
+}  // namespace caffe

@@ -1,0 +1,110 @@
+#include "caffe/layers/softmax_layer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace caffe {
+
+template <typename Dtype>
+void SoftmaxLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const int axis = this->layer_param_.softmax_param().axis();
+  const int num_axes = bottom[0]->num_axes();
+  LAYER_CHECK(axis >= -num_axes && axis < num_axes)
+      << "softmax_param.axis is " << axis << ", but bottom[0] " << bottom[0]->shape_string()
+      << " has " << num_axes << " axes; must be in [" << -num_axes << ", " << num_axes << ")";
+  const int softmax_axis = bottom[0]->CanonicalAxisIndex(axis);
+  outer_num_ = bottom[0]->count(0, softmax_axis);
+  channels_ = bottom[0]->shape(softmax_axis);
+  inner_num_ = bottom[0]->count(softmax_axis + 1);
+  top[0]->ReshapeLike(*bottom[0]);
+  scale_.Reshape(vector<int>{inner_num_});
+}
+
+template <typename Dtype>
+void SoftmaxLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  const int channels = channels_;
+  const int inner = inner_num_;
+  const int dim = channels * inner;
+  if (channels == 0 || inner == 0) return;
+  // Every read of bottom[o, c, i] precedes the write of top[o, c, i], so top may alias bottom.
+  if (inner == 1) {
+    // The common classifier case: one contiguous row per item.
+    for (int o = 0; o < outer_num_; ++o) {
+      const Dtype* x = bottom_data + o * dim;
+      Dtype* y = top_data + o * dim;
+      Dtype max_value = x[0];
+      for (int c = 1; c < channels; ++c) max_value = std::max(max_value, x[c]);
+      Dtype sum = 0;
+      for (int c = 0; c < channels; ++c) {
+        y[c] = std::exp(x[c] - max_value);
+        sum += y[c];
+      }
+      for (int c = 0; c < channels; ++c) y[c] /= sum;
+    }
+    return;
+  }
+  // Spatial case: sweep whole channel planes so the inner loops run over contiguous positions.
+  Dtype* scale = scale_.mutable_cpu_data();
+  for (int o = 0; o < outer_num_; ++o) {
+    const Dtype* x = bottom_data + o * dim;
+    Dtype* y = top_data + o * dim;
+    caffe_copy(inner, x, scale);
+    for (int c = 1; c < channels; ++c) {
+      const Dtype* x_c = x + c * inner;
+      for (int i = 0; i < inner; ++i) scale[i] = std::max(scale[i], x_c[i]);
+    }
+    for (int c = 0; c < channels; ++c) {
+      const Dtype* x_c = x + c * inner;
+      Dtype* y_c = y + c * inner;
+      for (int i = 0; i < inner; ++i) y_c[i] = std::exp(x_c[i] - scale[i]);
+    }
+    caffe_copy(inner, y, scale);
+    for (int c = 1; c < channels; ++c) {
+      const Dtype* y_c = y + c * inner;
+      for (int i = 0; i < inner; ++i) scale[i] += y_c[i];
+    }
+    for (int c = 0; c < channels; ++c) {
+      Dtype* y_c = y + c * inner;
+      for (int i = 0; i < inner; ++i) y_c[i] /= scale[i];
+    }
+  }
+}
+
+template <typename Dtype>
+void SoftmaxLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       const Blobs<Dtype>& bottom) {
+  if (!propagate_down[0]) return;
+  const Dtype* top_data = top[0]->cpu_data();
+  const Dtype* top_diff = top[0]->cpu_diff();
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  const int channels = channels_;
+  const int inner = inner_num_;
+  const int dim = channels * inner;
+  if (channels == 0 || inner == 0) return;
+  Dtype* scale = scale_.mutable_cpu_data();
+  // bottom_diff may alias top_diff: the dot products are complete before any element is written.
+  for (int o = 0; o < outer_num_; ++o) {
+    const Dtype* y = top_data + o * dim;
+    const Dtype* dy = top_diff + o * dim;
+    Dtype* dx = bottom_diff + o * dim;
+    caffe_set(inner, Dtype(0), scale);
+    for (int c = 0; c < channels; ++c) {
+      const Dtype* y_c = y + c * inner;
+      const Dtype* dy_c = dy + c * inner;
+      for (int i = 0; i < inner; ++i) scale[i] += dy_c[i] * y_c[i];
+    }
+    for (int c = 0; c < channels; ++c) {
+      const Dtype* y_c = y + c * inner;
+      const Dtype* dy_c = dy + c * inner;
+      Dtype* dx_c = dx + c * inner;
+      for (int i = 0; i < inner; ++i) dx_c[i] = (dy_c[i] - scale[i]) * y_c[i];
+    }
+  }
+}
+
+INSTANTIATE_CLASS(SoftmaxLayer);
+REGISTER_LAYER_CLASS(Softmax);
+
+}  // namespace caffe

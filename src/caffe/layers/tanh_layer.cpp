@@ -1,0 +1,32 @@
+#include "caffe/layers/tanh_layer.hpp"
+
+#include <cmath>
+
+namespace caffe {
+
+template <typename Dtype>
+void TanHLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* bottom_data = bottom[0]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  const int count = bottom[0]->count();
+  for (int i = 0; i < count; ++i) top_data[i] = std::tanh(bottom_data[i]);
+}
+
+template <typename Dtype>
+void TanHLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                    const Blobs<Dtype>& bottom) {
+  if (!propagate_down[0]) return;
+  const Dtype* top_data = top[0]->cpu_data();
+  const Dtype* top_diff = top[0]->cpu_diff();
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  const int count = bottom[0]->count();
+  for (int i = 0; i < count; ++i) {
+    const Dtype tanh_x = top_data[i];
+    bottom_diff[i] = top_diff[i] * (Dtype(1) - tanh_x * tanh_x);
+  }
+}
+
+INSTANTIATE_CLASS(TanHLayer);
+REGISTER_LAYER_CLASS(TanH);
+
+}  // namespace caffe

@@ -1,0 +1,140 @@
+#include <cmath>
+#include <vector>
+
+#include "caffe/layers/softmax_layer.hpp"
+#include "caffe/test/gradient_check_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+
+namespace caffe {
+
+template <typename TypeParam>
+class SoftmaxLayerTest : public MultiDeviceTest<TypeParam> {
+ protected:
+  using Dtype = typename TypeParam::Dtype;
+  SoftmaxLayerTest() : bottom_(vector<int>{2, 10, 2, 3}) { FillGaussian<Dtype>(&bottom_, 1701); }
+
+  // Checks top against a direct double-precision softmax of bottom over `axis`.
+  void ExpectSoftmaxOver(int axis) {
+    const int outer = bottom_.count(0, axis);
+    const int channels = bottom_.shape(axis);
+    const int inner = bottom_.count(axis + 1);
+    for (int o = 0; o < outer; ++o) {
+      for (int i = 0; i < inner; ++i) {
+        double sum = 0;
+        for (int c = 0; c < channels; ++c) {
+          sum += std::exp(static_cast<double>(bottom_.cpu_data()[(o * channels + c) * inner + i]));
+        }
+        for (int c = 0; c < channels; ++c) {
+          const int index = (o * channels + c) * inner + i;
+          const double expected = std::exp(static_cast<double>(bottom_.cpu_data()[index])) / sum;
+          EXPECT_NEAR(top_.cpu_data()[index], expected, 1e-6) << "o=" << o << " c=" << c;
+        }
+      }
+    }
+  }
+
+  Blob<Dtype> bottom_, top_;
+  Blobs<Dtype> bottom_vec_{&bottom_}, top_vec_{&top_};
+};
+TYPED_TEST_SUITE(SoftmaxLayerTest, TestDtypesAndDevices);
+
+TYPED_TEST(SoftmaxLayerTest, TopHasBottomShape) {
+  using Dtype = typename TypeParam::Dtype;
+  SoftmaxLayer<Dtype> layer(LayerParameter{});
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  EXPECT_EQ(this->top_.shape(), this->bottom_.shape());
+}
+
+TYPED_TEST(SoftmaxLayerTest, ForwardMatchesHandComputedValues) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{2, 3}), top;
+  // The second row would overflow exp without subtracting the maximum first.
+  const Dtype x[] = {1, 2, 3, 1000, 1001, 1000};
+  caffe_copy(6, x, bottom.mutable_cpu_data());
+  Blobs<Dtype> bottom_vec{&bottom}, top_vec{&top};
+  SoftmaxLayer<Dtype> layer(LayerParameter{});
+  layer.SetUp(bottom_vec, top_vec);
+  layer.Forward(bottom_vec, top_vec);
+  const double expected[] = {0.0900305732, 0.2447284711, 0.6652409558,
+                             0.2119415576, 0.5761168847, 0.2119415576};
+  for (int i = 0; i < 6; ++i) EXPECT_NEAR(top.cpu_data()[i], expected[i], 1e-6) << i;
+}
+
+TYPED_TEST(SoftmaxLayerTest, ForwardOverChannelsOfSpatialBlob) {
+  using Dtype = typename TypeParam::Dtype;
+  SoftmaxLayer<Dtype> layer(LayerParameter{});
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  this->ExpectSoftmaxOver(1);
+}
+
+TYPED_TEST(SoftmaxLayerTest, ForwardOverOtherAxes) {
+  using Dtype = typename TypeParam::Dtype;
+  SoftmaxLayer<Dtype> last(ParseLayerParam("softmax_param { axis: -1 }"));
+  last.SetUp(this->bottom_vec_, this->top_vec_);
+  last.Forward(this->bottom_vec_, this->top_vec_);
+  this->ExpectSoftmaxOver(3);
+  SoftmaxLayer<Dtype> first(ParseLayerParam("softmax_param { axis: 0 }"));
+  first.SetUp(this->bottom_vec_, this->top_vec_);
+  first.Forward(this->bottom_vec_, this->top_vec_);
+  this->ExpectSoftmaxOver(0);
+}
+
+TYPED_TEST(SoftmaxLayerTest, InPlaceMatchesOutOfPlace) {
+  using Dtype = typename TypeParam::Dtype;
+  SoftmaxLayer<Dtype> layer(LayerParameter{});
+  layer.SetUp(this->bottom_vec_, this->top_vec_);
+  layer.Forward(this->bottom_vec_, this->top_vec_);
+  Blob<Dtype> top_diff(this->top_.shape());
+  FillGaussian<Dtype>(&top_diff, 9);
+  caffe_copy(top_diff.count(), top_diff.cpu_data(), this->top_.mutable_cpu_diff());
+  layer.Backward(this->top_vec_, {true}, this->bottom_vec_);
+
+  Blob<Dtype> blob;
+  blob.CopyFrom(this->bottom_, false, true);
+  Blobs<Dtype> in_place{&blob};
+  SoftmaxLayer<Dtype> in_place_layer(LayerParameter{});
+  in_place_layer.SetUp(in_place, in_place);
+  in_place_layer.Forward(in_place, in_place);
+  caffe_copy(top_diff.count(), top_diff.cpu_data(), blob.mutable_cpu_diff());
+  in_place_layer.Backward(in_place, {true}, in_place);
+  for (int i = 0; i < blob.count(); ++i) {
+    EXPECT_EQ(blob.cpu_data()[i], this->top_.cpu_data()[i]) << i;
+    EXPECT_EQ(blob.cpu_diff()[i], this->bottom_.cpu_diff()[i]) << i;
+  }
+}
+
+TYPED_TEST(SoftmaxLayerTest, GradientsMatchFiniteDifferences) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{2, 4, 2, 3}), top;
+  FillGaussian<Dtype>(&bottom, 5);
+  Blobs<Dtype> bottom_vec{&bottom}, top_vec{&top};
+  SoftmaxLayer<Dtype> layer(LayerParameter{});
+  GradientChecker<Dtype> checker(Dtype(1e-2), Dtype(1e-3));
+  checker.CheckGradientExhaustive(&layer, bottom_vec, top_vec);
+}
+
+TYPED_TEST(SoftmaxLayerTest, ClassifierShapeGradientsMatchFiniteDifferences) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{3, 7}), top;  // inner == 1: the row-wise path
+  FillGaussian<Dtype>(&bottom, 6);
+  Blobs<Dtype> bottom_vec{&bottom}, top_vec{&top};
+  SoftmaxLayer<Dtype> layer(LayerParameter{});
+  GradientChecker<Dtype> checker(Dtype(1e-2), Dtype(1e-3));
+  checker.CheckGradientExhaustive(&layer, bottom_vec, top_vec);
+}
+
+TYPED_TEST(SoftmaxLayerTest, RejectsAxisOutOfRange) {
+  using Dtype = typename TypeParam::Dtype;
+  SoftmaxLayer<Dtype> layer(ParseLayerParam("name: 'prob' softmax_param { axis: 4 }"));
+  try {
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    FAIL() << "expected caffe::Error";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("Softmax layer 'prob'"), std::string::npos) << message;
+    EXPECT_NE(message.find("axis is 4"), std::string::npos) << message;
+  }
+}
+
+}  // namespace caffe
