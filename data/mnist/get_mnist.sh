@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Downloads the MNIST dataset (http://yann.lecun.com/exdb/mnist/) into this folder and gunzips it:
+# train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte.
+# Files already present are kept. Each file is checked for its exact size after unpacking.
+# MNIST_URL=<base URL> uses another location holding the same four .gz files.
+set -euo pipefail
+
+DIR="$(cd "$(dirname "$0")" && pwd -P)"
+BASE_URL="${MNIST_URL:-http://yann.lecun.com/exdb/mnist}"
+
+# name and size in bytes after gunzip (idx header + items)
+FILES=(
+  "train-images-idx3-ubyte 47040016"
+  "train-labels-idx1-ubyte 60008"
+  "t10k-images-idx3-ubyte 7840016"
+  "t10k-labels-idx1-ubyte 10008"
+)
+
+fail() {
+  echo "get_mnist.sh: $*" >&2
+  exit 1
+}
+
+download() {
+  local url="$1" out="$2"
+  if command -v wget > /dev/null; then
+    wget --no-verbose -O "$out" "$url"
+  elif command -v curl > /dev/null; then
+    curl --fail --location --silent --show-error -o "$out" "$url"
+  else
+    fail "neither wget nor curl is installed"
+  fi
+}
+
+cd "$DIR"
+echo "Downloading..."
+for entry in "${FILES[@]}"; do
+  read -r name size <<< "$entry"
+  if [ -e "$name" ]; then
+    echo "$name is already here."
+  else
+    rm -f "$name.gz.part"
+    if ! download "$BASE_URL/$name.gz" "$name.gz.part"; then
+      rm -f "$name.gz.part"
+      fail "could not download $BASE_URL/$name.gz (no internet access? the site may also refuse \
+scripted downloads: fetch the four .gz files by hand into $DIR and gunzip them, or set MNIST_URL \
+to a mirror)"
+    fi
+    if ! gunzip -c "$name.gz.part" > "$name.part"; then
+      rm -f "$name.gz.part" "$name.part"
+      fail "$BASE_URL/$name.gz is not a valid gzip file (an error page instead of the data?)"
+    fi
+    rm -f "$name.gz.part"
+    mv "$name.part" "$name"
+  fi
+  actual="$(wc -c < "$name")"
+  [ "$actual" -eq "$size" ] || fail "$DIR/$name has $actual bytes, expected $size: remove it \
+and run this script again"
+done
+echo "Done."

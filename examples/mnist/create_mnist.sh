@@ -1,0 +1,17 @@
+#!/usr/bin/env sh
+# Converts the MNIST idx files (data/mnist/get_mnist.sh) into LMDBs for lenet_train_test.prototxt.
+set -e
+cd "$(dirname "$0")/../.."
+
+EXAMPLE=examples/mnist
+DATA=data/mnist
+BUILD=build/bin
+BACKEND="lmdb"
+
+echo "Creating ${BACKEND}..."
+rm -rf $EXAMPLE/mnist_train_${BACKEND} $EXAMPLE/mnist_test_${BACKEND}
+$BUILD/convert_mnist_data $DATA/train-images-idx3-ubyte \
+  $DATA/train-labels-idx1-ubyte $EXAMPLE/mnist_train_${BACKEND} --backend=${BACKEND}
+$BUILD/convert_mnist_data $DATA/t10k-images-idx3-ubyte \
+  $DATA/t10k-labels-idx1-ubyte $EXAMPLE/mnist_test_${BACKEND} --backend=${BACKEND}
+echo "Done."

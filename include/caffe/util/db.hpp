@@ -1,0 +1,73 @@
+// Key-value databases of records (Datum protos) as the data layers and the converter tools use
+// them: open a database, walk it in key order with a Cursor, write it through a Transaction. The
+// interface is BVLC's, with Seek added (to resume where a snapshot left off). Only LMDB is built;
+// asking for LevelDB is a caffe::Error that says so.
+#ifndef CAFFE_UTIL_DB_HPP_
+#define CAFFE_UTIL_DB_HPP_
+
+#include <memory>
+#include <string>
+
+#include "caffe/common.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+namespace db {
+
+/// READ: an existing database, read-only. WRITE: an existing database, for adding records.
+/// NEW: creates the database; it must not exist yet.
+enum Mode { READ, WRITE, NEW };
+
+/// Walks a database's records in key order (byte-wise). key() and value() may only be called
+/// while valid().
+class Cursor {
+ public:
+  Cursor() = default;
+  virtual ~Cursor() = default;
+  virtual void SeekToFirst() = 0;
+  /// Moves to the first record whose key is >= `key` (invalid if there is none).
+  virtual void Seek(const string& key) = 0;
+  virtual void Next() = 0;
+  virtual string key() const = 0;
+  virtual string value() const = 0;
+  virtual bool valid() const = 0;
+
+  DISABLE_COPY_AND_ASSIGN(Cursor);
+};
+
+/// Collects Put()s and writes them together on Commit(); usable again after Commit().
+class Transaction {
+ public:
+  Transaction() = default;
+  virtual ~Transaction() = default;
+  /// Stores (or replaces) a record; nothing is written until Commit().
+  virtual void Put(const string& key, const string& value) = 0;
+  virtual void Commit() = 0;
+
+  DISABLE_COPY_AND_ASSIGN(Transaction);
+};
+
+/// A database on disk. Open throws caffe::Error naming the path when it cannot be opened.
+class DB {
+ public:
+  DB() = default;
+  virtual ~DB() = default;
+  virtual void Open(const string& source, Mode mode) = 0;
+  virtual void Close() = 0;
+  /// A cursor positioned at the first record. The database must stay open while it is used.
+  virtual std::unique_ptr<Cursor> NewCursor() = 0;
+  virtual std::unique_ptr<Transaction> NewTransaction() = 0;
+
+  DISABLE_COPY_AND_ASSIGN(DB);
+};
+
+/// The database for a data layer's `backend:`; LEVELDB (the proto's default) is a caffe::Error
+/// telling the user to convert to LMDB and write `backend: LMDB`.
+std::unique_ptr<DB> GetDB(DataParameter::DB backend);
+/// The database for a tool's --backend flag: "lmdb" ("leveldb" is refused as above).
+std::unique_ptr<DB> GetDB(const string& backend);
+
+}  // namespace db
+}  // namespace caffe
+
+#endif  // CAFFE_UTIL_DB_HPP_

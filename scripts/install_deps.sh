@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages Caffe builds, tests and trains with. Safe to run again: it
+# refreshes the package lists, then installs only what is missing.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config ccache git
+  protobuf-compiler libprotobuf-dev
+  libgoogle-glog-dev libgflags-dev
+  liblmdb-dev lmdb-utils
+  libhdf5-dev
+  libopenblas-dev
+  libgtest-dev
+  python3
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+echo "install_deps: refreshing package lists (apt-get update)"
+$SUDO apt-get update -qq
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#PACKAGES[@]} packages already installed"
+  exit 0
+fi
+echo "install_deps: installing ${missing[*]}"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  "${missing[@]}"

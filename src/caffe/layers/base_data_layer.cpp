@@ -1,0 +1,178 @@
+#include "caffe/layers/base_data_layer.hpp"
+
+#include <exception>
+#include <utility>
+
+namespace caffe {
+
+template <typename Dtype>
+BaseDataLayer<Dtype>::BaseDataLayer(const LayerParameter& param)
+    : Layer<Dtype>(param), transform_param_(param.transform_param()) {}
+
+template <typename Dtype>
+void BaseDataLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  output_labels_ = top.size() != 1;
+  try {
+    data_transformer_ = std::make_unique<DataTransformer<Dtype>>(transform_param_, this->phase_);
+  } catch (const Error& error) {
+    LAYER_THROW() << error.what();
+  }
+  data_transformer_->InitRand();
+  DataLayerSetUp(bottom, top);
+}
+
+template <typename Dtype>
+string BasePrefetchingDataLayer<Dtype>::WithoutPrefix(const string& message) const {
+  const string prefix = this->error_prefix();
+  return message.compare(0, prefix.size(), prefix) == 0 ? message.substr(prefix.size()) : message;
+}
+
+template <typename Dtype>
+BasePrefetchingDataLayer<Dtype>::BasePrefetchingDataLayer(const LayerParameter& param)
+    : BaseDataLayer<Dtype>(param) {}
+
+template <typename Dtype>
+BasePrefetchingDataLayer<Dtype>::~BasePrefetchingDataLayer() {
+  StopInternalThread();
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom,
+                                                 const Blobs<Dtype>& top) {
+  const uint32_t prefetch = this->layer_param_.data_param().prefetch();
+  LAYER_CHECK_GE(prefetch, 1u) << "data_param.prefetch must be at least 1";
+  // The tops may point into the batches, which therefore live as long as the layer.
+  CHECK(prefetch_.empty()) << "a data layer is set up only once";
+  for (uint32_t i = 0; i < prefetch; ++i) prefetch_.push_back(std::make_unique<Batch<Dtype>>());
+  BaseDataLayer<Dtype>::LayerSetUp(bottom, top);
+  // Allocate every batch here, on the owner's thread, before the prefetch thread touches them.
+  for (auto& batch : prefetch_) {
+    batch->data_.mutable_cpu_data();
+    if (this->output_labels_) batch->label_.mutable_cpu_data();
+    prefetch_free_.push(batch.get());
+  }
+  consumed_cursor_ = CurrentCursor();
+  thread_seed_ = caffe_rng_rand();
+  DLOG(INFO) << "Initializing prefetch";
+  StartInternalThread();
+  DLOG(INFO) << "Prefetch initialized.";
+}
+
+template <typename Dtype>
+DataCursor BasePrefetchingDataLayer<Dtype>::CurrentCursor() const {
+  DataCursor cursor = ReaderPosition();
+  cursor.set_rng_state(this->data_transformer_->RandState());
+  return cursor;
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::StartInternalThread() {
+  CHECK(!thread_.joinable()) << "the prefetch thread is already running";
+  stop_requested_ = false;
+  thread_error_.clear();
+  failed_ = false;
+  ThreadContext context{Caffe::mode(), Caffe::device(), Caffe::solver_count(), Caffe::solver_rank(),
+                        Caffe::multiprocess()};
+  thread_ = std::thread(&BasePrefetchingDataLayer<Dtype>::InternalThreadEntry, this, context);
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::StopInternalThread() {
+  if (!thread_.joinable()) return;
+  stop_requested_ = true;
+  prefetch_free_.Interrupt();  // releases the thread if it waits for a free batch
+  thread_.join();
+  prefetch_free_.ClearInterrupt();
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry(ThreadContext context) {
+  try {
+    // This thread's own Caffe context (thread-local), configured like its owner's.
+    Caffe::set_mode(context.mode);
+    if (context.device >= 0) Caffe::SetDevice(context.device);
+    Caffe::set_random_seed(static_cast<int64_t>(thread_seed_));
+    Caffe::set_solver_count(context.solver_count);
+    Caffe::set_solver_rank(context.solver_rank);
+    Caffe::set_multiprocess(context.multiprocess);
+    while (!stop_requested_) {
+      Batch<Dtype>* batch = nullptr;
+      if (!prefetch_free_.pop(&batch)) break;
+      load_batch(batch);
+      batch->cursor_after_ = CurrentCursor();
+      prefetch_full_.push(batch);
+    }
+  } catch (const std::exception& error) {
+    thread_error_ = string("loading data failed: ") + WithoutPrefix(error.what());
+    prefetch_full_.push(nullptr);
+  } catch (...) {
+    thread_error_ = "loading data failed: unknown exception";
+    prefetch_full_.push(nullptr);
+  }
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom,
+                                                  const Blobs<Dtype>& top) {
+  if (prefetch_current_) prefetch_free_.push(prefetch_current_);
+  prefetch_current_ = nullptr;
+  Batch<Dtype>* batch = nullptr;
+  if (!failed_) {
+    prefetch_full_.pop(&batch, "Data layer prefetch queue empty");
+    failed_ = (batch == nullptr);
+  }
+  // The thread wrote thread_error_ before pushing nullptr; the queue orders the two.
+  LAYER_CHECK(!failed_) << thread_error_;
+  prefetch_current_ = batch;
+  consumed_cursor_ = batch->cursor_after_;
+  // Hand the batch's memory to the tops instead of copying it; the batch stays out of the free
+  // queue until the next Forward.
+  top[0]->ReshapeLike(batch->data_);
+  top[0]->set_cpu_data(batch->data_.mutable_cpu_data());
+  if (this->output_labels_) {
+    top[1]->ReshapeLike(batch->label_);
+    top[1]->set_cpu_data(batch->label_.mutable_cpu_data());
+  }
+}
+
+template <typename Dtype>
+DataCursor BasePrefetchingDataLayer<Dtype>::SaveCursor() const {
+  DataCursor cursor = consumed_cursor_;
+  cursor.set_layer(this->layer_param_.name());
+  return cursor;
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::RestoreCursor(const DataCursor& cursor) {
+  LAYER_CHECK(cursor.layer().empty() || cursor.layer() == this->layer_param_.name())
+      << "the saved data position belongs to layer '" << cursor.layer() << "'";
+  StopInternalThread();
+  // Batches read ahead from the old position are discarded; the failure marker too.
+  Batch<Dtype>* batch = nullptr;
+  while (prefetch_full_.try_pop(&batch)) {
+    if (batch) prefetch_free_.push(batch);
+  }
+  try {
+    SeekReader(cursor);
+    this->data_transformer_->SetRandState(cursor.rng_state());
+  } catch (const Error& error) {
+    // The reader is left at an unknown place: every Forward reports this until a good restore.
+    thread_error_ = "the saved data position could not be restored: " + WithoutPrefix(error.what());
+    failed_ = true;
+    LAYER_THROW() << thread_error_;
+  }
+  consumed_cursor_ = CurrentCursor();
+  StartInternalThread();
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::SeekReader(const DataCursor& cursor) {
+  LOG(WARNING) << this->error_prefix()
+               << "this layer type cannot seek to a saved data position; the resumed run reads "
+                  "on from where the layer stands";
+}
+
+INSTANTIATE_CLASS(BaseDataLayer);
+INSTANTIATE_CLASS(BasePrefetchingDataLayer);
+
+}  // namespace caffe

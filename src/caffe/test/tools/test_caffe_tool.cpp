@@ -1,0 +1,232 @@
+// The `caffe` command as users run it: BVLC's commands and flags, BVLC's log lines, and for every
+// user mistake one clear line and a non-zero exit (never a crash or a stack trace).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/io.hpp"
+
+namespace caffe {
+
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+std::string CaffeBinary() { return std::string(CAFFE_TOOLS_DIR) + "/caffe"; }
+
+CommandResult RunCaffe(const std::string& arguments) {
+  CommandResult result;
+  const std::string command = CaffeBinary() + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path);
+  out << content;
+}
+
+// Lines of the output that report an error to the user.
+int CountErrorLines(const std::string& output) {
+  int count = 0;
+  size_t pos = 0;
+  while ((pos = output.find(": error: ", pos)) != std::string::npos) {
+    ++count;
+    ++pos;
+  }
+  return count;
+}
+
+void ExpectOneClearError(const CommandResult& result, const std::string& must_contain) {
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_EQ(CountErrorLines(result.output), 1) << result.output;
+  EXPECT_NE(result.output.find(must_contain), std::string::npos)
+      << "expected '" << must_contain << "' in:\n" << result.output;
+  EXPECT_EQ(result.output.find("Check failed"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("*** "), std::string::npos) << "stack trace:\n" << result.output;
+}
+
+const char kNet[] = R"(
+name: "ToolNet"
+layer { name: "data" type: "DummyData" top: "data" top: "label"
+  dummy_data_param { shape { dim: 16 dim: 8 } shape { dim: 16 }
+    data_filler { type: "gaussian" } data_filler { type: "constant" value: 1 } } }
+layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+  inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
+layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" }
+layer { name: "accuracy" type: "Accuracy" bottom: "ip" bottom: "label" top: "accuracy"
+  include { phase: TEST } }
+)";
+
+}  // namespace
+
+class CaffeToolTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir("caffe_tool");
+    net_ = dir_ + "/net.prototxt";
+    WriteFile(net_, kNet);
+  }
+  std::string Solver(int max_iter = 20) {
+    const std::string path = dir_ + "/solver.prototxt";
+    WriteFile(path, "net: \"" + net_ + "\"\nbase_lr: 0.1\nlr_policy: \"fixed\"\n"
+                    "test_iter: 2\ntest_interval: 10\ndisplay: 5\nmax_iter: " +
+                    std::to_string(max_iter) + "\nsnapshot_prefix: \"" + dir_ +
+                    "/tool\"\nsolver_mode: GPU\n");
+    return path;
+  }
+  std::string dir_, net_;
+};
+
+TEST_F(CaffeToolTest, NoCommandPrintsUsageAndFails) {
+  CommandResult result = RunCaffe("");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("usage: caffe <command> <args>"), std::string::npos);
+  EXPECT_NE(result.output.find("train"), std::string::npos);
+}
+
+TEST_F(CaffeToolTest, UnknownCommandPrintsUsageAndFails) {
+  CommandResult result = RunCaffe("trian -solver x");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("unknown command 'trian'"), std::string::npos) << result.output;
+}
+
+TEST_F(CaffeToolTest, UnknownFlagFails) {
+  CommandResult result = RunCaffe("train -solverr x");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("solverr"), std::string::npos) << result.output;
+}
+
+TEST_F(CaffeToolTest, BadFlagValueFails) {
+  CommandResult result = RunCaffe("time -model " + net_ + " -iterations abc");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_NE(result.output.find("iterations"), std::string::npos) << result.output;
+  ExpectOneClearError(RunCaffe("time -model " + net_ + " -iterations 0"), "-iterations");
+  ExpectOneClearError(RunCaffe("time -model " + net_ + " -phase VAL"), "-phase 'VAL'");
+  ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -sigint_effect explode"),
+                      "-sigint_effect");
+}
+
+TEST_F(CaffeToolTest, MissingFilesAreNamed) {
+  ExpectOneClearError(RunCaffe("train -solver " + dir_ + "/missing_solver.prototxt"),
+                      dir_ + "/missing_solver.prototxt");
+  ExpectOneClearError(RunCaffe("time -model " + dir_ + "/missing_net.prototxt"),
+                      dir_ + "/missing_net.prototxt");
+  ExpectOneClearError(RunCaffe("test -model " + net_ + " -weights " + dir_ + "/missing.caffemodel"),
+                      dir_ + "/missing.caffemodel");
+}
+
+TEST_F(CaffeToolTest, MalformedPrototxtNamesFileLineAndColumn) {
+  const std::string bad = dir_ + "/bad.prototxt";
+  WriteFile(bad, "name: \"bad\"\nlayer {\n  name: \"x\"\n  tpye: \"ReLU\"\n}\n");
+  const CommandResult result = RunCaffe("time -model " + bad);
+  ExpectOneClearError(result, bad + ":4:");
+  EXPECT_NE(result.output.find("no field named \"tpye\""), std::string::npos) << result.output;
+}
+
+TEST_F(CaffeToolTest, UnknownLayerTypeNamesTypeAndLayer) {
+  const std::string bad = dir_ + "/unknown.prototxt";
+  WriteFile(bad, "layer { name: \"in\" type: \"Input\" top: \"x\" input_param { shape { dim: 1 } } }\n"
+                 "layer { name: \"act\" type: \"Relu\" bottom: \"x\" top: \"x\" }\n");
+  ExpectOneClearError(RunCaffe("time -model " + bad), "unknown layer type \"Relu\" (layer 'act')");
+}
+
+TEST_F(CaffeToolTest, SnapshotAndWeightsTogetherIsAnError) {
+  ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -snapshot a -weights b"), "not both");
+}
+
+#ifdef CPU_ONLY
+TEST_F(CaffeToolTest, GpuFlagOnACpuOnlyBuildSaysSo) {
+  ExpectOneClearError(RunCaffe("time -model " + net_ + " -gpu 0"), "no GPU support");
+  ExpectOneClearError(RunCaffe("device_query -gpu 0"), "no GPU support");
+}
+#endif
+
+TEST_F(CaffeToolTest, TimePrintsBvlcsSummaryLines) {
+  CommandResult result = RunCaffe("time -model " + net_ + " -iterations 3");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* line : {"Average time per layer:", "ip\tforward:", "ip\tbackward:",
+                           "Average Forward pass:", "Average Backward pass:",
+                           "Average Forward-Backward:", "*** Benchmark ends ***"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+}
+
+TEST_F(CaffeToolTest, TrainPrintsBvlcLogLinesAndTestScoresAWeightsFile) {
+  CommandResult train = RunCaffe("train -solver " + Solver());
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  for (const char* line : {"Iteration 0, Testing net (#0)", "Test net output #0: accuracy = ",
+                           "Iteration 5 (", " iter/s, ", "s/5 iters), loss = ",
+                           "Train net output #0: loss = ", "Iteration 5, lr = 0.1",
+                           "Snapshotting to binary proto file", "Optimization Done."}) {
+    EXPECT_NE(train.output.find(line), std::string::npos) << line << "\n" << train.output;
+  }
+  // solver_mode: GPU on a machine without one falls back to the CPU with a warning.
+  const std::string weights = dir_ + "/tool_iter_20.caffemodel";
+  ASSERT_TRUE(FileExists(weights));
+  CommandResult test = RunCaffe("test -model " + net_ + " -weights " + weights + " -iterations 2");
+  ASSERT_EQ(test.exit_code, 0) << test.output;
+  EXPECT_NE(test.output.find("Batch 1, accuracy = "), std::string::npos) << test.output;
+  EXPECT_NE(test.output.find("] accuracy = "), std::string::npos) << test.output;
+  EXPECT_NE(test.output.find("] loss = "), std::string::npos) << test.output;
+}
+
+TEST_F(CaffeToolTest, CtrlCSnapshotsAndStopsAndTrainingResumes) {
+  const std::string solver = Solver(100000000);
+  const std::string log = dir_ + "/train.log";
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    FILE* out = freopen(log.c_str(), "w", stderr);
+    (void)out;
+    execl(CaffeBinary().c_str(), "caffe", "train", "-solver", solver.c_str(), nullptr);
+    _exit(127);
+  }
+  // Wait until training is under way, then press Ctrl-C.
+  std::string content;
+  for (int i = 0; i < 600 && content.find("Iteration 10 (") == std::string::npos; ++i) {
+    usleep(50000);
+    std::ifstream in(log);
+    content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_NE(content.find("Iteration 10 ("), std::string::npos) << content;
+  kill(child, SIGINT);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream in(log);
+  content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  EXPECT_NE(content.find("Optimization stopped early."), std::string::npos) << content;
+  // The snapshot taken on the way out resumes with -snapshot.
+  const size_t at = content.rfind("Snapshotting solver state to binary proto file ");
+  ASSERT_NE(at, std::string::npos) << content;
+  const size_t start = at + std::string("Snapshotting solver state to binary proto file ").size();
+  const std::string state = content.substr(start, content.find('\n', start) - start);
+  ASSERT_TRUE(FileExists(state)) << state;
+  const int stopped_at = std::stoi(state.substr(state.rfind("_iter_") + 6));
+  const std::string resume_solver = Solver(stopped_at + 5);
+  CommandResult resumed = RunCaffe("train -solver " + resume_solver + " -snapshot " + state);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("Restoring previous solver status from " + state),
+            std::string::npos)
+      << resumed.output;
+  EXPECT_TRUE(FileExists(dir_ + "/tool_iter_" + std::to_string(stopped_at + 5) + ".caffemodel"));
+}
+
+}  // namespace caffe
