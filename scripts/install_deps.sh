@@ -9,7 +9,7 @@ PACKAGES=(
   libgoogle-glog-dev libgflags-dev
   liblmdb-dev lmdb-utils
   libhdf5-dev
-  libopenblas-dev
+  libopenblas-openmp-dev
   libgtest-dev
   python3
 )

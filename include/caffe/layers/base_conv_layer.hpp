@@ -10,7 +10,9 @@
 // G group; S output positions per image (product of the output's spatial dims); K kernel_dim_ =
 // conv_in_channels_ / G * product of kernel dims (the column rows one group's filters read).
 //
-// Speed: BVLC runs one GEMM per image per group. Here images with few output positions (S below
+// Speed: BVLC runs one GEMM per image per group, one image after another. Here chunks of images
+// run in parallel, one per thread, each with its own column buffer (and weight-gradient
+// accumulator, summed at the end of backward). Images with few output positions (S below
 // 256, e.g. 8x8) are processed in chunks of chunk_images_: their column matrices are laid side by
 // side (K*G x chunk*S) so one GEMM per group covers the chunk, and the (C_out x chunk*S) result is
 // scattered back into per-image (C_out x S) blocks with the bias added in the same pass. Larger
@@ -90,9 +92,9 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   int out_spatial_dim_ = 0;                         // the top's spatial positions per image
 
  private:
-  // Columns for `count` images of `im` (conv_in_dim_ apart): col_buffer_, or `im` itself for a
-  // single image of a 1x1 convolution.
-  const Dtype* Columns(const Dtype* im, int count);
+  // Columns for `count` images of `im` (conv_in_dim_ apart) written to `col`, or `im` itself for
+  // a single image of a 1x1 convolution.
+  const Dtype* Columns(const Dtype* im, int count, Dtype* col);
   void Im2Col(const Dtype* im, Dtype* col, int col_row_stride);
   void Col2Im(const Dtype* col, int col_row_stride, Dtype* im);
   // Images per GEMM for the current shapes.
@@ -108,9 +110,11 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   std::vector<int> conv_input_shape_;  // image side: (conv_in_channels_, spatial dims...)
   std::vector<int> col_shape_;         // (K * G, the output side's spatial dims...)
   int chunk_images_ = 1;
-  Blob<Dtype> col_buffer_;     // (K * G, chunk_images_ * S)
-  Blob<Dtype> out_buffer_;     // (conv_out_channels_, chunk_images_ * S), when chunk_images_ > 1
-  Blob<Dtype> weight_diff_t_;  // per group, the weight gradient transposed (K x C_out / G)
+  int num_chunks_ = 0;
+  int threads_ = 1;            // chunks run in parallel on this many threads
+  Blob<Dtype> col_buffer_;     // per thread: (K * G, chunk_images_ * S)
+  Blob<Dtype> out_buffer_;     // per thread: (conv_out_channels_, chunk_images_ * S), if chunked
+  Blob<Dtype> weight_diff_t_;  // per thread, per group: the weight gradient transposed (K x C_out / G)
 };
 
 }  // namespace caffe

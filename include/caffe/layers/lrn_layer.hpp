@@ -56,7 +56,8 @@ class LRNLayer : public Layer<Dtype> {
   Blob<Dtype> scale_pow_;
   // Scratch: ACROSS, one image's per-channel terms with p zero planes either side
   // ((C + n - 1) x H x W); WITHIN, three (H, W) planes.
-  Blob<Dtype> scratch_;
+  Blob<Dtype> scratch_;  // per thread
+  int threads_ = 1;
 };
 
 }  // namespace caffe

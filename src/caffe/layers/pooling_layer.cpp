@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel.hpp"
 
 namespace caffe {
 
@@ -266,6 +267,8 @@ void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, 
     axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
   }
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  // Planes are independent: one thread per share of them.
+#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
     const long out_offset = static_cast<long>(plane) * out_plane;
@@ -288,6 +291,8 @@ void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) 
     axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
   }
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  // Planes are independent: one thread per share of them.
+#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
     Dtype* y = top_data + static_cast<long>(plane) * out_plane;
@@ -326,6 +331,8 @@ void PoolingLayer<Dtype>::BackwardMax(const Dtype* top_diff, const Mask* mask,
                                       Dtype* bottom_diff) const {
   const int in_plane = input_[0] * input_[1] * input_[2];
   const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
+  // Planes are independent: one thread per share of them.
+#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
     const Mask* m = mask + static_cast<long>(plane) * out_plane;
@@ -347,6 +354,8 @@ void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff)
     axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
   }
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  // Planes are independent: one thread per share of them.
+#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
     Dtype* dx = bottom_diff + static_cast<long>(plane) * in_plane;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "caffe/util/parallel.hpp"
+
 namespace caffe {
 
 template <typename Dtype>
@@ -15,10 +17,10 @@ void ReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype
   Dtype* top_data = top[0]->mutable_cpu_data();
   const int count = bottom[0]->count();
   const Dtype negative_slope = negative_slope_;
-  for (int i = 0; i < count; ++i) {
+  caffe_parallel_for(count, [=](int i) {
     top_data[i] =
         std::max(bottom_data[i], Dtype(0)) + negative_slope * std::min(bottom_data[i], Dtype(0));
-  }
+  });
 }
 
 template <typename Dtype>
@@ -31,10 +33,10 @@ void ReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
   const int count = bottom[0]->count();
   const Dtype negative_slope = negative_slope_;
   // Multiplying (rather than selecting) keeps BVLC's signed zeros where the gradient is cut.
-  for (int i = 0; i < count; ++i) {
+  caffe_parallel_for(count, [=](int i) {
     bottom_diff[i] =
         top_diff[i] * (Dtype(bottom_data[i] > 0) + negative_slope * Dtype(bottom_data[i] <= 0));
-  }
+  });
 }
 
 INSTANTIATE_CLASS(ReLULayer);

@@ -4,6 +4,8 @@
 #include <limits>
 #include <random>
 
+#include "caffe/util/parallel.hpp"
+
 namespace caffe {
 
 template <>
@@ -46,7 +48,7 @@ void caffe_axpy<double>(int N, double alpha, const double* X, double* Y) {
 
 template <typename Dtype>
 void caffe_cpu_axpby(int N, Dtype alpha, const Dtype* X, Dtype beta, Dtype* Y) {
-  for (int i = 0; i < N; ++i) Y[i] = alpha * X[i] + beta * Y[i];
+  caffe_parallel_for(N, [=](int i) { Y[i] = alpha * X[i] + beta * Y[i]; });
 }
 
 template <typename Dtype>
@@ -65,23 +67,23 @@ void caffe_set(int N, Dtype alpha, Dtype* X) {
 
 template <typename Dtype>
 void caffe_add_scalar(int N, Dtype alpha, Dtype* X) {
-  for (int i = 0; i < N; ++i) X[i] += alpha;
+  caffe_parallel_for(N, [=](int i) { X[i] += alpha; });
 }
 
 template <typename Dtype>
 void caffe_scal(int N, Dtype alpha, Dtype* X) {
-  for (int i = 0; i < N; ++i) X[i] *= alpha;
+  caffe_parallel_for(N, [=](int i) { X[i] *= alpha; });
 }
 
 template <typename Dtype>
 void caffe_cpu_scale(int n, Dtype alpha, const Dtype* x, Dtype* y) {
-  for (int i = 0; i < n; ++i) y[i] = alpha * x[i];
+  caffe_parallel_for(n, [=](int i) { y[i] = alpha * x[i]; });
 }
 
-#define CAFFE_BINARY_OP(name, expression)                             \
-  template <typename Dtype>                                           \
-  void name(int N, const Dtype* a, const Dtype* b, Dtype* y) {        \
-    for (int i = 0; i < N; ++i) y[i] = (expression);                  \
+#define CAFFE_BINARY_OP(name, expression)                                 \
+  template <typename Dtype>                                               \
+  void name(int N, const Dtype* a, const Dtype* b, Dtype* y) {            \
+    caffe_parallel_for(N, [=](int i) { y[i] = (expression); });           \
   }
 CAFFE_BINARY_OP(caffe_add, a[i] + b[i])
 CAFFE_BINARY_OP(caffe_sub, a[i] - b[i])
@@ -89,10 +91,10 @@ CAFFE_BINARY_OP(caffe_mul, a[i] * b[i])
 CAFFE_BINARY_OP(caffe_div, a[i] / b[i])
 #undef CAFFE_BINARY_OP
 
-#define CAFFE_UNARY_OP(name, expression)                  \
-  template <typename Dtype>                               \
-  void name(int N, const Dtype* a, Dtype* y) {            \
-    for (int i = 0; i < N; ++i) y[i] = (expression);      \
+#define CAFFE_UNARY_OP(name, expression)                                  \
+  template <typename Dtype>                                               \
+  void name(int N, const Dtype* a, Dtype* y) {                            \
+    caffe_parallel_for(N, [=](int i) { y[i] = (expression); });           \
   }
 CAFFE_UNARY_OP(caffe_sqr, a[i] * a[i])
 CAFFE_UNARY_OP(caffe_sqrt, std::sqrt(a[i]))
@@ -104,7 +106,7 @@ CAFFE_UNARY_OP(caffe_cpu_sign, static_cast<Dtype>((Dtype(0) < a[i]) - (a[i] < Dt
 
 template <typename Dtype>
 void caffe_powx(int N, const Dtype* a, Dtype b, Dtype* y) {
-  for (int i = 0; i < N; ++i) y[i] = std::pow(a[i], b);
+  caffe_parallel_for(N, [=](int i) { y[i] = std::pow(a[i], b); });
 }
 
 template <>
@@ -215,9 +217,13 @@ template void caffe_set<int>(int, int, int*);
 namespace caffe {
 
 void caffe_set_num_threads(int n) {
-  if (n > 0) openblas_set_num_threads(n);
+  if (n <= 0) return;
+  openblas_set_num_threads(n);
+#ifdef _OPENMP
+  omp_set_num_threads(n);
+#endif
 }
 
-int caffe_num_threads() { return openblas_get_num_threads(); }
+int caffe_num_threads() { return caffe_max_threads(); }
 
 }  // namespace caffe
