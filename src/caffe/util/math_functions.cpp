@@ -5,12 +5,22 @@
 #include <random>
 
 #include "caffe/util/parallel.hpp"
+#include "caffe/util/skinny_gemm.hpp"
 
 namespace caffe {
 
 template <>
 void caffe_cpu_gemm<float>(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
                            float alpha, const float* A, const float* B, float beta, float* C) {
+  // A few rows against a big B (fully connected layers at small batch): see skinny_gemm.hpp.
+  if (trans_a == CblasNoTrans && SkinnyGemmApplies(M, N, K)) {
+    if (trans_b == CblasTrans) {
+      SkinnyGemmNT(M, N, K, alpha, A, B, beta, C);
+    } else {
+      SkinnyGemmNN(M, N, K, alpha, A, B, beta, C);
+    }
+    return;
+  }
   int lda = (trans_a == CblasNoTrans) ? K : M;
   int ldb = (trans_b == CblasNoTrans) ? N : K;
   cblas_sgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
