@@ -12,6 +12,7 @@ PACKAGES=(
   libopenblas-openmp-dev
   libgtest-dev
   python3
+  time
 )
 
 SUDO=""

@@ -49,7 +49,8 @@ void Blob<Dtype>::Reshape(const vector<int>& shape) {
     int* shape_data = static_cast<int*>(shape_data_->mutable_cpu_data());
     for (size_t i = 0; i < shape.size(); ++i) shape_data[i] = shape[i];
   }
-  if (count_ > capacity_) {
+  // An empty blob still gets (empty) buffers, so reading it is not an error.
+  if (count_ > capacity_ || !data_) {
     capacity_ = count_;
     data_ = std::make_shared<SyncedMemory>(capacity_ * sizeof(Dtype));
     diff_ = std::make_shared<SyncedMemory>(capacity_ * sizeof(Dtype));

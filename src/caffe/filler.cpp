@@ -112,7 +112,9 @@ void BilinearFiller<Dtype>::Fill(Blob<Dtype>* blob) {
       << "bilinear filler needs square kernels, got " << blob->shape_string();
   Dtype* data = blob->mutable_cpu_data();
   int f = static_cast<int>(std::ceil(blob->width() / 2.0));
-  Dtype c = Dtype(2 * f - 1 - f % 2) / (2.0 * f);
+  // The kernel's centre, (k - 1) / 2, in units of f (as in BVLC's current filler; the older
+  // (2f - 1 - f % 2) / 2f agrees only for k = 2f - f % 2 and is lopsided for k = 3, 7, 11, ...).
+  Dtype c = Dtype(blob->width() - 1) / (2.0 * f);
   for (int i = 0; i < blob->count(); ++i) {
     Dtype x = i % blob->width();
     Dtype y = (i / blob->width()) % blob->height();

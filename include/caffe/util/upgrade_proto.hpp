@@ -2,7 +2,7 @@
 // memory, logs that it did, and leaves current files untouched:
 //   - `input:` with `input_shape`/`input_dim` -> an Input layer at the front of the net
 //   - data layers' deprecated scale/mean_file/crop_size/mirror -> transform_param
-//   - BatchNorm param specs (BVLC now masks those itself) -> removed
+//   - BatchNorm's three param specs -> kept, with lr_mult and decay_mult 0 (as BVLC does)
 //   - the solver's `solver_type` enum -> `type` string
 // V0 (`layers { layer { type: "conv" } }`) and V1 (`layers { type: CONVOLUTION }`) nets are detected
 // and rejected with a clear message until their upgrade path lands.

@@ -178,6 +178,10 @@ void BaseConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blob
   threads_ = std::max(1, std::min({caffe_max_threads(), num_chunks_,
                                    static_cast<int>(kMaxParallelColumnValues /
                                                     std::max(col_values, 1L))}));
+  // Tiny layers stay on one thread: waking the others costs more than the work.
+  const long work = static_cast<long>(kernel_dim_) * group_ * conv_out_spatial_dim_ * num_ *
+                    std::max(conv_out_channels_ / group_, 1);
+  if (work < 64L * kParallelMinElements) threads_ = 1;
   if (chunk_images_ > 1 || !is_1x1_) {
     col_buffer_.Reshape({threads_, kernel_dim_ * group_, columns});
   }

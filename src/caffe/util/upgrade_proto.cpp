@@ -148,17 +148,33 @@ void UpgradeNetInput(NetParameter* net_param) {
   net_param->clear_input_dim();
 }
 
+namespace {
+// Old BatchNorm nets listed the three statistics blobs as params, to keep the solver off them.
+bool IsOldBatchNorm(const LayerParameter& layer) {
+  return layer.type() == "BatchNorm" && layer.param_size() == 3;
+}
+}  // namespace
+
 bool NetNeedsBatchNormUpgrade(const NetParameter& net_param) {
   for (const LayerParameter& layer : net_param.layer()) {
-    // Old BatchNorm nets listed the three statistics blobs as params with lr_mult 0.
-    if (layer.type() == "BatchNorm" && layer.param_size() == 3) return true;
+    if (!IsOldBatchNorm(layer)) continue;
+    // Already upgraded (BVLC's upgrade tool writes them back with both multipliers 0).
+    for (const ParamSpec& spec : layer.param()) {
+      if (spec.lr_mult() != 0 || spec.decay_mult() != 0) return true;
+    }
   }
   return false;
 }
 
 void UpgradeNetBatchNorm(NetParameter* net_param) {
+  // As BVLC: the specs stay (their names may share the statistics between layers), with lr_mult
+  // and decay_mult 0 (BatchNormLayer refuses a spec with any other lr_mult).
   for (LayerParameter& layer : *net_param->mutable_layer()) {
-    if (layer.type() == "BatchNorm" && layer.param_size() == 3) layer.clear_param();
+    if (!IsOldBatchNorm(layer)) continue;
+    for (ParamSpec& spec : *layer.mutable_param()) {
+      spec.set_lr_mult(0.f);
+      spec.set_decay_mult(0.f);
+    }
   }
 }
 

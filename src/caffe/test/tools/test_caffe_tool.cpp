@@ -146,6 +146,26 @@ TEST_F(CaffeToolTest, UnknownLayerTypeNamesTypeAndLayer) {
   ExpectOneClearError(RunCaffe("time -model " + bad), "unknown layer type \"Relu\" (layer 'act')");
 }
 
+TEST_F(CaffeToolTest, ShapeMismatchNamesLayerBlobsAndShapes) {
+  const std::string bad = dir_ + "/shapes.prototxt";
+  WriteFile(bad, R"(
+    layer { name: "a" type: "Input" top: "a" input_param { shape { dim: 2 dim: 3 } } }
+    layer { name: "b" type: "Input" top: "b" input_param { shape { dim: 2 dim: 5 } } }
+    layer { name: "sum" type: "Eltwise" bottom: "a" bottom: "b" top: "c" })");
+  const CommandResult result = RunCaffe("time -model " + bad);
+  ExpectOneClearError(result, "Eltwise layer 'sum'");
+  EXPECT_NE(result.output.find("2 3"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("2 5"), std::string::npos) << result.output;
+}
+
+TEST_F(CaffeToolTest, MissingLmdbIsNamed) {
+  const std::string net = dir_ + "/data.prototxt";
+  WriteFile(net, R"(
+    layer { name: "mnist" type: "Data" top: "data" top: "label"
+      data_param { source: "examples/mnist/no_such_lmdb" batch_size: 4 backend: LMDB } })");
+  ExpectOneClearError(RunCaffe("time -model " + net), "examples/mnist/no_such_lmdb");
+}
+
 TEST_F(CaffeToolTest, SnapshotAndWeightsTogetherIsAnError) {
   ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -snapshot a -weights b"), "not both");
 }
