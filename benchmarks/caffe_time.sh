@@ -67,3 +67,4 @@ for net in "${NETS[@]}"; do
 done
 echo
 echo "$RUNS runs of $ITERATIONS iterations each, $THREADS threads, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+[ -x build/bin/bench_sgemm ] && echo "machine now: $(build/bin/bench_sgemm | tail -1)"
