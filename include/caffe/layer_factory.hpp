@@ -26,12 +26,14 @@ class LayerRegistry {
   static CreatorRegistry& Registry();
   /// Registers a creator; registering a type twice is a programming error.
   static void AddCreator(const string& type, Creator creator);
-  /// Creates the layer `param.type()`; throws caffe::Error naming the type and the layer, and
-  /// listing the known types, when the type is not registered.
+  /// Creates the layer `param.type()`; throws caffe::Error naming the type and the layer,
+  /// suggesting the closest known type and listing them all, when the type is not registered.
   static shared_ptr<Layer<Dtype>> CreateLayer(const LayerParameter& param);
   /// All registered type names, sorted.
   static vector<string> LayerTypeList();
   static string LayerTypeListString();
+  /// The registered type nearest to `type` (ignoring case), or "" if none is close.
+  static string ClosestLayerType(const string& type);
 
  private:
   LayerRegistry() = delete;

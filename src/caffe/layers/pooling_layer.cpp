@@ -157,6 +157,14 @@ struct AxisBounds {
   const int* padded_extent;
 };
 
+// Raw pointers to the per-axis window bounds (the layer's windows_).
+template <typename AxisWindows>
+void BoundsOf(const AxisWindows* windows, int num_axes, AxisBounds* axes) {
+  for (int a = 0; a < num_axes; ++a) {
+    axes[a] = {windows[a].start.data(), windows[a].end.data(), windows[a].padded_extent.data()};
+  }
+}
+
 // MAX over every window of one (D, H, W) plane. kDepth false: D == PD == 1 (2-D pooling), so the
 // depth loop disappears.
 template <bool kDepth, typename Dtype, typename Mask>
@@ -263,9 +271,7 @@ void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, 
   const int in_plane = input_[0] * input_[1] * input_[2];
   const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
   AxisBounds axes[kAxes];
-  for (int a = 0; a < kAxes; ++a) {
-    axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
-  }
+  BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
@@ -287,9 +293,7 @@ void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) 
   const int in_plane = input_[0] * input_[1] * input_[2];
   const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
   AxisBounds axes[kAxes];
-  for (int a = 0; a < kAxes; ++a) {
-    axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
-  }
+  BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
@@ -350,9 +354,7 @@ void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff)
   const int in_plane = input_[0] * input_[1] * input_[2];
   const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
   AxisBounds axes[kAxes];
-  for (int a = 0; a < kAxes; ++a) {
-    axes[a] = {windows_[a].start.data(), windows_[a].end.data(), windows_[a].padded_extent.data()};
-  }
+  BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)

@@ -38,8 +38,15 @@ TEST(LayerRegistryTest, UnknownTypeListsTheKnownTypes) {
     const std::string message = e.what();
     EXPECT_NE(message.find("\"Convolutoin\""), std::string::npos) << message;
     EXPECT_NE(message.find("'c'"), std::string::npos) << message;
-    EXPECT_NE(message.find("Convolution"), std::string::npos) << message;
+    EXPECT_NE(message.find("did you mean \"Convolution\"?"), std::string::npos) << message;
   }
+}
+
+TEST(LayerRegistryTest, SuggestsTheClosestTypeOnlyWhenItIsClose) {
+  EXPECT_EQ(LayerRegistry<float>::ClosestLayerType("Relu"), "ReLU");
+  EXPECT_EQ(LayerRegistry<float>::ClosestLayerType("InnerProdcut"), "InnerProduct");
+  EXPECT_EQ(LayerRegistry<float>::ClosestLayerType("softmaxwithloss"), "SoftmaxWithLoss");
+  EXPECT_EQ(LayerRegistry<float>::ClosestLayerType("Transformer"), "");
 }
 
 }  // namespace caffe
