@@ -20,12 +20,44 @@ bool NetNeedsV0ToV1Upgrade(const NetParameter& net_param) {
 
 bool NetNeedsV1ToV2Upgrade(const NetParameter& net_param) { return net_param.layers_size() > 0; }
 
-bool UpgradeNetAsNeeded(const string& param_file, NetParameter* param) {
+bool UpgradeNetAsNeeded(const string& param_file, NetParameter* param, bool* fully_compatible) {
   bool upgraded = false;
-  CAFFE_CHECK(!NetNeedsV0ToV1Upgrade(*param) && !NetNeedsV1ToV2Upgrade(*param))
-      << param_file << ": this net uses the deprecated V0/V1 'layers' format, which this "
-      << "version cannot upgrade yet; convert it with BVLC's upgrade_net_proto_text or rewrite "
-      << "it with 'layer { type: \"...\" }' entries";
+  bool compatible = true;
+  if (NetNeedsV0ToV1Upgrade(*param)) {
+    LOG(INFO) << "Attempting to upgrade input file specified using deprecated "
+                 "V0LayerParameter: " << param_file;
+    const NetParameter original(*param);
+    try {
+      if (!UpgradeV0Net(original, param)) {
+        compatible = false;
+        LOG(WARNING) << "Had one or more problems upgrading V0NetParameter to NetParameter (see "
+                        "above); continuing anyway.";
+      } else {
+        LOG(INFO) << "Successfully upgraded file specified using deprecated V0LayerParameter";
+      }
+    } catch (const Error& error) {
+      throw Error(param_file + ": " + error.what());
+    }
+    upgraded = true;
+  }
+  if (NetNeedsV1ToV2Upgrade(*param)) {
+    LOG(INFO) << "Attempting to upgrade input file specified using deprecated "
+                 "V1LayerParameter: " << param_file;
+    const NetParameter original(*param);
+    try {
+      if (!UpgradeV1Net(original, param)) {
+        compatible = false;
+        LOG(WARNING) << "Had one or more problems upgrading V1LayerParameter (see above); "
+                        "continuing anyway.";
+      } else {
+        LOG(INFO) << "Successfully upgraded file specified using deprecated V1LayerParameter";
+      }
+    } catch (const Error& error) {
+      throw Error(param_file + ": " + error.what());
+    }
+    upgraded = true;
+  }
+  if (fully_compatible) *fully_compatible = compatible;
   if (NetNeedsDataUpgrade(*param)) {
     LOG(INFO) << "Attempting to upgrade input file specified using deprecated "
                  "transformation parameters: " << param_file;

@@ -1,7 +1,7 @@
 // Upgrading nets and solvers written for older Caffe: deprecated input fields become an Input layer
 // at the front, data layers' deprecated transform fields move to transform_param, BatchNorm param
-// specs are dropped, solver_type becomes type, and V0/V1 nets are refused with a message naming
-// the file. The published nets that need an upgrade are checked against BVLC's own upgrade output.
+// specs are kept with zero multipliers, solver_type becomes type, and V0/V1 nets become current
+// ones. The published nets that need an upgrade are checked against BVLC's own upgrade output.
 #include <fstream>
 #include <functional>
 #include <string>
@@ -180,23 +180,6 @@ TEST_F(UpgradeProtoTest, CurrentNetsAreLeftExactlyAsTheyAre) {
   EXPECT_EQ(net.SerializeAsString(), original.SerializeAsString());
 }
 
-TEST_F(UpgradeProtoTest, V0AndV1NetsAreRefusedNamingTheFile) {
-  const std::string v1 = Write("v1.prototxt", R"(
-    name: "V1" layers { name: "conv1" type: CONVOLUTION bottom: "data" top: "conv1" })");
-  const std::string v0 = Write("v0.prototxt", R"(
-    name: "V0" layers { layer { name: "conv1" type: "conv" num_output: 2 } bottom: "data" top: "conv1" })");
-  for (const std::string& path : {v1, v0}) {
-    NetParameter net;
-    const std::string message = ErrorOf([&] { ReadNetParamsFromTextFile(path, &net); });
-    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
-    EXPECT_NE(message.find("V0/V1"), std::string::npos) << message;
-    EXPECT_NE(message.find("upgrade_net_proto_text"), std::string::npos) << message;
-  }
-  EXPECT_TRUE(NetNeedsV1ToV2Upgrade(ParseNet(R"(layers { type: RELU })")));
-  EXPECT_FALSE(NetNeedsV0ToV1Upgrade(ParseNet(R"(layers { type: RELU })")));
-  EXPECT_TRUE(NetNeedsV0ToV1Upgrade(ParseNet(R"(layers { layer { type: "relu" } })")));
-}
-
 TEST_F(UpgradeProtoTest, NetFilesAreUpgradedOnReadingTextOrBinary) {
   NetParameter old_format = ParseNet(R"(
     input: "data" input_dim: 1 input_dim: 2 input_dim: 3 input_dim: 4
@@ -274,20 +257,6 @@ TEST_F(UpgradeProtoTest, PublishedNetsUpgradeExactlyAsBvlcDoes) {
     ReadProtoFromTextFile(upgraded, &bvlc);
     EXPECT_FALSE(NetNeedsUpgrade(bvlc)) << net;
     EXPECT_EQ(ours.DebugString(), bvlc.DebugString()) << net;
-  }
-}
-
-TEST_F(UpgradeProtoTest, PublishedV0AndV1NetsAreRefusedNamingTheFile) {
-  CAFFE_REQUIRE_SHARED_DIR();
-  const std::string root = SharedDir() + "/reference/published/";
-  for (const char* net :
-       {"caffenet_v0/imagenet_deploy.prototxt", "vgg16_v1/VGG_ILSVRC_16_layers_deploy.prototxt",
-        "agenet_v1/deploy.prototxt"}) {
-    const std::string path = root + net;
-    NetParameter param;
-    const std::string message = ErrorOf([&] { ReadNetParamsFromTextFile(path, &param); });
-    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
-    EXPECT_NE(message.find("V0/V1"), std::string::npos) << message;
   }
 }
 
