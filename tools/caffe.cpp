@@ -18,6 +18,7 @@
 #include "caffe/solver.hpp"
 #include "caffe/util/benchmark.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/reference_check.hpp"
 #include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
@@ -47,6 +48,11 @@ DEFINE_int32(iterations, 50, "The number of iterations to run.");
 DEFINE_string(sigint_effect, "stop",
               "Optional; action to take when a SIGINT signal is received: snapshot, stop or "
               "none.");
+DEFINE_string(reference, "",
+              "For 'compare': an HDF5 file of reference results (input/, forward/, backward/, "
+              "param_diff/ groups, as the golden fixtures).");
+DEFINE_double(tolerance, 1e-4,
+              "For 'compare': the largest allowed max|ours - reference| / max|reference| per blob.");
 DEFINE_string(sighup_effect, "snapshot",
               "Optional; action to take when a SIGHUP signal is received: snapshot, stop or "
               "none.");
@@ -312,6 +318,52 @@ int time() {
   return 0;
 }
 REGISTER_CAFFE_COMMAND(time, "benchmark model execution time");
+
+// Runs a net on stored inputs and compares every blob, diff and param diff with stored reference
+// results: how a user checks that a model ported from BVLC Caffe gives BVLC's numbers.
+int compare() {
+  CAFFE_CHECK(!FLAGS_model.empty()) << "compare needs a model definition: -model FILE";
+  CAFFE_CHECK(!FLAGS_reference.empty()) << "compare needs reference results: -reference FILE.h5";
+  CAFFE_CHECK(FLAGS_tolerance >= 0) << "-tolerance must not be negative";
+  const vector<string> stages = SplitList(FLAGS_stage);
+  SetModeFromGpus(GetGpus());
+  Net<float> caffe_net(FLAGS_model, GetPhase(caffe::TEST), FLAGS_level, &stages);
+  if (!FLAGS_weights.empty()) caffe::LoadNetWeights(&caffe_net, FLAGS_weights);
+  caffe::ReferenceData reference(FLAGS_reference);
+  const vector<caffe::BlobComparison> comparisons =
+      caffe::CompareNetWithReference(&caffe_net, reference);
+  int compared = 0;
+  vector<string> failures;
+  std::cout << std::left << std::setw(44) << "blob" << std::right << std::setw(14)
+            << "max abs err" << std::setw(14) << "max |ref|" << std::setw(14) << "relative"
+            << "\n";
+  for (const caffe::BlobComparison& comparison : comparisons) {
+    if (!comparison.present) {
+      std::cout << std::left << std::setw(44) << comparison.what << "  (not in the reference)\n";
+      continue;
+    }
+    ++compared;
+    std::cout << std::left << std::setw(44) << comparison.what << std::right;
+    if (!comparison.shapes_match) {
+      std::cout << "  shape differs from the reference  FAIL\n";
+      failures.push_back(comparison.what);
+      continue;
+    }
+    const bool ok = comparison.Within(FLAGS_tolerance);
+    std::cout << std::setw(14) << std::setprecision(3) << comparison.max_abs_diff << std::setw(14)
+              << comparison.max_abs_reference << std::setw(14) << comparison.relative()
+              << (ok ? "" : "  FAIL") << "\n";
+    if (!ok) failures.push_back(comparison.what);
+  }
+  std::cout << compared << " blobs compared, " << failures.size() << " above the tolerance "
+            << FLAGS_tolerance << std::endl;
+  CAFFE_CHECK(compared > 0) << "nothing in '" << FLAGS_reference << "' matched the net's blobs";
+  CAFFE_CHECK(failures.empty()) << failures.size() << " of " << compared
+                                << " blobs differ from the reference by more than "
+                                << FLAGS_tolerance << " (relative), the first: " << failures[0];
+  return 0;
+}
+REGISTER_CAFFE_COMMAND(compare, "compare a net's results with stored reference results");
 
 string UsageMessage() {
   std::ostringstream usage;

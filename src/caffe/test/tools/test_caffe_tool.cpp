@@ -9,8 +9,11 @@
 #include <fstream>
 #include <string>
 
+#include "caffe/net.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/hdf5.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/reference_check.hpp"
 
 namespace caffe {
 
@@ -247,6 +250,51 @@ TEST_F(CaffeToolTest, CtrlCSnapshotsAndStopsAndTrainingResumes) {
             std::string::npos)
       << resumed.output;
   EXPECT_TRUE(FileExists(dir_ + "/tool_iter_" + std::to_string(stopped_at + 5) + ".caffemodel"));
+}
+
+TEST_F(CaffeToolTest, CompareAcceptsTheGoldenFixturesLayout) {
+  CAFFE_REQUIRE_SHARED_DIR();
+  const std::string folder = SharedDir() + "/fixtures/golden/cifar10_quick";
+  const CommandResult result =
+      RunCaffe("compare -model " + folder + "/net.prototxt -weights " + folder +
+               "/weights.caffemodel -reference " + folder + "/blobs.h5");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("param_diff/conv1/0"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("above the tolerance 0.0001"), std::string::npos) << result.output;
+}
+
+// A reference written from our own forward pass matches; a changed value is reported by name
+// with a non-zero exit.
+TEST_F(CaffeToolTest, CompareFailsNamingTheBlobThatDrifted) {
+  const std::string model = dir_ + "/compare.prototxt";
+  WriteFile(model, R"(
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 2 dim: 3 } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y"
+      inner_product_param { num_output: 2 weight_filler { type: "constant" value: 0.5 } } })");
+  Net<float> net(model, TEST);
+  for (int i = 0; i < 6; ++i) net.blob_by_name("x")->mutable_cpu_data()[i] = i;
+  net.Forward();
+  const std::string reference = dir_ + "/reference.h5";
+  {
+    Hdf5File file(reference, H5F_ACC_TRUNC);
+    for (const char* group : {"input", "forward"}) H5Gclose(hdf5_create_group(file.id(), group));
+    hdf5_save_nd_dataset(file.id(), "input/x", *net.blob_by_name("x"));
+    hdf5_save_nd_dataset(file.id(), "forward/x", *net.blob_by_name("x"));
+    hdf5_save_nd_dataset(file.id(), "forward/y", *net.blob_by_name("y"));
+  }
+  EXPECT_EQ(RunCaffe("compare -model " + model + " -reference " + reference).exit_code, 0);
+  {
+    Hdf5File file(reference, H5F_ACC_RDWR);
+    H5Ldelete(file.id(), "forward/y", H5P_DEFAULT);
+    Blob<float> changed;
+    changed.CopyFrom(*net.blob_by_name("y"), false, true);
+    changed.mutable_cpu_data()[1] += 0.01f;
+    hdf5_save_nd_dataset(file.id(), "forward/y", changed);
+  }
+  ExpectOneClearError(RunCaffe("compare -model " + model + " -reference " + reference),
+                      "the first: forward/y");
+  ExpectOneClearError(RunCaffe("compare -model " + model + " -reference " + dir_ + "/none.h5"),
+                      dir_ + "/none.h5");
 }
 
 }  // namespace caffe
