@@ -121,9 +121,24 @@ TEST(ReferenceModelsTest, BvlcNetsWithKnownLayersBuild) {
       }
     }
     if (!all_known) continue;
-    for (Phase phase : {TRAIN, TEST}) {
+    // A net whose layers are included by stage is built as its solver would build it: once per
+    // stage (e.g. mnist_autoencoder's test-on-train and test-on-test).
+    std::vector<std::string> stages;
+    for (const LayerParameter& layer : param.layer()) {
+      for (const NetStateRule& rule : layer.include()) {
+        for (const std::string& stage : rule.stage()) {
+          if (std::find(stages.begin(), stages.end(), stage) == stages.end()) {
+            stages.push_back(stage);
+          }
+        }
+      }
+    }
+    std::vector<std::pair<Phase, std::vector<std::string>>> states = {{TRAIN, {}}};
+    if (stages.empty()) states.push_back({TEST, {}});
+    for (const std::string& stage : stages) states.push_back({TEST, {stage}});
+    for (const auto& [phase, state_stages] : states) {
       try {
-        Net<float> net(file, phase);
+        Net<float> net(file, phase, 0, &state_stages);
         ++built;
       } catch (const Error& e) {
         bool names_a_source = false;
