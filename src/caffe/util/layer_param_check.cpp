@@ -41,7 +41,7 @@ const std::vector<std::string>* LayerParamsReadBy(const std::string& type) {
       {"HingeLoss", {"hinge_loss_param", "loss_param"}},
       {"Im2col", {"convolution_param"}},
       {"ImageData", {"image_data_param", "transform_param"}},
-      {"InfogainLoss", {"infogain_loss_param", "loss_param"}},
+      {"InfogainLoss", {"infogain_loss_param", "loss_param", "softmax_param"}},
       {"InnerProduct", {"inner_product_param"}},
       {"Input", {"input_param"}},
       {"Log", {"log_param"}},
