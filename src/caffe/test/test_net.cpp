@@ -1,5 +1,7 @@
 #include "caffe/net.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -341,6 +343,44 @@ TYPED_TEST(NetTest, ParamGradientsPassTheNumericalCheck) {
   net->Forward();
   GradientChecker<Dtype> checker(1e-2, 1e-2);
   checker.CheckGradientNet(*net, net->input_blobs());
+}
+
+}  // namespace caffe
+
+namespace caffe {
+
+// Weights files over 1 GB (VGG-scale models with big fully connected layers) load: protobuf's
+// default 64 MB limit is lifted for weights. One float InnerProduct of 1.05 GB.
+TEST(NetLargeWeightsTest, ACaffemodelOverOneGigabyteLoads) {
+  const int outputs = 16, inputs = 1050 * 1000 * 1000 / 4 / 16;
+  NetParameter param;
+  ParseProtoFromText(R"(
+    layer { name: "in" type: "Input" top: "x" input_param { shape { dim: 1 dim: )" +
+                         std::to_string(inputs) + R"( } } }
+    layer { name: "ip" type: "InnerProduct" bottom: "x" top: "y"
+      inner_product_param { num_output: 16 bias_term: false } })",
+                     "large", &param);
+  const std::string path = MakeTempDir("large_weights") + "/large.caffemodel";
+  {
+    NetParameter weights;
+    LayerParameter* layer = weights.add_layer();
+    layer->set_name("ip");
+    BlobProto* blob = layer->add_blobs();
+    blob->mutable_shape()->add_dim(outputs);
+    blob->mutable_shape()->add_dim(inputs);
+    blob->mutable_data()->Resize(outputs * inputs, 0.25f);
+    blob->mutable_data()->Set(outputs * inputs - 1, 7.f);
+    WriteProtoToBinaryFile(weights, path);
+  }
+  struct stat info;
+  ASSERT_EQ(stat(path.c_str(), &info), 0);
+  ASSERT_GT(info.st_size, 1000L * 1000 * 1000);
+  Net<float> net(param);
+  net.CopyTrainedLayersFrom(path);
+  const Blob<float>& weights = *net.layer_by_name("ip")->blobs()[0];
+  EXPECT_EQ(weights.cpu_data()[0], 0.25f);
+  EXPECT_EQ(weights.cpu_data()[weights.count() - 1], 7.f);
+  std::remove(path.c_str());
 }
 
 }  // namespace caffe
