@@ -5,7 +5,6 @@
 #include <sstream>
 
 #include "caffe/layer.hpp"
-#include "caffe/util/layer_param_check.hpp"
 
 namespace caffe {
 
@@ -71,7 +70,6 @@ shared_ptr<Layer<Dtype>> LayerRegistry<Dtype>::CreateLayer(const LayerParameter&
                   << (closest.empty() ? "" : "; did you mean \"" + closest + "\"?")
                   << "; known types: " << LayerTypeListString();
   }
-  CheckLayerParamsApply(param);
   return creator->second(param);
 }
 

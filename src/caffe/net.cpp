@@ -7,6 +7,7 @@
 #include "caffe/util/hdf5.hpp"
 #include "caffe/util/insert_splits.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/layer_param_check.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
@@ -43,6 +44,7 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
   name_ = param.name();
   std::map<string, int> blob_name_to_idx;
   std::set<string> available_blobs;
+  std::set<string> learnable_layer_names;
   memory_used_ = 0;
   const int num_layers = param.layer_size();
   bottom_vecs_.resize(num_layers);
@@ -61,9 +63,8 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
                 layer_param.propagate_down_size() == layer_param.bottom_size())
         << layer_label << ": propagate_down must be given 0 times or once per bottom ("
         << layer_param.bottom_size() << " bottoms), got " << layer_param.propagate_down_size();
-    LOG_IF(WARNING, std::count(layer_names_.begin(), layer_names_.end(), layer_param.name()))
-        << "two layers are named '" << layer_param.name()
-        << "'; weights are copied by layer name, so only the last one will receive them";
+    // A net's own layers only: layers build internal layers from copies of their parameters.
+    CheckLayerParamsApply(layer_param);
     layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
     layer_names_.push_back(layer_param.name());
     LOG_IF(INFO, Caffe::root_solver()) << "Creating Layer " << layer_param.name();
@@ -119,6 +120,11 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
                                        << memory_used_ * sizeof(Dtype);
     const int param_size = layer_param.param_size();
     const int num_param_blobs = static_cast<int>(layer->blobs().size());
+    // Weights are copied by layer name: two learnable layers of one name cannot both get theirs.
+    if (num_param_blobs > 0 && !learnable_layer_names.insert(layer_param.name()).second) {
+      LOG(WARNING) << "two layers with weights are named '" << layer_param.name()
+                   << "'; weights are copied by layer name, so only the last one will get them";
+    }
     CAFFE_CHECK_LE(param_size, num_param_blobs)
         << layer_label << ": " << param_size << " param specs given for a layer with "
         << num_param_blobs << " learnable blobs";

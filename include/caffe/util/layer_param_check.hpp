@@ -1,6 +1,8 @@
 // Which parameter messages each layer type reads. A prototxt that gives a layer a parameter message
 // of another type (`pooling_param` on a Convolution layer, a typo'd copy-paste) is an error naming
-// the message, where BVLC silently ignored it and the user wondered why nothing changed.
+// the message, where BVLC silently ignored it and the user wondered why nothing changed. Net checks
+// the layers of the prototxt; layers that create internal layers from copies of their own
+// parameters (SoftmaxWithLoss's Softmax) are not checked.
 #ifndef CAFFE_UTIL_LAYER_PARAM_CHECK_HPP_
 #define CAFFE_UTIL_LAYER_PARAM_CHECK_HPP_
 
