@@ -64,7 +64,8 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
         << layer_label << ": propagate_down must be given 0 times or once per bottom ("
         << layer_param.bottom_size() << " bottoms), got " << layer_param.propagate_down_size();
     // A net's own layers only: layers build internal layers from copies of their parameters.
-    CheckLayerParamsApply(layer_param);
+    const string stray = StrayLayerParams(layer_param);
+    LOG_IF(WARNING, !stray.empty()) << stray;
     layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
     layer_names_.push_back(layer_param.name());
     LOG_IF(INFO, Caffe::root_solver()) << "Creating Layer " << layer_param.name();

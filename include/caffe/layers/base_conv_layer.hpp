@@ -52,6 +52,11 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   int MinTopBlobs() const override { return 1; }
   bool EqualNumBottomTopBlobs() const override { return true; }
 
+  /// The most column values one image may take before it is convolved in tiles of output lines
+  /// (default 64 M values, 256 MB in float). Tests lower it to exercise the tiled path.
+  static void set_max_image_column_values(long values) { max_image_column_values_ = values; }
+  static long max_image_column_values() { return max_image_column_values_; }
+
  protected:
   /// True for layers whose bottom is the GEMM's output side (Deconvolution).
   virtual bool reverse_dimensions() = 0;
@@ -99,6 +104,17 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   void Col2Im(const Dtype* col, int col_row_stride, Dtype* im);
   // Images per GEMM for the current shapes.
   int ChooseChunkImages() const;
+  // The tiled paths: one image at a time, output lines [line, line + tile_lines_) per GEMM.
+  void ImageToOutputTiled(const Dtype* im, int num, const Dtype* weights, const Dtype* bias,
+                          Dtype* out);
+  void BackwardGemmTiled(const Dtype* out_diff, const Dtype* im, int num, const Dtype* weights,
+                         Dtype* weight_diff, Dtype* im_diff);
+  void TileColumns(const Dtype* im, int line_begin, int line_end, Dtype* col) const;
+  // weight_diff += the transposes of the used threads' accumulators.
+  void AddTransposedWeightDiffs(const Dtype* weight_diff_t, const std::vector<char>& thread_used,
+                                Dtype* weight_diff) const;
+
+  static long max_image_column_values_;
 
   int conv_in_channels_ = 0;           // channels on the image side
   int conv_out_channels_ = 0;          // channels on the output side
@@ -111,6 +127,9 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   std::vector<int> col_shape_;         // (K * G, the output side's spatial dims...)
   int chunk_images_ = 1;
   int num_chunks_ = 0;
+  int tile_lines_ = 0;  // > 0: images are convolved in tiles of this many output lines
+  int line_width_ = 1;  // values per output line (the output side's last spatial axis)
+  int num_lines_ = 0;   // output lines per image
   int threads_ = 1;            // chunks run in parallel on this many threads
   Blob<Dtype> col_buffer_;     // per thread: (K * G, chunk_images_ * S)
   Blob<Dtype> out_buffer_;     // per thread: (conv_out_channels_, chunk_images_ * S), if chunked

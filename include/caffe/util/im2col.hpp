@@ -53,6 +53,24 @@ void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_sh
                    const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
                    const int* dilation, Dtype* data_im, int col_row_stride = 0);
 
+/// im2col_nd_cpu for the output lines [line_begin, line_end) only, where a line is the output's
+/// last axis (col_shape's last entry columns): column j of data_col (row stride (line_end -
+/// line_begin) * line width) is output column line_begin * line width + j. Lets a huge volume be
+/// convolved tile by tile with a bounded column buffer.
+template <typename Dtype>
+void im2col_nd_lines_cpu(const Dtype* data_im, int num_spatial_axes, const int* im_shape,
+                         const int* col_shape, const int* kernel_shape, const int* pad,
+                         const int* stride, const int* dilation, int line_begin, int line_end,
+                         Dtype* data_col);
+
+/// The adjoint of im2col_nd_lines_cpu: ADDS the tile's column entries into data_im (zero it
+/// before the first tile).
+template <typename Dtype>
+void col2im_nd_lines_add_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_shape,
+                             const int* col_shape, const int* kernel_shape, const int* pad,
+                             const int* stride, const int* dilation, int line_begin,
+                             int line_end, Dtype* data_im);
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_IM2COL_HPP_

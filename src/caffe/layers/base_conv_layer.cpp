@@ -30,6 +30,9 @@ constexpr long kMaxParallelColumnValues = 1L << 26;
 }  // namespace
 
 template <typename Dtype>
+long BaseConvolutionLayer<Dtype>::max_image_column_values_ = 1L << 26;
+
+template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const ConvolutionParameter& conv_param = this->layer_param_.convolution_param();
   force_nd_im2col_ = conv_param.force_nd_im2col();
@@ -171,9 +174,22 @@ void BaseConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blob
   top_dim_ = top[0]->count(channel_axis_);
   out_spatial_dim_ = top[0]->count(first_spatial_axis);
 
-  chunk_images_ = ChooseChunkImages();
+  // An image whose columns would exceed max_image_column_values_ (a large volume: V-Net's first
+  // layers need gigabytes) is convolved in tiles of whole output lines.
+  const long image_column_values =
+      static_cast<long>(kernel_dim_) * group_ * std::max(conv_out_spatial_dim_, 1);
+  tile_lines_ = 0;
+  if (!is_1x1_ && num_spatial_axes_ >= 1 && image_column_values > max_image_column_values_) {
+    line_width_ = col_shape_.back();
+    num_lines_ = conv_out_spatial_dim_ / line_width_;
+    const long line_values = static_cast<long>(kernel_dim_) * group_ * line_width_;
+    tile_lines_ = static_cast<int>(
+        std::max(1L, std::min<long>(num_lines_, max_image_column_values_ / line_values)));
+  }
+  chunk_images_ = tile_lines_ > 0 ? 1 : ChooseChunkImages();
   num_chunks_ = num_ > 0 ? (num_ + chunk_images_ - 1) / chunk_images_ : 0;
-  const int columns = chunk_images_ * conv_out_spatial_dim_;
+  const int columns =
+      tile_lines_ > 0 ? tile_lines_ * line_width_ : chunk_images_ * conv_out_spatial_dim_;
   const long col_values = static_cast<long>(kernel_dim_) * group_ * columns;
   threads_ = std::max(1, std::min({caffe_max_threads(), num_chunks_,
                                    static_cast<int>(kMaxParallelColumnValues /
@@ -251,6 +267,10 @@ const Dtype* BaseConvolutionLayer<Dtype>::Columns(const Dtype* im, int count, Dt
 template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::ImageToOutput(const Dtype* im, int num, const Dtype* weights,
                                                 const Dtype* bias, Dtype* out) {
+  if (tile_lines_ > 0) {
+    ImageToOutputTiled(im, num, weights, bias, out);
+    return;
+  }
   const int spatial = conv_out_spatial_dim_;
   const int group_rows = conv_out_channels_ / group_;
   const int chunks = (num + chunk_images_ - 1) / chunk_images_;
@@ -298,6 +318,10 @@ template <typename Dtype>
 void BaseConvolutionLayer<Dtype>::BackwardGemm(const Dtype* out_diff, const Dtype* im, int num,
                                                const Dtype* weights, Dtype* weight_diff,
                                                Dtype* im_diff) {
+  if (tile_lines_ > 0) {
+    BackwardGemmTiled(out_diff, im, num, weights, weight_diff, im_diff);
+    return;
+  }
   const int spatial = conv_out_spatial_dim_;
   const int group_rows = conv_out_channels_ / group_;
   const int chunks = (num + chunk_images_ - 1) / chunk_images_;
@@ -358,8 +382,105 @@ void BaseConvolutionLayer<Dtype>::BackwardGemm(const Dtype* out_diff, const Dtyp
       }
     }
   }
-  if (!weight_diff) return;
-  // weight_diff (C_out / G x K per group) += the sum of the threads' transposed gradients.
+  if (weight_diff) AddTransposedWeightDiffs(weight_diff_t, thread_used, weight_diff);
+}
+
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::TileColumns(const Dtype* im, int line_begin, int line_end,
+                                              Dtype* col) const {
+  im2col_nd_lines_cpu(im, num_spatial_axes_, conv_input_shape_.data(), col_shape_.data(),
+                      kernel_shape_.data(), pad_.data(), stride_.data(), dilation_.data(),
+                      line_begin, line_end, col);
+}
+
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::ImageToOutputTiled(const Dtype* im, int num,
+                                                     const Dtype* weights, const Dtype* bias,
+                                                     Dtype* out) {
+  const int spatial = conv_out_spatial_dim_;
+  const int group_rows = conv_out_channels_ / group_;
+  Dtype* col_base = col_buffer_.mutable_cpu_data();
+  const long col_stride = col_buffer_.count() / threads_;
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+  for (int n = 0; n < num; ++n) {
+    Dtype* col = col_base + caffe_thread_index() * col_stride;
+    Dtype* out_image = out + static_cast<long>(n) * conv_out_dim_;
+    for (int line = 0; line < num_lines_; line += tile_lines_) {
+      const int line_end = std::min(num_lines_, line + tile_lines_);
+      const int columns = (line_end - line) * line_width_;
+      TileColumns(im + static_cast<long>(n) * conv_in_dim_, line, line_end, col);
+      // The tile's columns of the output: rows `spatial` apart.
+      for (int g = 0; g < group_; ++g) {
+        caffe_cpu_gemm_ld<Dtype>(CblasNoTrans, CblasNoTrans, group_rows, columns, kernel_dim_,
+                                 Dtype(1), weights + g * weight_offset_, kernel_dim_,
+                                 col + static_cast<long>(g) * kernel_dim_ * columns, columns,
+                                 Dtype(0),
+                                 out_image + static_cast<long>(g) * group_rows * spatial +
+                                     static_cast<long>(line) * line_width_,
+                                 spatial);
+      }
+    }
+    if (bias) AddChannelBias(out_image, 1, conv_out_channels_, spatial, bias);
+  }
+}
+
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::BackwardGemmTiled(const Dtype* out_diff, const Dtype* im,
+                                                    int num, const Dtype* weights,
+                                                    Dtype* weight_diff, Dtype* im_diff) {
+  const int spatial = conv_out_spatial_dim_;
+  const int group_rows = conv_out_channels_ / group_;
+  const int weight_count = this->blobs_[0]->count();
+  Dtype* col_base = col_buffer_.mutable_cpu_data();
+  const long col_stride = col_buffer_.count() / threads_;
+  Dtype* weight_diff_t = weight_diff ? weight_diff_t_.mutable_cpu_data() : nullptr;
+  std::vector<char> thread_used(threads_, 0);
+#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
+  for (int n = 0; n < num; ++n) {
+    const int thread = caffe_thread_index();
+    Dtype* col = col_base + thread * col_stride;
+    const Dtype* diff_image = out_diff + static_cast<long>(n) * conv_out_dim_;
+    Dtype* im_image = im_diff ? im_diff + static_cast<long>(n) * conv_in_dim_ : nullptr;
+    if (im_image) caffe_set(conv_in_dim_, Dtype(0), im_image);
+    for (int line = 0; line < num_lines_; line += tile_lines_) {
+      const int line_end = std::min(num_lines_, line + tile_lines_);
+      const int columns = (line_end - line) * line_width_;
+      const Dtype* diff_tile = diff_image + static_cast<long>(line) * line_width_;
+      if (weight_diff) {
+        TileColumns(im + static_cast<long>(n) * conv_in_dim_, line, line_end, col);
+        Dtype* accumulator = weight_diff_t + thread * weight_count;
+        const Dtype beta = thread_used[thread] ? Dtype(1) : Dtype(0);
+        thread_used[thread] = 1;
+        for (int g = 0; g < group_; ++g) {
+          caffe_cpu_gemm_ld<Dtype>(CblasNoTrans, CblasTrans, kernel_dim_, group_rows, columns,
+                                   Dtype(1), col + static_cast<long>(g) * kernel_dim_ * columns,
+                                   columns, diff_tile + static_cast<long>(g) * group_rows * spatial,
+                                   spatial, beta, accumulator + g * weight_offset_, group_rows);
+        }
+      }
+      if (im_image) {
+        for (int g = 0; g < group_; ++g) {
+          caffe_cpu_gemm_ld<Dtype>(CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows,
+                                   Dtype(1), weights + g * weight_offset_, kernel_dim_,
+                                   diff_tile + static_cast<long>(g) * group_rows * spatial,
+                                   spatial, Dtype(0),
+                                   col + static_cast<long>(g) * kernel_dim_ * columns, columns);
+        }
+        col2im_nd_lines_add_cpu(col, num_spatial_axes_, conv_input_shape_.data(),
+                                 col_shape_.data(), kernel_shape_.data(), pad_.data(),
+                                 stride_.data(), dilation_.data(), line, line_end, im_image);
+      }
+    }
+  }
+  if (weight_diff) AddTransposedWeightDiffs(weight_diff_t, thread_used, weight_diff);
+}
+
+template <typename Dtype>
+void BaseConvolutionLayer<Dtype>::AddTransposedWeightDiffs(const Dtype* weight_diff_t,
+                                                           const std::vector<char>& thread_used,
+                                                           Dtype* weight_diff) const {
+  const int group_rows = conv_out_channels_ / group_;
+  const int weight_count = this->blobs_[0]->count();
   for (int thread = 0; thread < threads_; ++thread) {
     if (!thread_used[thread]) continue;
     const Dtype* accumulator = weight_diff_t + thread * weight_count;

@@ -57,7 +57,7 @@ TEST_P(GoldenNetTest, ForwardBackwardAndParamDiffsMatchBvlc) {
 
 INSTANTIATE_TEST_SUITE_P(Bvlc, GoldenNetTest,
                          ::testing::Values("lenet", "cifar10_quick", "caffenet_small",
-                                           "caffenet_small_msra", "googlenet_small"),
+                                           "caffenet_small_msra", "googlenet_small", "layerzoo"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

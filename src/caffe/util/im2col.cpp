@@ -104,19 +104,25 @@ void Im2Col2d(Dtype* im, int channels, int height, int width, int kernel_h, int 
   }
 }
 
+// Output lines [line_begin, line_end) only (a line: the last output axis); line_end < 0 means all.
+// The col2im direction zeroes the image first unless `accumulate`.
 template <typename Dtype, bool kIm2Col>
 void Im2ColNd(Dtype* im, int num_axes, const int* im_shape, const int* col_shape,
               const int* kernel_shape, const int* pad, const int* stride, const int* dilation,
-              Dtype* col, int col_row_stride) {
+              Dtype* col, int col_row_stride, int line_begin = 0, int line_end = -1,
+              bool accumulate = false) {
   int out_size = 1, kernel_size = 1, im_spatial = 1;
   for (int i = 0; i < num_axes; ++i) {
     out_size *= col_shape[i + 1];
     kernel_size *= kernel_shape[i];
     im_spatial *= im_shape[i + 1];
   }
-  if (!kIm2Col) std::fill(im, im + im_shape[0] * im_spatial, Dtype(0));
+  if (!kIm2Col && !accumulate) std::fill(im, im + im_shape[0] * im_spatial, Dtype(0));
   if (out_size <= 0) return;
-  const int row_stride = col_row_stride > 0 ? col_row_stride : out_size;
+  const int line_width = num_axes > 0 ? col_shape[num_axes] : 1;
+  if (line_end < 0) line_end = out_size / line_width;
+  const int tile_size = (line_end - line_begin) * line_width;
+  const int row_stride = col_row_stride > 0 ? col_row_stride : tile_size;
   const int rows = col_shape[0];
   if (num_axes == 0) {  // no spatial axes: one column, one entry per channel
     for (int r = 0; r < rows; ++r) {
@@ -131,8 +137,12 @@ void Im2ColNd(Dtype* im, int num_axes, const int* im_shape, const int* col_shape
   const int last = num_axes - 1;
   const int out_w = col_shape[num_axes];
   const int in_w = im_shape[num_axes];
-  const int outer_count = out_size / out_w;
-  std::vector<int> offset(num_axes), position(num_axes);
+  std::vector<int> offset(num_axes), position(num_axes), first_position(num_axes, 0);
+  // The output position of line_begin's first element, axis by axis.
+  for (int i = last - 1, rest = line_begin; i >= 0; --i) {
+    first_position[i] = rest % col_shape[i + 1];
+    rest /= col_shape[i + 1];
+  }
   for (int r = 0; r < rows; ++r) {
     int tap = r % kernel_size;
     const int channel = r / kernel_size;
@@ -143,8 +153,8 @@ void Im2ColNd(Dtype* im, int num_axes, const int* im_shape, const int* col_shape
     const ValidRange cols = ValidOutputs(offset[last], stride[last], in_w, out_w);
     Dtype* im_channel = im + channel * im_spatial;
     Dtype* col_row = col + static_cast<long>(r) * row_stride;
-    std::fill(position.begin(), position.end(), 0);
-    for (int t = 0; t < outer_count; ++t) {
+    position = first_position;
+    for (int t = 0; t < line_end - line_begin; ++t) {
       // The image offset of this output line's first element, unless it lies in the padding.
       bool inside = true;
       int src = 0;
@@ -207,6 +217,24 @@ void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_sh
                          dilation, const_cast<Dtype*>(data_col), col_row_stride);
 }
 
+template <typename Dtype>
+void im2col_nd_lines_cpu(const Dtype* data_im, int num_spatial_axes, const int* im_shape,
+                         const int* col_shape, const int* kernel_shape, const int* pad,
+                         const int* stride, const int* dilation, int line_begin, int line_end,
+                         Dtype* data_col) {
+  Im2ColNd<Dtype, true>(const_cast<Dtype*>(data_im), num_spatial_axes, im_shape, col_shape,
+                        kernel_shape, pad, stride, dilation, data_col, 0, line_begin, line_end);
+}
+
+template <typename Dtype>
+void col2im_nd_lines_add_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_shape,
+                             const int* col_shape, const int* kernel_shape, const int* pad,
+                             const int* stride, const int* dilation, int line_begin,
+                             int line_end, Dtype* data_im) {
+  Im2ColNd<Dtype, false>(data_im, num_spatial_axes, im_shape, col_shape, kernel_shape, pad, stride,
+                         dilation, const_cast<Dtype*>(data_col), 0, line_begin, line_end, true);
+}
+
 #define INSTANTIATE_IM2COL(Dtype)                                                                 \
   template void im2col_cpu<Dtype>(const Dtype*, int, int, int, int, int, int, int, int, int, int, \
                                   int, Dtype*, int);                                              \
@@ -215,7 +243,12 @@ void col2im_nd_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_sh
   template void im2col_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
                                      const int*, const int*, const int*, Dtype*, int);            \
   template void col2im_nd_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*,       \
-                                     const int*, const int*, const int*, Dtype*, int)
+                                     const int*, const int*, const int*, Dtype*, int);            \
+  template void im2col_nd_lines_cpu<Dtype>(const Dtype*, int, const int*, const int*, const int*, \
+                                           const int*, const int*, const int*, int, int, Dtype*); \
+  template void col2im_nd_lines_add_cpu<Dtype>(const Dtype*, int, const int*, const int*,         \
+                                               const int*, const int*, const int*, const int*,    \
+                                               int, int, Dtype*)
 INSTANTIATE_IM2COL(float);
 INSTANTIATE_IM2COL(double);
 

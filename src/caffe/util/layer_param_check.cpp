@@ -79,9 +79,9 @@ const std::vector<std::string>* LayerParamsReadBy(const std::string& type) {
   return found == kParams.end() ? nullptr : &found->second;
 }
 
-void CheckLayerParamsApply(const LayerParameter& param) {
+std::string StrayLayerParams(const LayerParameter& param) {
   const std::vector<std::string>* allowed = LayerParamsReadBy(param.type());
-  if (allowed == nullptr) return;
+  if (allowed == nullptr) return "";
   std::vector<const google::protobuf::FieldDescriptor*> fields;
   param.GetReflection()->ListFields(param, &fields);
   for (const auto* field : fields) {
@@ -93,12 +93,14 @@ void CheckLayerParamsApply(const LayerParameter& param) {
     if (std::find(allowed->begin(), allowed->end(), name) != allowed->end()) continue;
     std::ostringstream reads;
     for (size_t i = 0; i < allowed->size(); ++i) reads << (i ? ", " : "") << (*allowed)[i];
-    CAFFE_THROW() << param.type() << " layer '" << param.name() << "': " << name
-                  << " does not apply to a " << param.type() << " layer ("
-                  << (allowed->empty() ? "it takes no parameters"
-                                       : "it reads " + reads.str())
-                  << "); remove it or fix the layer type";
+    std::ostringstream message;
+    message << param.type() << " layer '" << param.name() << "': " << name
+            << " does not apply to a " << param.type() << " layer ("
+            << (allowed->empty() ? "it takes no parameters" : "it reads " + reads.str())
+            << ") and is ignored; remove it or fix the layer type";
+    return message.str();
   }
+  return "";
 }
 
 }  // namespace caffe

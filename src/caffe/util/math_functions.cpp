@@ -36,6 +36,20 @@ void caffe_cpu_gemm<double>(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, in
 }
 
 template <>
+void caffe_cpu_gemm_ld<float>(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N,
+                              int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                              float beta, float* C, int ldc) {
+  cblas_sgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <>
+void caffe_cpu_gemm_ld<double>(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N,
+                               int K, double alpha, const double* A, int lda, const double* B,
+                               int ldb, double beta, double* C, int ldc) {
+  cblas_dgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+template <>
 void caffe_cpu_gemv<float>(CBLAS_TRANSPOSE trans_a, int M, int N, float alpha, const float* A,
                            const float* x, float beta, float* y) {
   cblas_sgemv(CblasRowMajor, trans_a, M, N, alpha, A, N, x, 1, beta, y, 1);

@@ -502,3 +502,79 @@ TYPED_TEST(BaseConvolutionLayerTest, ChannelBiasAndChannelSumHelpers) {
 }
 
 }  // namespace caffe
+
+namespace caffe {
+
+namespace {
+
+// Forward and backward of a Convolution (or the transposed one) with every image in one piece,
+// then again in tiles of output lines (by lowering the column budget): the results must agree.
+template <typename Dtype, typename LayerType>
+void CheckTiledMatchesWhole(const std::vector<int>& shape, const std::string& conv_param,
+                            long tile_budget) {
+  struct Result {
+    Blob<Dtype> top, bottom_diff, weight_diff, bias_diff;
+  };
+  auto run = [&](long budget, Result* result) {
+    const long saved = BaseConvolutionLayer<Dtype>::max_image_column_values();
+    BaseConvolutionLayer<Dtype>::set_max_image_column_values(budget);
+    Blob<Dtype> bottom(shape);
+    FillGaussian(&bottom, 21);
+    Blobs<Dtype> bottoms{&bottom}, tops{&result->top};
+    Caffe::set_random_seed(5);
+    LayerType layer(ParseLayerParam("name: 'c' convolution_param { " + conv_param +
+                                    " weight_filler { type: 'gaussian' }"
+                                    " bias_filler { type: 'gaussian' } }"));
+    layer.SetUp(bottoms, tops);
+    layer.Forward(bottoms, tops);
+    FillGaussian(&result->top, 22);  // as the top's diff below
+    caffe_copy(result->top.count(), result->top.cpu_data(), result->top.mutable_cpu_diff());
+    layer.Forward(bottoms, tops);
+    layer.Backward(tops, {true}, bottoms);
+    result->bottom_diff.CopyFrom(bottom, true, true);
+    result->weight_diff.CopyFrom(*layer.blobs()[0], true, true);
+    result->bias_diff.CopyFrom(*layer.blobs()[1], true, true);
+    BaseConvolutionLayer<Dtype>::set_max_image_column_values(saved);
+  };
+  Result whole, tiled;
+  run(1L << 40, &whole);
+  run(tile_budget, &tiled);
+  const Dtype tolerance = sizeof(Dtype) == 4 ? 1e-4 : 1e-10;
+  auto expect_near = [&](const Blob<Dtype>& a, const Blob<Dtype>& b, bool diff, const char* what) {
+    ASSERT_EQ(a.shape(), b.shape()) << what;
+    const Dtype* x = diff ? a.cpu_diff() : a.cpu_data();
+    const Dtype* y = diff ? b.cpu_diff() : b.cpu_data();
+    for (int i = 0; i < a.count(); ++i) {
+      ASSERT_NEAR(x[i], y[i], tolerance * (1 + std::fabs(x[i]))) << what << " at " << i;
+    }
+  };
+  expect_near(whole.top, tiled.top, false, "top");
+  expect_near(whole.bottom_diff, tiled.bottom_diff, true, "bottom diff");
+  expect_near(whole.weight_diff, tiled.weight_diff, true, "weight diff");
+  expect_near(whole.bias_diff, tiled.bias_diff, true, "bias diff");
+}
+
+}  // namespace
+
+// Budgets of a few output lines, so tiles end mid-plane and the last tile is short.
+TYPED_TEST(BaseConvolutionLayerTest, TiledConvolutionMatchesWholeImages2D) {
+  using Dtype = typename TypeParam::Dtype;
+  // Columns per line: 3 * 3 * 3 rows * 7 columns = 189 values; a budget of 3 lines.
+  CheckTiledMatchesWhole<Dtype, ConvolutionLayer<Dtype>>({2, 3, 9, 7},
+                                                         "num_output: 4 kernel_size: 3 pad: 1",
+                                                         3 * 189);
+}
+
+TYPED_TEST(BaseConvolutionLayerTest, TiledConvolutionMatchesWholeImages3DWithStrideAndGroups) {
+  using Dtype = typename TypeParam::Dtype;
+  CheckTiledMatchesWhole<Dtype, ConvolutionLayer<Dtype>>(
+      {2, 4, 5, 6, 7}, "num_output: 6 kernel_size: 3 pad: 1 stride: 2 group: 2", 100);
+}
+
+TYPED_TEST(BaseConvolutionLayerTest, TiledTransposedConvolutionMatchesWholeImages) {
+  using Dtype = typename TypeParam::Dtype;
+  CheckTiledMatchesWhole<Dtype, TransposedConvolutionLayer<Dtype>>(
+      {1, 3, 3, 4, 5}, "num_output: 2 kernel_size: 2 stride: 2", 70);
+}
+
+}  // namespace caffe
