@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "caffe/filler.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/hdf5.hpp"
 #include "caffe/util/io.hpp"
 
 namespace caffe {
@@ -325,6 +327,43 @@ TYPED_TEST(NetTest, MissingWeightsFileNamesThePath) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/w.caffemodel"), std::string::npos)
         << e.what();
+  }
+}
+
+TYPED_TEST(NetTest, TruncatedWeightsFileIsAClearErrorNamingIt) {
+  auto source = this->MakeNet(kTinyNet);
+  NetParameter weights;
+  source->ToProto(&weights);
+  std::string bytes;
+  weights.SerializeToString(&bytes);
+  const std::string path = MakeTempDir("net_truncated") + "/cut.caffemodel";
+  std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size() / 2);
+  auto target = this->MakeNet(kTinyNet);
+  try {
+    target->CopyTrainedLayersFrom(path);
+    FAIL() << "expected caffe::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+}
+
+TYPED_TEST(NetTest, HDF5WeightsMissingADatasetNameTheLayerAndParam) {
+  auto source = this->MakeNet(kTinyNet);
+  const std::string path = MakeTempDir("net_hdf5_missing") + "/w.caffemodel.h5";
+  source->ToHDF5(path);
+  {
+    Hdf5File file(path, H5F_ACC_RDWR);
+    ASSERT_GE(H5Ldelete(file.id(), "data/ip/1", H5P_DEFAULT), 0);
+  }
+  auto target = this->MakeNet(kTinyNet);
+  try {
+    target->CopyTrainedLayersFrom(path);
+    FAIL() << "expected caffe::Error";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find("param 1 of layer 'ip'"), std::string::npos) << message;
   }
 }
 
