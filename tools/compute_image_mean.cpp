@@ -1,6 +1,7 @@
 // compute_image_mean: the mean image of an LMDB of Datum records, written as a .binaryproto
 // (BlobProto 1 x C x H x W, the legacy 4-D fields, as BVLC writes it) and logged per channel.
-// Sums are kept in double, so large datasets do not lose precision to float accumulation.
+// Sums are kept in double, so large datasets do not lose precision to float accumulation. Encoded
+// records (JPEG/PNG) are decoded as stored (needs OpenCV).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 
@@ -13,6 +14,7 @@
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/util/db.hpp"
+#include "caffe/util/image_io.hpp"
 #include "caffe/util/io.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend containing the images (this build has lmdb only)");
@@ -29,7 +31,7 @@ void ComputeMean(const string& db_path, const string& output_file, const string&
   std::unique_ptr<caffe::db::Cursor> cursor = db->NewCursor();
   CAFFE_CHECK(cursor->valid()) << "LMDB '" << db_path << "' holds no records";
 
-  caffe::Datum datum;
+  caffe::Datum datum, decoded;
   int channels = 0, height = 0, width = 0;
   std::vector<double> sum;
   uint64_t count = 0;
@@ -38,10 +40,15 @@ void ComputeMean(const string& db_path, const string& output_file, const string&
     const string key = cursor->key();
     CAFFE_CHECK(datum.ParseFromString(cursor->value()))
         << "record '" << key << "' of '" << db_path << "' is not a valid Datum";
-    CAFFE_CHECK(!datum.encoded())
-        << "record '" << key << "' of '" << db_path
-        << "' is an encoded image (JPEG/PNG); decoding needs OpenCV, which this build of Caffe "
-           "does not include";
+    if (datum.encoded()) {
+      // As BVLC: the image as stored (gray or colour).
+      try {
+        caffe::DecodeDatum(datum, caffe::ImageColor::kNative, &decoded);
+      } catch (const caffe::Error& error) {
+        CAFFE_THROW() << "record '" << key << "' of '" << db_path << "': " << error.what();
+      }
+      datum.Swap(&decoded);
+    }
     if (count == 0) {
       channels = datum.channels();
       height = datum.height();

@@ -92,9 +92,9 @@ void ConvertDataset(const string& image_filename, const string& label_filename,
       << "image file '" << image_filename << "' holds " << images.count
       << " images but label file '" << label_filename << "' holds " << labels.count << " labels";
 
-  std::unique_ptr<caffe::db::DB> db = caffe::db::GetDB(backend);
-  db->Open(db_path, caffe::db::NEW);
-  std::unique_ptr<caffe::db::Transaction> txn = db->NewTransaction();
+  // Appears at db_path only when complete.
+  caffe::db::AtomicDBWriter writer(backend, db_path);
+  caffe::db::Transaction* txn = writer.transaction();
 
   const size_t image_size = size_t{images.rows} * images.cols;
   std::vector<char> pixels(image_size);
@@ -121,10 +121,8 @@ void ConvertDataset(const string& image_filename, const string& label_filename,
     txn->Put(key, value);
     if (++count % kCommitEvery == 0) txn->Commit();
   }
-  txn->Commit();
+  writer.Finish();
   LOG(INFO) << "Processed " << count << " files.";
-  txn.reset();
-  db->Close();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "caffe/util/image_io.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
 
@@ -13,11 +14,38 @@ string ShapeText(int channels, int height, int width) {
   return std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width);
 }
 
+/// One output row: (in[w] - mean) * scale, where mean is mean_row[w] (a mean file's row) or
+/// channel_mean, written in reverse order when mirrored. The branches are taken once per row, so
+/// the loops vectorize.
+template <typename In, typename Dtype>
+void TransformRow(const In* in, const Dtype* mean_row, Dtype channel_mean, Dtype scale, bool mirror,
+                  int width, Dtype* out) {
+  if (mean_row) {
+    if (mirror) {
+      for (int w = 0; w < width; ++w) {
+        out[width - 1 - w] = (static_cast<Dtype>(in[w]) - mean_row[w]) * scale;
+      }
+    } else {
+      for (int w = 0; w < width; ++w) out[w] = (static_cast<Dtype>(in[w]) - mean_row[w]) * scale;
+    }
+  } else {
+    if (mirror) {
+      for (int w = 0; w < width; ++w) {
+        out[width - 1 - w] = (static_cast<Dtype>(in[w]) - channel_mean) * scale;
+      }
+    } else {
+      for (int w = 0; w < width; ++w) out[w] = (static_cast<Dtype>(in[w]) - channel_mean) * scale;
+    }
+  }
+}
+
 }  // namespace
 
 template <typename Dtype>
 DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Phase phase)
     : param_(param), phase_(phase) {
+  CAFFE_CHECK(!(param_.force_color() && param_.force_gray()))
+      << "transform_param sets both force_color and force_gray; give at most one of them";
   CAFFE_CHECK(!(param_.has_mean_file() && param_.mean_value_size() > 0))
       << "transform_param sets both mean_file ('" << param_.mean_file()
       << "') and mean_value; give only one of them";
@@ -79,10 +107,23 @@ void DataTransformer<Dtype>::CheckMeanValues(int channels) const {
 }
 
 template <typename Dtype>
+const Datum& DataTransformer<Dtype>::Decode(const Datum& datum, Datum* decoded) const {
+  if (!datum.encoded()) {
+    LOG_IF(WARNING, param_.force_color() || param_.force_gray())
+        << "force_color and force_gray apply to encoded records only; this record holds raw "
+           "values and keeps its channels";
+    return datum;
+  }
+  const ImageColor color = param_.force_color()  ? ImageColor::kColor
+                           : param_.force_gray() ? ImageColor::kGray
+                                                 : ImageColor::kNative;
+  DecodeDatum(datum, color, decoded);
+  return *decoded;
+}
+
+template <typename Dtype>
 int DataTransformer<Dtype>::CheckDatum(const Datum& datum) const {
-  CAFFE_CHECK(!datum.encoded())
-      << "the record is an encoded image (JPEG/PNG); decoding it needs OpenCV, which this "
-         "build of Caffe does not include (store raw pixels: convert with encoded off)";
+  CHECK(!datum.encoded()) << "an encoded record must be decoded before it is checked";
   const int channels = datum.channels();
   const int height = datum.height();
   const int width = datum.width();
@@ -115,11 +156,17 @@ int DataTransformer<Dtype>::CheckDatum(const Datum& datum) const {
 }
 
 template <typename Dtype>
-vector<int> DataTransformer<Dtype>::InferBlobShape(const Datum& datum) const {
+vector<int> DataTransformer<Dtype>::RawBlobShape(const Datum& datum) const {
   CheckDatum(datum);
   const int crop_size = param_.crop_size();
   return {1, datum.channels(), crop_size ? crop_size : datum.height(),
           crop_size ? crop_size : datum.width()};
+}
+
+template <typename Dtype>
+vector<int> DataTransformer<Dtype>::InferBlobShape(const Datum& datum) const {
+  Datum decoded;
+  return RawBlobShape(Decode(datum, &decoded));
 }
 
 template <typename Dtype>
@@ -131,33 +178,50 @@ vector<int> DataTransformer<Dtype>::InferBlobShape(const vector<Datum>& datum_ve
 }
 
 template <typename Dtype>
+typename DataTransformer<Dtype>::Choice DataTransformer<Dtype>::DrawChoice(int height, int width) {
+  const int crop_size = param_.crop_size();
+  Choice choice;
+  // Draw order as in BVLC: the flip, then the row offset, then the column offset.
+  choice.mirror = param_.mirror() && phase_ == TRAIN && Rand(2);
+  if (crop_size && crop_size <= height && crop_size <= width) {
+    if (phase_ == TRAIN) {
+      choice.h_off = Rand(height - crop_size + 1);
+      choice.w_off = Rand(width - crop_size + 1);
+    } else {
+      choice.h_off = (height - crop_size) / 2;
+      choice.w_off = (width - crop_size) / 2;
+    }
+  }
+  return choice;
+}
+
+template <typename Dtype>
 void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* transformed_data) {
+  Datum decoded;
+  const Datum& raw = Decode(datum, &decoded);
+  CheckDatum(raw);
+  Transform(raw, DrawChoice(raw.height(), raw.width()), transformed_data);
+}
+
+template <typename Dtype>
+void DataTransformer<Dtype>::Transform(const Datum& datum, const Choice& choice,
+                                       Dtype* transformed_data) const {
   CheckDatum(datum);
   const int datum_channels = datum.channels();
   const int datum_height = datum.height();
   const int datum_width = datum.width();
   const int crop_size = param_.crop_size();
   const Dtype scale = param_.scale();
-  // Draw order as in BVLC: the flip, then the row offset, then the column offset.
-  const bool do_mirror = param_.mirror() && phase_ == TRAIN && Rand(2);
+  const bool do_mirror = choice.mirror;
   const bool has_mean_file = param_.has_mean_file();
   const bool has_uint8 = !datum.data().empty();
 
-  int height = datum_height;
-  int width = datum_width;
-  int h_off = 0;
-  int w_off = 0;
-  if (crop_size) {
-    height = crop_size;
-    width = crop_size;
-    if (phase_ == TRAIN) {
-      h_off = Rand(datum_height - crop_size + 1);
-      w_off = Rand(datum_width - crop_size + 1);
-    } else {
-      h_off = (datum_height - crop_size) / 2;
-      w_off = (datum_width - crop_size) / 2;
-    }
-  }
+  const int height = crop_size ? crop_size : datum_height;
+  const int width = crop_size ? crop_size : datum_width;
+  const int h_off = choice.h_off;
+  const int w_off = choice.w_off;
+  CHECK(h_off >= 0 && w_off >= 0 && h_off + height <= datum_height && w_off + width <= datum_width)
+      << "a crop choice outside the image";
 
   const uint8_t* bytes = reinterpret_cast<const uint8_t*>(datum.data().data());
   const float* floats = datum.float_data().data();
@@ -168,12 +232,11 @@ void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* transformed_da
     for (int h = 0; h < height; ++h) {
       const int source_row = (c * datum_height + h_off + h) * datum_width + w_off;
       Dtype* top_row = transformed_data + (c * height + h) * width;
-      for (int w = 0; w < width; ++w) {
-        const int source = source_row + w;
-        const Dtype value =
-            has_uint8 ? static_cast<Dtype>(bytes[source]) : static_cast<Dtype>(floats[source]);
-        const Dtype centred = has_mean_file ? value - mean[source] : value - channel_mean;
-        top_row[do_mirror ? width - 1 - w : w] = centred * scale;
+      const Dtype* mean_row = has_mean_file ? mean + source_row : nullptr;
+      if (has_uint8) {
+        TransformRow(bytes + source_row, mean_row, channel_mean, scale, do_mirror, width, top_row);
+      } else {
+        TransformRow(floats + source_row, mean_row, channel_mean, scale, do_mirror, width, top_row);
       }
     }
   }
@@ -181,14 +244,16 @@ void DataTransformer<Dtype>::Transform(const Datum& datum, Dtype* transformed_da
 
 template <typename Dtype>
 void DataTransformer<Dtype>::Transform(const Datum& datum, Blob<Dtype>* transformed_blob) {
-  const vector<int> shape = InferBlobShape(datum);
+  Datum decoded;
+  const Datum& raw = Decode(datum, &decoded);
+  const vector<int> shape = RawBlobShape(raw);
   if (transformed_blob->count() == 0) transformed_blob->Reshape(shape);
   CAFFE_CHECK(transformed_blob->num_axes() == 4 && transformed_blob->num() >= 1 &&
               transformed_blob->channels() == shape[1] && transformed_blob->height() == shape[2] &&
               transformed_blob->width() == shape[3])
       << "the transformed blob has shape " << transformed_blob->shape_string()
       << " but a transformed record is " << ShapeString(shape);
-  Transform(datum, transformed_blob->mutable_cpu_data());
+  Transform(raw, DrawChoice(raw.height(), raw.width()), transformed_blob->mutable_cpu_data());
 }
 
 template <typename Dtype>
@@ -204,7 +269,13 @@ void DataTransformer<Dtype>::Transform(const vector<Datum>& datum_vector,
   Dtype* data = transformed_blob->mutable_cpu_data();
   const int image_size = shape[1] * shape[2] * shape[3];
   for (size_t item = 0; item < datum_vector.size(); ++item) {
-    Transform(datum_vector[item], data + item * image_size);
+    Datum decoded;
+    const Datum& raw = Decode(datum_vector[item], &decoded);
+    const vector<int> item_shape = RawBlobShape(raw);
+    CAFFE_CHECK(item_shape[1] == shape[1] && item_shape[2] == shape[2] && item_shape[3] == shape[3])
+        << "record " << item << " transforms to " << ShapeString(item_shape)
+        << " but the first record to " << ShapeString(shape);
+    Transform(raw, DrawChoice(raw.height(), raw.width()), data + item * image_size);
   }
 }
 

@@ -4,11 +4,14 @@
 // to the tops (a pointer swap) and the net never waits on reading or transforming. It also keeps,
 // with every batch, where the reader stood after it, which makes exact resume possible:
 // SaveCursor() is the position after the last batch the net consumed, RestoreCursor() continues
-// from such a position with the identical batches.
+// from such a position with the identical batches. Within a batch the records are decoded and
+// transformed on a pool of worker threads (TransformBatch); the random crops and flips are drawn
+// in record order on the prefetch thread, so batches are the same for any number of workers.
 #ifndef CAFFE_LAYERS_BASE_DATA_LAYER_HPP_
 #define CAFFE_LAYERS_BASE_DATA_LAYER_HPP_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -20,6 +23,7 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/resumable_layer.hpp"
 #include "caffe/util/blocking_queue.hpp"
+#include "caffe/util/worker_pool.hpp"
 
 namespace caffe {
 
@@ -89,6 +93,18 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
   /// seek: a warning, and reading continues from where it is.
   virtual void SeekReader(const DataCursor& cursor);
 
+  /// Creates the worker pool TransformBatch uses: `threads` threads, the prefetch thread
+  /// included (0: automatic, the machine's cores up to 8). Called from DataLayerSetUp.
+  void SetUpWorkers(uint32_t threads);
+  /// Fills `batch` with `count` records. On the workers, in parallel, load(i, &datum) puts record
+  /// i as raw values (decoded) with its label into `datum`. Then, on this thread, the batch is
+  /// shaped after record 0 (N = count), every record is checked against that shape and gets its
+  /// crop and flip drawn in record order; finally the workers transform the records into the
+  /// batch. Errors are thrown as "<describe(i)>: <reason>" for the first failing record i;
+  /// describe is called on the workers too and must only read.
+  void TransformBatch(int count, const std::function<void(int, Datum*)>& load,
+                      const std::function<string(int)>& describe, Batch<Dtype>* batch);
+
   /// Starts the prefetch thread (the batches must be allocated).
   void StartInternalThread();
   /// Stops and joins the prefetch thread, if running; a subclass's destructor must call it before
@@ -99,6 +115,7 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
   BlockingQueue<Batch<Dtype>*> prefetch_free_;
   BlockingQueue<Batch<Dtype>*> prefetch_full_;  // nullptr: the thread failed, see thread_error_
   Batch<Dtype>* prefetch_current_ = nullptr;    // the batch the tops point into
+  std::unique_ptr<WorkerPool> workers_;         // used by the prefetch thread only
 
  private:
   struct ThreadContext {
@@ -120,6 +137,9 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
   string thread_error_;       // written by the thread before it pushes nullptr
   bool failed_ = false;       // Forward has seen the failure
   DataCursor consumed_cursor_;
+  // TransformBatch's per-record scratch, reused from batch to batch (prefetch thread only).
+  vector<Datum> batch_records_;
+  vector<typename DataTransformer<Dtype>::Choice> batch_choices_;
 };
 
 }  // namespace caffe

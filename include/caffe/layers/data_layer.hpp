@@ -18,6 +18,9 @@ namespace caffe {
 /// r, r+S, r+2S, ... of the endless record stream, so S solvers at batch N see the records of one
 /// solver at batch S x N; TEST layers read every record. data_param.rand_skip R > 0 skips a
 /// random number in [0, R) of records at setup. Supports exact resume (SaveCursor/RestoreCursor).
+/// Records may hold raw values or encoded images (JPEG/PNG, decoded with OpenCV as
+/// transform_param's force_color/force_gray say); data_param.threads workers parse, decode and
+/// transform each batch (0: automatic), with the same output for any number of them.
 template <typename Dtype>
 class DataLayer : public BasePrefetchingDataLayer<Dtype> {
  public:
@@ -44,6 +47,7 @@ class DataLayer : public BasePrefetchingDataLayer<Dtype> {
   std::unique_ptr<db::DB> db_;
   std::unique_ptr<db::Cursor> cursor_;  // declared after db_: closed before the database
   uint64_t offset_ = 0;                 // position in the record stream
+  vector<string> keys_, values_;        // the current batch's records (prefetch thread)
 };
 
 }  // namespace caffe

@@ -61,6 +61,32 @@ class DB {
   DISABLE_COPY_AND_ASSIGN(DB);
 };
 
+/// Writes a new database that appears at its path only when complete, for the converter tools.
+/// The records go into "<path>.partial-<pid>" beside it, and Finish() renames that folder to
+/// `path`. Destroyed unfinished (after an error), it removes the folder; a process killed while
+/// writing leaves only the ".partial-<pid>" folder, never something at `path` that looks like a
+/// finished database, and the next writer for the same path removes such leftovers of processes
+/// that no longer run.
+class AtomicDBWriter {
+ public:
+  /// Throws caffe::Error when `path` exists already or the folder cannot be created.
+  AtomicDBWriter(const string& backend, const string& path);
+  ~AtomicDBWriter();
+  /// The transaction to Put() records into; Commit() it in batches.
+  Transaction* transaction() { return txn_.get(); }
+  /// Commits what is left, closes the database and renames it to its path.
+  void Finish();
+  const string& partial_path() const { return partial_path_; }
+
+ private:
+  string path_, partial_path_;
+  std::unique_ptr<DB> db_;
+  std::unique_ptr<Transaction> txn_;
+  bool finished_ = false;
+
+  DISABLE_COPY_AND_ASSIGN(AtomicDBWriter);
+};
+
 /// The database for a data layer's `backend:`; LEVELDB (the proto's default) is a caffe::Error
 /// telling the user to convert to LMDB and write `backend: LMDB`.
 std::unique_ptr<DB> GetDB(DataParameter::DB backend);

@@ -1,7 +1,9 @@
 // The LMDB implementation of db::DB. Readers open the environment read-only without thread-local
 // reader slots (MDB_RDONLY | MDB_NOTLS), so a cursor may be created on one thread and used on a
-// prefetch thread. Writers start with LMDB's default map size and double it whenever a commit
-// hits MDB_MAP_FULL, instead of reserving a huge fixed map up front.
+// prefetch thread. A database whose lock file this process may not write (another user's
+// dataset, a read-only share) is read without the lock (MDB_NOLOCK). Writers start with LMDB's
+// default map size and double it whenever a commit hits MDB_MAP_FULL, instead of reserving a huge
+// fixed map up front.
 #ifndef CAFFE_UTIL_DB_LMDB_HPP_
 #define CAFFE_UTIL_DB_LMDB_HPP_
 

@@ -1,6 +1,8 @@
 #include "caffe/layers/base_data_layer.hpp"
 
+#include <algorithm>
 #include <exception>
+#include <thread>
 #include <utility>
 
 namespace caffe {
@@ -163,6 +165,66 @@ void BasePrefetchingDataLayer<Dtype>::RestoreCursor(const DataCursor& cursor) {
   }
   consumed_cursor_ = CurrentCursor();
   StartInternalThread();
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::SetUpWorkers(uint32_t threads) {
+  constexpr uint32_t kMaxAutomaticThreads = 8;
+  if (threads == 0) {
+    threads = std::min(kMaxAutomaticThreads, std::max(1u, std::thread::hardware_concurrency()));
+  }
+  workers_ = std::make_unique<WorkerPool>(static_cast<int>(threads));
+  VLOG(1) << this->error_prefix() << "decoding and transforming on " << threads << " threads";
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::TransformBatch(int count,
+                                                     const std::function<void(int, Datum*)>& load,
+                                                     const std::function<string(int)>& describe,
+                                                     Batch<Dtype>* batch) {
+  CHECK(workers_) << "SetUpWorkers must be called in DataLayerSetUp";
+  CHECK_GT(count, 0);
+  batch_records_.resize(count);
+  batch_choices_.resize(count);
+  workers_->Run(count, [&](int item) {
+    try {
+      load(item, &batch_records_[item]);
+    } catch (const Error& error) {
+      CAFFE_THROW() << describe(item) << ": " << error.what();
+    }
+  });
+  // Shapes and random draws in record order on this thread: the same batch for any pool size.
+  DataTransformer<Dtype>* transformer = this->data_transformer_.get();
+  for (int item = 0; item < count; ++item) {
+    const Datum& record = batch_records_[item];
+    try {
+      vector<int> shape = transformer->InferBlobShape(record);
+      if (item == 0) {
+        // Each batch is shaped after its first record (with batch_size 1 any size works).
+        shape[0] = count;
+        batch->data_.Reshape(shape);
+      }
+      CAFFE_CHECK(shape[1] == batch->data_.channels() && shape[2] == batch->data_.height() &&
+                  shape[3] == batch->data_.width())
+          << "it transforms to " << shape[1] << "x" << shape[2] << "x" << shape[3]
+          << " but the batch's first record to " << batch->data_.channels() << "x"
+          << batch->data_.height() << "x" << batch->data_.width()
+          << "; records of different sizes need batch_size 1";
+    } catch (const Error& error) {
+      CAFFE_THROW() << describe(item) << ": " << error.what();
+    }
+    batch_choices_[item] = transformer->DrawChoice(record.height(), record.width());
+  }
+  Dtype* top_data = batch->data_.mutable_cpu_data();
+  const int image_size = batch->data_.count(1);
+  workers_->Run(count, [&](int item) {
+    transformer->Transform(batch_records_[item], batch_choices_[item],
+                           top_data + static_cast<size_t>(item) * image_size);
+  });
+  if (this->output_labels_) {
+    Dtype* labels = batch->label_.mutable_cpu_data();
+    for (int item = 0; item < count; ++item) labels[item] = batch_records_[item].label();
+  }
 }
 
 template <typename Dtype>

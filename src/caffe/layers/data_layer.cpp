@@ -30,6 +30,7 @@ void DataLayer<Dtype>::DataLayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dt
   }
   LAYER_CHECK(cursor_->valid()) << "LMDB '" << source << "' holds no records";
   offset_ = 0;
+  this->SetUpWorkers(data_param.threads());
 
   if (data_param.rand_skip() > 0) {
     unsigned int skip = caffe_rng_rand() % data_param.rand_skip();
@@ -83,31 +84,27 @@ template <typename Dtype>
 void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   const int batch_size = static_cast<int>(this->layer_param_.data_param().batch_size());
   const string& source = this->layer_param_.data_param().source();
-  Datum datum;
-  for (int item_id = 0; item_id < batch_size; ++item_id) {
+  // Reading the database is sequential and cheap; parsing and decoding go to the workers.
+  keys_.resize(batch_size);
+  values_.resize(batch_size);
+  for (int item = 0; item < batch_size; ++item) {
     while (Skip()) Next();
-    try {
-      CAFFE_CHECK(datum.ParseFromString(cursor_->value())) << "not a valid Datum";
-      vector<int> shape = this->data_transformer_->InferBlobShape(datum);
-      if (item_id == 0) {
-        // Each batch is shaped after its first record (with batch_size 1 any size works).
-        shape[0] = batch_size;
-        batch->data_.Reshape(shape);
-      }
-      CAFFE_CHECK(shape[1] == batch->data_.channels() && shape[2] == batch->data_.height() &&
-                  shape[3] == batch->data_.width())
-          << "it transforms to " << shape[1] << "x" << shape[2] << "x" << shape[3]
-          << " but the batch's first record to " << batch->data_.channels() << "x"
-          << batch->data_.height() << "x" << batch->data_.width()
-          << "; records of different sizes need batch_size 1";
-      Dtype* top_data = batch->data_.mutable_cpu_data();
-      this->data_transformer_->Transform(datum, top_data + batch->data_.offset(item_id));
-    } catch (const Error& error) {
-      CAFFE_THROW() << "record '" << cursor_->key() << "' of '" << source << "': " << error.what();
-    }
-    if (this->output_labels_) batch->label_.mutable_cpu_data()[item_id] = datum.label();
+    keys_[item] = cursor_->key();
+    values_[item] = cursor_->value();
     Next();
   }
+  DataTransformer<Dtype>* transformer = this->data_transformer_.get();
+  this->TransformBatch(
+      batch_size,
+      [&](int item, Datum* datum) {
+        CAFFE_CHECK(datum->ParseFromString(values_[item])) << "not a valid Datum";
+        if (datum->encoded()) {
+          Datum decoded;
+          transformer->Decode(*datum, &decoded);
+          datum->Swap(&decoded);
+        }
+      },
+      [&](int item) { return "record '" + keys_[item] + "' of '" + source + "'"; }, batch);
 }
 
 template <typename Dtype>

@@ -1,6 +1,8 @@
 // DataTransformer: scale, mean_value, mean_file, centre crop in TEST, random crop and mirror in
 // TRAIN (BVLC's draw order, reproducible from a seed), saving and restoring the random state,
-// float records, and the errors for inconsistent records and parameters.
+// float records, encoded (PNG) records decoded as stored or as forced, drawing the choices apart
+// from transforming (as the data layers' workers do), and the errors for inconsistent records and
+// parameters.
 #include <cstdint>
 #include <random>
 #include <set>
@@ -10,6 +12,7 @@
 #include "caffe/blob.hpp"
 #include "caffe/data_transformer.hpp"
 #include "caffe/test/file_test_util.hpp"
+#include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -365,6 +368,88 @@ TYPED_TEST(DataTransformerTest, BlobInputIsFlippedAsAWholeInTrain) {
   }
   EXPECT_TRUE(saw[0] && saw[1]);
 }
+
+TYPED_TEST(DataTransformerTest, DrawnChoicesReproduceTheDrawingTransform) {
+  // What the data layers' workers do (choices drawn in order, then transformed) gives exactly
+  // what Transform gives.
+  const Datum datum = MakeDatum(2, 6, 7);
+  const string param = "crop_size: 4 mirror: true mean_value: 3 scale: 0.5";
+  vector<vector<TypeParam>> drawing, split;
+  Caffe::set_random_seed(9);
+  {
+    DataTransformer<TypeParam> transformer(MakeParam(param), TRAIN);
+    transformer.InitRand();
+    Blob<TypeParam> blob;
+    for (int trial = 0; trial < 10; ++trial) {
+      transformer.Transform(datum, &blob);
+      drawing.emplace_back(blob.cpu_data(), blob.cpu_data() + blob.count());
+    }
+  }
+  Caffe::set_random_seed(9);
+  DataTransformer<TypeParam> transformer(MakeParam(param), TRAIN);
+  transformer.InitRand();
+  for (int trial = 0; trial < 10; ++trial) {
+    const auto choice = transformer.DrawChoice(6, 7);
+    EXPECT_GE(choice.h_off, 0);
+    EXPECT_LE(choice.h_off, 2);
+    EXPECT_LE(choice.w_off, 3);
+    vector<TypeParam> values(2 * 4 * 4);
+    transformer.Transform(datum, choice, values.data());
+    split.push_back(values);
+  }
+  EXPECT_EQ(split, drawing);
+  // TEST: no flip, the centred crop, no draws.
+  DataTransformer<TypeParam> test(MakeParam(param), TEST);
+  const auto centred = test.DrawChoice(6, 7);
+  EXPECT_FALSE(centred.mirror);
+  EXPECT_EQ(centred.h_off, 1);
+  EXPECT_EQ(centred.w_off, 1);
+}
+
+TYPED_TEST(DataTransformerTest, ForceColorAndForceGrayTogetherAreRefused) {
+  try {
+    DataTransformer<TypeParam> transformer(MakeParam("force_color: true force_gray: true"), TRAIN);
+    FAIL() << "both were accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("both force_color and force_gray"), string::npos)
+        << error.what();
+  }
+}
+
+#ifdef USE_OPENCV
+TYPED_TEST(DataTransformerTest, EncodedRecordsAreDecodedAsStoredOrAsForced) {
+  const cv::Mat gray = PatternImage(5, 6, 1, 3);
+  std::vector<uchar> bytes;
+  cv::imencode(".png", gray, bytes);
+  Datum encoded;
+  encoded.set_encoded(true);
+  encoded.set_data(bytes.data(), bytes.size());
+  encoded.set_label(4);
+  const vector<int> gray_values = ImageValues(gray);
+
+  DataTransformer<TypeParam> native(MakeParam(""), TEST);
+  EXPECT_EQ(native.InferBlobShape(encoded), (vector<int>{1, 1, 5, 6}));
+  Blob<TypeParam> blob;
+  native.Transform(encoded, &blob);
+  EXPECT_EQ(vector<int>(blob.cpu_data(), blob.cpu_data() + blob.count()), gray_values);
+  Datum decoded;
+  const Datum& raw = native.Decode(encoded, &decoded);
+  EXPECT_EQ(&raw, &decoded);
+  EXPECT_EQ(raw.label(), 4);
+  EXPECT_FALSE(raw.encoded());
+  EXPECT_EQ(&native.Decode(raw, &decoded), &raw) << "raw records are returned as they are";
+
+  DataTransformer<TypeParam> color(MakeParam("force_color: true"), TEST);
+  EXPECT_EQ(color.InferBlobShape(encoded), (vector<int>{1, 3, 5, 6}));
+  Blob<TypeParam> color_blob;
+  color.Transform(encoded, &color_blob);
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < 30; ++i) ASSERT_EQ(color_blob.cpu_data()[c * 30 + i], gray_values[i]);
+  }
+  DataTransformer<TypeParam> gray_forced(MakeParam("force_gray: true"), TEST);
+  EXPECT_EQ(gray_forced.InferBlobShape(encoded), (vector<int>{1, 1, 5, 6}));
+}
+#endif  // USE_OPENCV
 
 }  // namespace
 }  // namespace caffe

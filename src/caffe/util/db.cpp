@@ -1,9 +1,16 @@
 #include "caffe/util/db.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 
 #include "caffe/util/db_lmdb.hpp"
+#include "caffe/util/io.hpp"
 
 namespace caffe {
 namespace db {
@@ -35,6 +42,67 @@ std::unique_ptr<DB> GetDB(const string& backend) {
   if (name == "lmdb") return std::make_unique<LMDB>();
   if (name == "leveldb") ThrowNoLevelDB();
   CAFFE_THROW() << "unknown database backend '" << backend << "'; known: lmdb";
+}
+
+namespace {
+
+/// Removes "<path>.partial-<pid>" folders whose process no longer runs.
+void RemoveStalePartials(const string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  fs::path folder = target.parent_path();
+  if (folder.empty()) folder = ".";
+  const string prefix = target.filename().string() + ".partial-";
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder, error)) {
+    const string name = entry.path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    char* end = nullptr;
+    const long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // still running
+    LOG(WARNING) << "removing '" << entry.path().string()
+                 << "', left by an interrupted conversion (process " << pid << ")";
+    std::error_code ignored;
+    fs::remove_all(entry.path(), ignored);
+  }
+}
+
+}  // namespace
+
+AtomicDBWriter::AtomicDBWriter(const string& backend, const string& path)
+    : path_(path), partial_path_(path + ".partial-" + std::to_string(getpid())) {
+  CAFFE_CHECK(!path.empty()) << "no database path given";
+  CAFFE_CHECK(!FileExists(path)) << "cannot create database '" << path
+                                 << "': it already exists (remove it first)";
+  RemoveStalePartials(path);
+  db_ = GetDB(backend);
+  db_->Open(partial_path_, NEW);
+  txn_ = db_->NewTransaction();
+}
+
+AtomicDBWriter::~AtomicDBWriter() {
+  if (finished_) return;
+  txn_.reset();
+  if (db_) db_->Close();
+  std::error_code ignored;
+  std::filesystem::remove_all(partial_path_, ignored);
+}
+
+void AtomicDBWriter::Finish() {
+  CHECK(!finished_) << "AtomicDBWriter::Finish called twice";
+  txn_->Commit();
+  txn_.reset();
+  db_->Close();
+  finished_ = true;  // complete now: kept even if it cannot be moved into place
+  CAFFE_CHECK(!FileExists(path_)) << "cannot move the finished database to '" << path_
+                                  << "': something was created there meanwhile (the records are "
+                                     "in '"
+                                  << partial_path_ << "')";
+  std::error_code error;
+  std::filesystem::rename(partial_path_, path_, error);
+  CAFFE_CHECK(!error) << "cannot rename '" << partial_path_ << "' to '" << path_
+                      << "': " << error.message();
 }
 
 }  // namespace db

@@ -1,6 +1,7 @@
 #include "caffe/util/db_lmdb.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -127,9 +128,23 @@ void LMDB::Open(const string& source, Mode mode) {
         << "LMDB '" << source << "' "
         << (FileExists(source) ? "is not a directory (an LMDB is a directory holding data.mdb)"
                                : "does not exist");
+    CAFFE_CHECK(FileExists(source + "/data.mdb"))
+        << "'" << source << "' is not an LMDB: the folder holds no data.mdb";
   }
   LMDBCheck(mdb_env_create(&env_), "cannot create an LMDB environment for '" + source + "'");
   unsigned int flags = read_only_ ? (MDB_RDONLY | MDB_NOTLS) : 0;
+  if (read_only_) {
+    // Readers register in lock.mdb, which needs write access (and the folder's, to create it).
+    // Another user's dataset or a read-only share gives none: read it without the lock, which is
+    // safe as long as nobody writes the database meanwhile (a published dataset).
+    const string lock_file = source + "/lock.mdb";
+    const bool can_lock = FileExists(lock_file) ? access(lock_file.c_str(), R_OK | W_OK) == 0
+                                                : access(source.c_str(), W_OK) == 0;
+    if (!can_lock) {
+      LOG(INFO) << "LMDB '" << source << "' is not writable; reading it without locking";
+      flags |= MDB_NOLOCK;
+    }
+  }
   int status = mdb_env_open(env_, source.c_str(), flags, 0664);
   if (status == EACCES && read_only_) {
     // A dataset on read-only storage cannot take the lock file; readers need no lock when no

@@ -1,7 +1,11 @@
 // The Data layer over an LMDB written by the test: values and labels in order, wrap-around,
 // sharding between solvers, exact resume with SaveCursor/RestoreCursor (random crop and mirror
-// included), errors (missing LMDB, LevelDB, corrupt record, bad resume position) and shutdown.
+// included), encoded (PNG/JPEG) records giving the values of raw ones, the same batches for any
+// number of worker threads, errors (missing LMDB, a folder that is no LMDB, LevelDB, corrupt
+// record, undecodable image, mean file of another shape, bad resume position) and shutdown.
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -15,6 +19,7 @@
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/file_test_util.hpp"
+#include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/db.hpp"
 #include "caffe/util/io.hpp"
@@ -378,6 +383,181 @@ TYPED_TEST(DataLayerTest, BadParametersAreRefused) {
   auto layer = std::make_unique<DataLayer<typename TypeParam::Dtype>>(no_batch);
   EXPECT_THROW(layer->SetUp({}, this->top_), Error);
 }
+
+TYPED_TEST(DataLayerTest, AnyNumberOfThreadsGivesTheSameBatches) {
+  using Dtype = typename TypeParam::Dtype;
+  this->WriteLMDB(11);
+  vector<vector<Dtype>> reference;
+  for (int threads : {1, 2, 4}) {
+    Caffe::set_random_seed(31);
+    LayerParameter param =
+        this->MakeParam(4, "transform_param { crop_size: 2 mirror: true scale: 2 }");
+    param.mutable_data_param()->set_threads(threads);
+    auto layer = this->MakeLayer(param);
+    for (int batch = 0; batch < 4; ++batch) {
+      const vector<Dtype> values = this->ForwardValues(layer.get());
+      if (threads == 1) {
+        reference.push_back(values);
+      } else {
+        EXPECT_EQ(values, reference[batch]) << threads << " threads, batch " << batch;
+      }
+    }
+  }
+}
+
+TYPED_TEST(DataLayerTest, MeanFileOfAnotherShapeNamesBothShapes) {
+  this->WriteLMDB(2);
+  Blob<float> mean(1, 3, 4, 4);
+  BlobProto proto;
+  mean.ToProto(&proto);
+  const string mean_file = this->dir_.path() + "/mean.binaryproto";
+  WriteProtoToBinaryFile(proto, mean_file);
+  auto layer = std::make_unique<DataLayer<typename TypeParam::Dtype>>(
+      this->MakeParam(2, "transform_param { mean_file: '" + mean_file + "' }"));
+  try {
+    layer->SetUp({}, this->top_);
+    FAIL() << "a 3x4x4 mean for 2x3x4 records was accepted";
+  } catch (const Error& error) {
+    const string message = error.what();
+    EXPECT_NE(message.find("mean file '" + mean_file + "' has shape 1 3 4 4"), string::npos)
+        << message;
+    EXPECT_NE(message.find("the records are 2x3x4"), string::npos) << message;
+  }
+}
+
+TYPED_TEST(DataLayerTest, FolderThatIsNotAnLMDBIsAnError) {
+  std::filesystem::create_directory(this->source_);
+  std::ofstream(this->source_ + "/notes.txt") << "not a database";
+  auto layer = std::make_unique<DataLayer<typename TypeParam::Dtype>>(this->MakeParam(2));
+  try {
+    layer->SetUp({}, this->top_);
+    FAIL() << "a folder without data.mdb was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("'" + this->source_ + "' is not an LMDB"), string::npos)
+        << error.what();
+  }
+  // A data.mdb that is no LMDB file.
+  std::ofstream(this->source_ + "/data.mdb") << string(8192, 'x');
+  layer = std::make_unique<DataLayer<typename TypeParam::Dtype>>(this->MakeParam(2));
+  try {
+    layer->SetUp({}, this->top_);
+    FAIL() << "a data.mdb of garbage was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find(this->source_), string::npos) << error.what();
+    EXPECT_NE(string(error.what()).find("MDB_INVALID"), string::npos) << error.what();
+  }
+}
+
+#ifdef USE_OPENCV
+TYPED_TEST(DataLayerTest, EncodedImagesGiveTheValuesOfRawOnes) {
+  using Dtype = typename TypeParam::Dtype;
+  // The same five pictures stored raw and as PNG (lossless) or JPEG bytes.
+  const string raw_source = this->dir_.path() + "/raw_lmdb";
+  for (const string& format : {string(".png"), string(".jpg")}) {
+    std::filesystem::remove_all(raw_source);
+    std::filesystem::remove_all(this->source_);
+    std::unique_ptr<db::DB> raw_db = db::GetDB("lmdb");
+    std::unique_ptr<db::DB> encoded_db = db::GetDB("lmdb");
+    raw_db->Open(raw_source, db::NEW);
+    encoded_db->Open(this->source_, db::NEW);
+    auto raw_txn = raw_db->NewTransaction();
+    auto encoded_txn = encoded_db->NewTransaction();
+    for (int i = 0; i < 5; ++i) {
+      std::vector<uchar> bytes;
+      cv::imencode(format, PatternImage(9, 7, 3, i), bytes);
+      Datum encoded;
+      encoded.set_data(bytes.data(), bytes.size());
+      encoded.set_encoded(true);
+      encoded.set_label(i);
+      encoded_txn->Put(Key(i), encoded.SerializeAsString());
+      const cv::Mat decoded = cv::imdecode(bytes, cv::IMREAD_COLOR);  // what Caffe should see
+      Datum raw;
+      raw.set_channels(3);
+      raw.set_height(9);
+      raw.set_width(7);
+      raw.set_label(i);
+      string data;
+      for (int value : ImageValues(decoded)) data.push_back(static_cast<char>(value));
+      raw.set_data(data);
+      raw_txn->Put(Key(i), raw.SerializeAsString());
+    }
+    raw_txn->Commit();
+    encoded_txn->Commit();
+    raw_txn.reset();
+    encoded_txn.reset();
+    raw_db->Close();
+    encoded_db->Close();
+
+    const string transform = " transform_param { crop_size: 5 mirror: true mean_value: 9 } ";
+    Caffe::set_random_seed(8);
+    LayerParameter encoded_param = this->MakeParam(3, transform);
+    encoded_param.mutable_data_param()->set_threads(2);
+    auto encoded_layer = this->MakeLayer(encoded_param);
+    vector<vector<Dtype>> encoded_batches;
+    for (int batch = 0; batch < 3; ++batch) {
+      encoded_batches.push_back(this->ForwardValues(encoded_layer.get()));
+    }
+    EXPECT_EQ(this->data_.shape(), (vector<int>{3, 3, 5, 5}));
+    encoded_layer.reset();
+    LayerParameter raw_param = this->MakeParam(3, transform);
+    raw_param.mutable_data_param()->set_source(raw_source);
+    Caffe::set_random_seed(8);
+    auto raw_layer = this->MakeLayer(raw_param);
+    for (int batch = 0; batch < 3; ++batch) {
+      EXPECT_EQ(this->ForwardValues(raw_layer.get()), encoded_batches[batch])
+          << format << " batch " << batch;
+    }
+  }
+  // force_gray decodes to one channel.
+  auto gray = this->MakeLayer(this->MakeParam(2, "transform_param { force_gray: true }"));
+  EXPECT_EQ(this->data_.shape(), (vector<int>{2, 1, 9, 7}));
+  this->ForwardValues(gray.get());
+}
+
+TYPED_TEST(DataLayerTest, UndecodableEncodedRecordNamesTheRecord) {
+  this->WriteLMDB(4);
+  {
+    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+    database->Open(this->source_, db::WRITE);
+    auto txn = database->NewTransaction();
+    Datum broken;
+    broken.set_encoded(true);
+    broken.set_data("\x89PNG but not really");
+    txn->Put(Key(2), broken.SerializeAsString());
+    txn->Commit();
+  }
+  auto layer = this->MakeLayer(this->MakeParam(2));
+  this->ForwardLabels(layer.get());
+  try {
+    layer->Forward({}, this->top_);
+    FAIL() << "an undecodable record was delivered";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("record '" + Key(2) + "'"), string::npos) << error.what();
+    EXPECT_NE(string(error.what()).find("not an image OpenCV can decode"), string::npos)
+        << error.what();
+  }
+}
+#else
+TYPED_TEST(DataLayerTest, EncodedRecordsWithoutOpenCVAreAClearError) {
+  std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+  database->Open(this->source_, db::NEW);
+  auto txn = database->NewTransaction();
+  Datum encoded;
+  encoded.set_encoded(true);
+  encoded.set_data("\x89PNG");
+  txn->Put(Key(0), encoded.SerializeAsString());
+  txn->Commit();
+  txn.reset();
+  database->Close();
+  auto layer = std::make_unique<DataLayer<typename TypeParam::Dtype>>(this->MakeParam(1));
+  try {
+    layer->SetUp({}, this->top_);
+    FAIL() << "an encoded record was accepted without OpenCV";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("needs OpenCV"), string::npos) << error.what();
+  }
+}
+#endif  // USE_OPENCV
 
 // Through the solver: a run interrupted by a snapshot and resumed (in a "new process": another
 // seed) trains on exactly the records, crops and flips of an uninterrupted run.

@@ -1,7 +1,14 @@
 // The LMDB database: writing and reading back in key order, seeking, batched commits, growing the
-// map when it fills up, and the errors for missing paths and unsupported backends.
+// map when it fills up, reading a read-only folder without a lock file, the atomic writer of the
+// converter tools (a database appears only complete), and the errors for missing paths, folders
+// that are no LMDB and unsupported backends.
 #include <lmdb.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -10,6 +17,7 @@
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/db.hpp"
 #include "caffe/util/db_lmdb.hpp"
+#include "caffe/util/io.hpp"
 
 namespace caffe {
 namespace {
@@ -184,6 +192,111 @@ TEST_F(DBTest, EmptyDatabaseHasAnInvalidCursor) {
   std::unique_ptr<db::DB> database = db::GetDB("lmdb");
   database->Open(path_, db::READ);
   EXPECT_FALSE(database->NewCursor()->valid());
+}
+
+TEST_F(DBTest, FolderThatIsNotAnLMDBIsAnError) {
+  std::filesystem::create_directory(path_);
+  try {
+    db::GetDB("lmdb")->Open(path_, db::READ);
+    FAIL() << "a folder without data.mdb was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("'" + path_ + "' is not an LMDB"), string::npos)
+        << error.what();
+  }
+  std::ofstream(path_ + "/data.mdb") << string(10000, '\x01');
+  try {
+    db::GetDB("lmdb")->Open(path_, db::READ);
+    FAIL() << "a data.mdb of garbage was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("cannot open LMDB '" + path_ + "'"), string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(DBTest, ReadOnlyFolderIsReadWithoutALockFile) {
+  // Another user's dataset: a folder (and lock file) this process may not write. Root may write
+  // anything, so as root the reader runs in a child process as user nobody.
+  Write({{"a", "1"}, {"b", "2"}}, 10);
+  std::filesystem::remove(path_ + "/lock.mdb");  // a copied dataset often has none
+  ASSERT_EQ(chmod(path_.c_str(), 0555), 0);
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  ASSERT_EQ(chmod((path_ + "/data.mdb").c_str(), 0444), 0);
+  auto read_all = [&]() -> int {
+    try {
+      std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+      database->Open(path_, db::READ);
+      int count = 0;
+      for (auto cursor = database->NewCursor(); cursor->valid(); cursor->Next()) ++count;
+      return count;
+    } catch (const Error&) {
+      return -1;
+    }
+  };
+  int count = -1;
+  if (geteuid() == 0) {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(setuid(65534) == 0 ? read_all() + 10 : 1);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_NE(WEXITSTATUS(status), 1) << "could not become user nobody";
+    count = WEXITSTATUS(status) - 10;
+  } else {
+    count = read_all();
+  }
+  EXPECT_EQ(count, 2) << "the read-only database could not be read";
+  EXPECT_FALSE(FileExists(path_ + "/lock.mdb"));
+  chmod(path_.c_str(), 0755);
+}
+
+TEST_F(DBTest, AtomicWriterShowsTheDatabaseOnlyWhenFinished) {
+  {
+    db::AtomicDBWriter writer("lmdb", path_);
+    EXPECT_EQ(writer.partial_path(), path_ + ".partial-" + std::to_string(getpid()));
+    writer.transaction()->Put("a", "1");
+    writer.transaction()->Commit();
+    writer.transaction()->Put("b", "2");
+    EXPECT_FALSE(FileExists(path_));
+    EXPECT_TRUE(FileExists(writer.partial_path() + "/data.mdb"));
+    writer.Finish();
+    EXPECT_FALSE(FileExists(writer.partial_path()));
+  }
+  const std::map<string, string> expected = {{"a", "1"}, {"b", "2"}};
+  EXPECT_EQ(ReadAll(), expected);
+  // The finished database is refused as a new target.
+  try {
+    db::AtomicDBWriter again("lmdb", path_);
+    FAIL() << "an existing database was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("already exists"), string::npos) << error.what();
+  }
+}
+
+TEST_F(DBTest, AtomicWriterAbandonedLeavesNothing) {
+  const string other = dir_.path() + "/other";
+  {
+    db::AtomicDBWriter writer("lmdb", other);
+    writer.transaction()->Put("a", "1");
+    writer.transaction()->Commit();
+  }  // as after an error: destroyed unfinished
+  EXPECT_TRUE(std::filesystem::is_empty(dir_.path()));
+}
+
+TEST_F(DBTest, AtomicWriterRemovesLeftoversOfDeadProcessesOnly) {
+  // A process that has exited: its pid is free until reused.
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);
+  const string dead_partial = path_ + ".partial-" + std::to_string(dead);
+  const string live_partial = path_ + ".partial-" + std::to_string(getppid());  // our parent runs
+  std::filesystem::create_directories(dead_partial);
+  std::filesystem::create_directories(live_partial);
+  db::AtomicDBWriter writer("lmdb", path_);
+  writer.Finish();
+  EXPECT_FALSE(FileExists(dead_partial));
+  EXPECT_TRUE(FileExists(live_partial)) << "a running conversion's folder was removed";
+  EXPECT_TRUE(FileExists(path_ + "/data.mdb"));
 }
 
 TEST(GetDBTest, LevelDBIsRefusedWithAHintToUseLMDB) {

@@ -1,0 +1,21 @@
+# Sourced by the CIFAR-10 training scripts. `solver FILE MAX_ITER` prints the solver file to train
+# with: FILE itself when MAX_ITER is its own max_iter and TEST_ITER is unset, otherwise a copy in a
+# temporary folder (removed when the script exits) with max_iter and, when TEST_ITER is set,
+# test_iter replaced. Paths inside a solver stay relative to the repository root, where the
+# scripts run.
+OVERRIDES="$(mktemp -d)"
+trap 'rm -rf "$OVERRIDES"' EXIT
+
+solver() {
+  file="$1"
+  max_iter="$2"
+  own_max_iter="$(sed -n 's/^max_iter: *\([0-9]*\).*/\1/p' "$file")"
+  if [ "$max_iter" = "$own_max_iter" ] && [ -z "${TEST_ITER:-}" ]; then
+    echo "$file"
+    return
+  fi
+  copy="$OVERRIDES/$(basename "$file")"
+  sed -e "s/^max_iter:.*/max_iter: $max_iter/" \
+      -e "s/^test_iter:.*/test_iter: ${TEST_ITER:-100}/" "$file" > "$copy"
+  echo "$copy"
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env sh
+# Trains the CIFAR-10 "full" net with sigmoid activations (after create_cifar10.sh). Extra
+# arguments go to caffe.
+set -e
+cd "$(dirname "$0")/../.."
+
+./build/bin/caffe train \
+    --solver=examples/cifar10/cifar10_full_sigmoid_solver.prototxt "$@"

@@ -1,0 +1,141 @@
+// caffe_db, run as a program on LMDBs written here: the record count, the stats (storage, shapes,
+// label histogram) of raw, float and encoded records, record N dumped as an image file, and
+// one-line errors for a folder that is no database, a record number past the end and bad usage.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/test/file_test_util.hpp"
+#include "caffe/test/image_test_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/db.hpp"
+#include "caffe/util/io.hpp"
+
+namespace caffe {
+namespace {
+
+class CaffeDbTest : public ::testing::Test {
+ protected:
+  CaffeDbTest() : dir_(MakeTempDir("caffe_test_caffe_db")), db_(dir_.path() + "/lmdb") {}
+
+  void WriteLMDB(const vector<Datum>& records) {
+    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+    database->Open(db_, db::NEW);
+    std::unique_ptr<db::Transaction> txn = database->NewTransaction();
+    for (size_t i = 0; i < records.size(); ++i) {
+      txn->Put("key" + std::to_string(i), records[i].SerializeAsString());
+    }
+    txn->Commit();
+  }
+
+  /// A C x H x W record of bytes (first + i) % 256, labelled `label`.
+  static Datum Raw(int channels, int height, int width, int label, int first = 0) {
+    Datum datum;
+    datum.set_channels(channels);
+    datum.set_height(height);
+    datum.set_width(width);
+    datum.set_label(label);
+    string data;
+    for (int i = 0; i < channels * height * width; ++i)
+      data.push_back(static_cast<char>(first + i));
+    datum.set_data(data);
+    return datum;
+  }
+
+  ToolResult Run(const vector<string>& args) { return RunTool("caffe_db", args, dir_.path()); }
+
+  void ExpectOneLineError(const ToolResult& result, const vector<string>& fragments) {
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const vector<string> lines = NonLogLines(result.err);
+    ASSERT_EQ(lines.size(), 1u) << result.err;
+    EXPECT_EQ(lines[0].rfind("caffe_db: ", 0), 0u) << lines[0];
+    for (const string& fragment : fragments) {
+      EXPECT_NE(lines[0].find(fragment), string::npos)
+          << "'" << fragment << "' not in: " << lines[0];
+    }
+  }
+
+  ScopedTempDir dir_;
+  string db_;
+};
+
+TEST_F(CaffeDbTest, CountsRecords) {
+  WriteLMDB({Raw(1, 2, 2, 0), Raw(1, 2, 2, 1), Raw(1, 2, 2, 1)});
+  const ToolResult result = Run({"count", db_});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "3\n");
+}
+
+TEST_F(CaffeDbTest, StatsGiveStorageShapesAndLabelHistogram) {
+  Datum floats = Raw(2, 1, 1, 7);
+  floats.clear_data();
+  floats.add_float_data(0.5f);
+  floats.add_float_data(1.5f);
+  WriteLMDB({Raw(3, 4, 5, 0), Raw(3, 4, 5, 2), Raw(1, 4, 5, 2), floats, Raw(3, 4, 5, 2)});
+  const ToolResult result = Run({"stats", db_});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const string expected = "database: " + db_ +
+                          "\n"
+                          "records: 5\n"
+                          "storage:\n"
+                          "  raw float: 1\n"
+                          "  raw uint8: 4\n"
+                          "shapes (channels x height x width):\n"
+                          "  1x4x5: 1\n"
+                          "  2x1x1: 1\n"
+                          "  3x4x5: 3\n"
+                          "labels (3 distinct):\n"
+                          "  0: 1\n"
+                          "  2: 3\n"
+                          "  7: 1\n";
+  EXPECT_EQ(result.out, expected);
+}
+
+TEST_F(CaffeDbTest, NotADatabaseAndBadUsageAreClearErrors) {
+  std::filesystem::create_directory(db_);
+  ExpectOneLineError(Run({"count", db_}), {"'" + db_ + "' is not an LMDB"});
+  ExpectOneLineError(Run({"stats", dir_.path() + "/missing"}), {"does not exist"});
+  const ToolResult usage = Run({"list", db_});
+  EXPECT_EQ(usage.exit_code, 1);
+  EXPECT_NE(usage.err.find("caffe_db [FLAGS] dump DB_NAME N OUTPUT_IMAGE"), string::npos);
+  EXPECT_NE(usage.err.find("unknown command 'list'"), string::npos);
+}
+
+#ifdef USE_OPENCV
+TEST_F(CaffeDbTest, DumpWritesRecordNAsAnImage) {
+  const cv::Mat picture = PatternImage(6, 4, 3, 2);
+  std::vector<uchar> png;
+  cv::imencode(".png", picture, png);
+  Datum encoded;
+  encoded.set_encoded(true);
+  encoded.set_data(png.data(), png.size());
+  encoded.set_label(9);  // BVLC's encoded records carry no shape
+  WriteLMDB({Raw(1, 3, 2, 1, 40), encoded});
+
+  const string raw_out = dir_.path() + "/record0.png";
+  ToolResult result = Run({"dump", db_, "0", raw_out});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "record 0: key 'key0', label 1, 1x3x2, written to " + raw_out + "\n");
+  EXPECT_EQ(ImageValues(cv::imread(raw_out, cv::IMREAD_UNCHANGED)),
+            (vector<int>{40, 41, 42, 43, 44, 45}));
+
+  const string encoded_out = dir_.path() + "/record1.jpg";
+  result = Run({"dump", db_, "1", encoded_out});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "record 1: key 'key1', label 9, 3x6x4 (encoded png), written to " + encoded_out + "\n");
+  EXPECT_EQ(cv::imread(encoded_out).size(), cv::Size(4, 6));
+
+  result = Run({"stats", db_});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("  encoded png: 1\n  raw uint8: 1\n"), string::npos) << result.out;
+  EXPECT_NE(result.out.find("  3x6x4: 1\n"), string::npos) << result.out;
+
+  ExpectOneLineError(Run({"dump", db_, "2", encoded_out}), {"holds only 2 records"});
+  ExpectOneLineError(Run({"dump", db_, "x", encoded_out}), {"'x' is not a non-negative integer"});
+}
+#endif  // USE_OPENCV
+
+}  // namespace
+}  // namespace caffe

@@ -1,0 +1,195 @@
+// The example scripts end to end, each run in a scratch copy of the repository layout (the
+// scripts, build/bin linked to the tools under test, generated data): CIFAR-10's
+// create_cifar10.sh on CIFAR-format batches written here and both stages of train_quick.sh,
+// the second resumed from the first one's snapshot (--snapshot), with the iteration counts made
+// small; ImageNet's create_imagenet.sh with RESIZE=true and make_imagenet_mean.sh on a small
+// folder of JPEG images; and the training scripts' solver and net files.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "caffe/test/file_test_util.hpp"
+#include "caffe/test/image_test_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/db.hpp"
+#include "caffe/util/io.hpp"
+
+namespace caffe {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource(CAFFE_SOURCE_DIR);
+
+/// A scratch repository root: example folders copied from the source tree, build/bin linked.
+class ExampleScriptTest : public ::testing::Test {
+ protected:
+  ExampleScriptTest() : dir_(MakeTempDir("caffe_test_examples")), root_(dir_.path()) {
+    fs::create_directories(root_ / "build");
+    fs::create_directory_symlink(CAFFE_TOOLS_DIR, root_ / "build" / "bin");
+  }
+
+  void CopyExample(const string& folder) {
+    fs::create_directories(root_ / folder);
+    for (const auto& entry : fs::directory_iterator(kSource / folder)) {
+      const string extension = entry.path().extension().string();
+      if (extension == ".sh" || extension == ".prototxt") {
+        fs::copy_file(entry.path(), root_ / folder / entry.path().filename());
+      }
+    }
+  }
+
+  /// Runs `sh script` with `environment` ("NAME=value ..."); returns the exit status, with the
+  /// output in *log.
+  int RunScript(const string& script, const string& environment, string* log) {
+    const string log_file = (root_ / "script.log").string();
+    const string command =
+        "env " + environment + " sh " + (root_ / script).string() + " > " + log_file + " 2>&1";
+    const int status = std::system(command.c_str());
+    *log = ReadWholeFile(log_file);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  static int CountRecords(const string& path, Datum* first) {
+    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+    database->Open(path, db::READ);
+    int count = 0;
+    for (auto cursor = database->NewCursor(); cursor->valid(); cursor->Next(), ++count) {
+      if (count == 0) {
+        EXPECT_TRUE(first->ParseFromString(cursor->value()));
+      }
+    }
+    return count;
+  }
+
+  ScopedTempDir dir_;
+  fs::path root_;
+};
+
+/// `records` CIFAR-10 records: label r % 10, pixels a pattern that depends on the label.
+string CifarBatch(int records, int seed) {
+  string content;
+  for (int r = 0; r < records; ++r) {
+    const int label = (r + seed) % 10;
+    content.push_back(static_cast<char>(label));
+    for (int j = 0; j < 3 * 32 * 32; ++j) {
+      content.push_back(static_cast<char>((label * 25 + (j % 32) * (label + 1) + r * 3) % 256));
+    }
+  }
+  return content;
+}
+
+TEST_F(ExampleScriptTest, Cifar10CreateAndBothStagesOfTrainQuick) {
+  CopyExample("examples/cifar10");
+  fs::create_directories(root_ / "data" / "cifar10");
+  for (int batch = 1; batch <= 5; ++batch) {
+    std::ofstream(root_ / "data" / "cifar10" / ("data_batch_" + std::to_string(batch) + ".bin"),
+                  std::ios::binary)
+        << CifarBatch(40, batch);
+  }
+  std::ofstream(root_ / "data" / "cifar10" / "test_batch.bin", std::ios::binary)
+      << CifarBatch(100, 0);
+
+  string log;
+  ASSERT_EQ(RunScript("examples/cifar10/create_cifar10.sh", "", &log), 0) << log;
+  const string example = (root_ / "examples" / "cifar10").string();
+  Datum first;
+  EXPECT_EQ(CountRecords(example + "/cifar10_train_lmdb", &first), 200);
+  EXPECT_EQ(first.channels(), 3);
+  EXPECT_EQ(first.height(), 32);
+  EXPECT_EQ(CountRecords(example + "/cifar10_test_lmdb", &first), 100);
+  BlobProto mean;
+  ReadProtoFromBinaryFile(example + "/mean.binaryproto", &mean);
+  EXPECT_EQ(mean.channels() * mean.height() * mean.width(), 3 * 32 * 32);
+
+  // Stage 1 to iteration 6 at lr 0.001, stage 2 on to 10 at lr 0.0001 from the iteration-6
+  // snapshot, one test batch per test.
+  ASSERT_EQ(RunScript("examples/cifar10/train_quick.sh", "ITERS=6 ITERS_LR1=10 TEST_ITER=1", &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("Iteration 0, lr = 0.001"), string::npos) << log;
+  EXPECT_NE(log.find("Test net output #0: accuracy"), string::npos) << log;
+  EXPECT_TRUE(FileExists(example + "/cifar10_quick_iter_6.caffemodel"));
+  EXPECT_TRUE(FileExists(example + "/cifar10_quick_iter_6.solverstate"));
+  EXPECT_NE(log.find("Resuming from examples/cifar10/cifar10_quick_iter_6.solverstate"),
+            string::npos)
+      << log;
+  // The second stage's solver writes HDF5 snapshots (snapshot_format: HDF5).
+  EXPECT_TRUE(FileExists(example + "/cifar10_quick_iter_10.caffemodel.h5"));
+  EXPECT_TRUE(FileExists(example + "/cifar10_quick_iter_10.solverstate.h5"));
+  const std::regex done("Solving CIFAR10_quick");
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(log.begin(), log.end(), done), std::sregex_iterator()), 2)
+      << log;
+  // The solver files themselves are untouched: the overrides went into temporary copies.
+  EXPECT_EQ(ReadWholeFile(example + "/cifar10_quick_solver.prototxt"),
+            ReadWholeFile((kSource / "examples/cifar10/cifar10_quick_solver.prototxt").string()));
+}
+
+TEST_F(ExampleScriptTest, TrainingScriptsNameSolversAndNetsThatExist) {
+  // Every solver the training scripts name exists, and so does the net each solver names.
+  const std::regex solver_flag("((examples|models)/[A-Za-z0-9_/]*solver[A-Za-z0-9_]*\\.prototxt)");
+  const std::regex net_field("\nnet: \"([^\"]+)\"");
+  int solvers = 0;
+  for (const string folder : {"examples/cifar10", "examples/imagenet"}) {
+    for (const auto& entry : fs::directory_iterator(kSource / folder)) {
+      if (entry.path().extension() != ".sh") continue;
+      const string script = ReadWholeFile(entry.path().string());
+      for (auto match = std::sregex_iterator(script.begin(), script.end(), solver_flag);
+           match != std::sregex_iterator(); ++match) {
+        const fs::path solver = kSource / (*match)[1].str();
+        ASSERT_TRUE(fs::exists(solver)) << entry.path() << " names " << solver;
+        const string text = "\n" + ReadWholeFile(solver.string());
+        std::smatch net;
+        ASSERT_TRUE(std::regex_search(text, net, net_field)) << solver;
+        EXPECT_TRUE(fs::exists(kSource / net[1].str())) << solver << " names " << net[1];
+        ++solvers;
+      }
+    }
+  }
+  EXPECT_EQ(solvers, 10);  // quick (2), full (3), sigmoid (2), CaffeNet, AlexNet, resume
+}
+
+#ifdef USE_OPENCV
+TEST_F(ExampleScriptTest, ImagenetCreateWithResizeAndMean) {
+  CopyExample("examples/imagenet");
+  fs::create_directories(root_ / "data" / "ilsvrc12");
+  for (const string split : {"train", "val"}) {
+    fs::create_directories(root_ / split / "n01");
+    std::ofstream list(root_ / "data" / "ilsvrc12" / (split + ".txt"));
+    for (int i = 0; i < 4; ++i) {
+      const string name = "n01/" + split + std::to_string(i) + ".JPEG";
+      cv::imwrite((root_ / split / name).string(), PatternImage(20 + i * 7, 30 - i * 3, 3, i));
+      list << name << " " << i << "\n";
+    }
+  }
+  string log;
+  EXPECT_EQ(RunScript("examples/imagenet/create_imagenet.sh", "", &log), 1);
+  EXPECT_NE(log.find("Error: TRAIN_DATA_ROOT is not a path to a directory"), string::npos) << log;
+
+  const string environment = "TRAIN_DATA_ROOT=" + (root_ / "train").string() +
+                             "/ VAL_DATA_ROOT=" + (root_ / "val").string() + "/ RESIZE=true";
+  ASSERT_EQ(RunScript("examples/imagenet/create_imagenet.sh", environment, &log), 0) << log;
+  Datum first;
+  EXPECT_EQ(CountRecords((root_ / "examples/imagenet/ilsvrc12_train_lmdb").string(), &first), 4);
+  EXPECT_EQ(first.height(), 256);
+  EXPECT_EQ(first.width(), 256);
+  EXPECT_EQ(CountRecords((root_ / "examples/imagenet/ilsvrc12_val_lmdb").string(), &first), 4);
+
+  ASSERT_EQ(RunScript("examples/imagenet/make_imagenet_mean.sh", "", &log), 0) << log;
+  BlobProto mean;
+  ReadProtoFromBinaryFile((root_ / "data/ilsvrc12/imagenet_mean.binaryproto").string(), &mean);
+  EXPECT_EQ(mean.channels(), 3);
+  EXPECT_EQ(mean.height(), 256);
+  EXPECT_EQ(mean.width(), 256);
+}
+#endif  // USE_OPENCV
+
+}  // namespace
+}  // namespace caffe
