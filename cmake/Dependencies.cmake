@@ -61,3 +61,75 @@ if(CAFFE_HAVE_CUDA)
   set(CMAKE_CUDA_ARCHITECTURES ${CAFFE_CUDA_ARCHITECTURES})
   enable_language(CUDA)
 endif()
+
+# OpenCV: optional (image decoding and resizing: convert_imageset, ImageData, encoded Datums).
+# Only core, imgproc and imgcodecs are used. Debian's full libopencv-dev ships OpenCVConfig.cmake;
+# the smaller libopencv-{core,imgproc,imgcodecs}-dev packages only headers and libraries, so those
+# are looked up directly when the config package is absent. Exposed as the target caffe_opencv.
+set(CAFFE_HAVE_OPENCV OFF)
+if(NOT CAFFE_OPENCV STREQUAL "OFF")
+  find_package(OpenCV QUIET COMPONENTS core imgproc imgcodecs)
+  if(OpenCV_FOUND)
+    add_library(caffe_opencv INTERFACE)
+    target_include_directories(caffe_opencv INTERFACE ${OpenCV_INCLUDE_DIRS})
+    target_link_libraries(caffe_opencv INTERFACE ${OpenCV_LIBS})
+    set(CAFFE_HAVE_OPENCV ON)
+  else()
+    find_path(OpenCV_CORE_INCLUDE_DIR opencv2/core.hpp PATH_SUFFIXES opencv4)
+    find_library(OpenCV_CORE_LIBRARY opencv_core)
+    find_library(OpenCV_IMGPROC_LIBRARY opencv_imgproc)
+    find_library(OpenCV_IMGCODECS_LIBRARY opencv_imgcodecs)
+    if(OpenCV_CORE_INCLUDE_DIR AND OpenCV_CORE_LIBRARY AND OpenCV_IMGPROC_LIBRARY AND
+       OpenCV_IMGCODECS_LIBRARY AND EXISTS ${OpenCV_CORE_INCLUDE_DIR}/opencv2/imgcodecs.hpp)
+      add_library(caffe_opencv INTERFACE)
+      target_include_directories(caffe_opencv INTERFACE ${OpenCV_CORE_INCLUDE_DIR})
+      target_link_libraries(caffe_opencv INTERFACE ${OpenCV_IMGCODECS_LIBRARY}
+                            ${OpenCV_IMGPROC_LIBRARY} ${OpenCV_CORE_LIBRARY})
+      set(CAFFE_HAVE_OPENCV ON)
+    endif()
+  endif()
+  if(NOT CAFFE_HAVE_OPENCV)
+    if(CAFFE_OPENCV STREQUAL "ON")
+      message(FATAL_ERROR "CAFFE_OPENCV=ON but OpenCV (core, imgproc, imgcodecs) was not found: "
+                          "run scripts/install_deps.sh (libopencv-imgcodecs-dev)")
+    endif()
+    message(STATUS "OpenCV not found: building without image decoding (encoded images, "
+                   "convert_imageset and ImageData report that they need OpenCV)")
+  endif()
+endif()
+
+# MPI: optional (DDL, `caffe train -ddl`). AUTO builds the MPI transport when Open MPI is found
+# (Debian: libopenmpi-dev, openmpi-bin). Exposed as MPI::MPI_C; MPIEXEC_EXECUTABLE runs the mpi tests.
+set(CAFFE_HAVE_MPI OFF)
+if(NOT CAFFE_MPI STREQUAL "OFF")
+  find_package(MPI QUIET COMPONENTS C)
+  if(MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
+    set(CAFFE_HAVE_MPI ON)
+  elseif(CAFFE_MPI STREQUAL "ON")
+    message(FATAL_ERROR "CAFFE_MPI=ON but Open MPI (mpicc, mpirun) was not found: run "
+                        "scripts/install_deps.sh (libopenmpi-dev openmpi-bin)")
+  else()
+    message(STATUS "MPI not found: building without DDL (caffe train -ddl reports it)")
+  endif()
+endif()
+
+# NCCL: the GPU collective library (CUDA builds only), from the CUDA toolkit's folders or the
+# system's. DDL uses it for its GPU communicator when MPI is also built. Exposed as caffe_nccl.
+set(CAFFE_HAVE_NCCL OFF)
+if(CAFFE_HAVE_CUDA)
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    if(NOT TARGET caffe_nccl)
+      add_library(caffe_nccl INTERFACE)
+      target_include_directories(caffe_nccl INTERFACE ${NCCL_INCLUDE_DIR})
+      target_link_libraries(caffe_nccl INTERFACE ${NCCL_LIBRARY})
+    endif()
+    set(CAFFE_HAVE_NCCL ON)
+  else()
+    message(STATUS "NCCL not found: GPU learners reduce through MPI on the host")
+  endif()
+endif()
+
+# pycaffe: Python, numpy, pybind11, protobuf for Python (see Pycaffe.cmake).
+include(Pycaffe)

@@ -9,7 +9,10 @@ PACKAGES=(
   libgoogle-glog-dev libgflags-dev
   liblmdb-dev lmdb-utils
   libhdf5-dev
+  libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libopenblas-openmp-dev
+  libopenmpi-dev openmpi-bin  # DDL (caffe train -ddl) and its mpi tests
+  iproute2                    # ip netns, tc: benchmarks/comm/netns_cluster.sh
   libgtest-dev
   python3
   time

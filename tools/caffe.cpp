@@ -2,7 +2,11 @@
 // defaults and log lines, so existing scripts and log parsers keep working.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <iomanip>
@@ -14,6 +18,7 @@
 
 #include "caffe/common.hpp"
 #include "caffe/net.hpp"
+#include "caffe/parallel/ddl_options.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/util/benchmark.hpp"
@@ -21,6 +26,10 @@
 #include "caffe/util/reference_check.hpp"
 #include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
+#ifdef USE_MPI
+#include "caffe/parallel/ddl_session.hpp"
+#include "caffe/parallel/ddl_sync.hpp"
+#endif
 
 using caffe::Blob;
 using caffe::Caffe;
@@ -56,6 +65,14 @@ DEFINE_double(tolerance, 1e-4,
 DEFINE_string(sighup_effect, "snapshot",
               "Optional; action to take when a SIGHUP signal is received: snapshot, stop or "
               "none.");
+DEFINE_string(ddl, "",
+              "Optional; distributed training (DDL): run under mpirun, one learner per process, "
+              "with DDL's options in one string, e.g. -ddl \"-mode b:4x2x1 -dump_iter 100\" "
+              "(-mode a:XxYxZ, -dump_iter N, -dev_sync 0|1|2, -rebind_iter N, -dbg_level 0|1|2, "
+              "-timeout S, -bucket_kb N; see docs/DDL.md).");
+DEFINE_bool(bvlc, false,
+            "Optional, with -ddl: no gradient buckets; reduce all gradients after backward "
+            "(IBM Caffe's \"disable layer-wise reduction\").");
 
 namespace {
 
@@ -147,6 +164,90 @@ int device_query() {
 }
 REGISTER_CAFFE_COMMAND(device_query, "show GPU diagnostic information");
 
+// train with -ddl: this process is one learner of an MPI job (see docs/DDL.md). A failure once the
+// learners talk to each other (a dead peer, an MPI error) is printed here and ends the whole job
+// (MPI_Abort), since the other learners may be waiting on this one; errors every learner finds
+// alike before that (a bad -mode for the number of processes) end each learner cleanly.
+#ifdef USE_MPI
+// When a learner fails, mpirun ends the others with SIGTERM: they say so in one line (not with
+// glog's crash report) and end as the signal says.
+char g_terminated_message[160];
+void OnTerminatedByMpirun(int signal_number) {
+  const ssize_t ignored = write(2, g_terminated_message, std::strlen(g_terminated_message));
+  (void)ignored;
+  std::signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+[[noreturn]] void ReportAndAbortJob(const caffe::Error& error) {
+  std::cerr << (std::string("caffe train: error: ") + error.what() + "\n") << std::flush;
+  caffe::DdlSession::AbortJob(1);
+}
+#endif
+
+int TrainDdl(const caffe::SolverParameter& solver_param) {
+  caffe::DdlOptions options = caffe::ParseDdlOptions(FLAGS_ddl);
+  options.bvlc = FLAGS_bvlc;
+#ifndef USE_MPI
+  (void)solver_param;
+  CAFFE_THROW() << "-ddl was given, but this build of Caffe has no MPI support (Open MPI was not "
+                << "found when it was configured, or CAFFE_MPI=OFF); install libopenmpi-dev and "
+                << "openmpi-bin (scripts/install_deps.sh), rebuild, and run under mpirun";
+#else
+  try {
+    caffe::DdlSession session(options);
+    std::snprintf(g_terminated_message, sizeof(g_terminated_message),
+                  "caffe train: learner %d was ended by mpirun (SIGTERM); mpirun's message says "
+                  "why\n", session.rank());
+    std::signal(SIGTERM, OnTerminatedByMpirun);
+    if (session.rank() != 0 && options.dbg_level == 0) {
+      FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);  // rank 0 logs; the others warn
+    }
+    Caffe::set_solver_count(session.size());
+    Caffe::set_solver_rank(session.rank());
+    Caffe::set_multiprocess(true);
+    vector<int> gpus = GetGpus();
+    if (!gpus.empty()) {
+      CAFFE_CHECK_EQ(gpus.size(), 1u)
+          << "-gpu " << FLAGS_gpu << " with -ddl: give one id; every learner uses one GPU, and "
+          << "-gpu 0 means each learner's own GPU, picked by its rank on the node";
+#ifndef CPU_ONLY
+      int count = 0;
+      CUDA_CHECK(cudaGetDeviceCount(&count));
+      CAFFE_CHECK_GT(count, 0) << "-gpu with -ddl: this node has no visible GPU";
+      gpus[0] = (gpus[0] + session.local_rank()) % count;
+#endif
+    }
+    SetModeFromGpus(gpus);
+    if (!gpus.empty()) {
+      const int device = gpus[0];
+      session.Run([device] { Caffe::SetDevice(device); });  // the communication thread too
+    }
+    caffe::SignalHandler signal_handler(
+        caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
+        caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
+    std::unique_ptr<caffe::Solver<float>> solver(
+        caffe::SolverRegistry<float>::CreateSolver(solver_param));
+    caffe::DdlSync<float> sync(solver.get(), &session, signal_handler.GetActionFunction());
+    LOG(INFO) << "Starting Optimization";
+    if (!FLAGS_snapshot.empty()) LOG(INFO) << "Resuming from " << FLAGS_snapshot;
+    try {
+      sync.Solve(FLAGS_snapshot.empty() ? nullptr : FLAGS_snapshot.c_str());
+      session.Finish();
+    } catch (const caffe::Error& error) {
+      // Reported before anything is torn down: the communication thread may still be inside a
+      // collective on the gradient buffer.
+      ReportAndAbortJob(error);
+    }
+    LOG(INFO) << "Optimization Done.";
+  } catch (const caffe::Error& error) {
+    if (!caffe::DdlSession::MpiRunning()) throw;  // ended cleanly everywhere: main reports it
+    ReportAndAbortJob(error);
+  }
+  return 0;
+#endif
+}
+
 int train() {
   CAFFE_CHECK(!FLAGS_solver.empty()) << "train needs a solver definition: -solver FILE";
   CAFFE_CHECK(FLAGS_snapshot.empty() || FLAGS_weights.empty())
@@ -172,17 +273,19 @@ int train() {
                    << "; training on the CPU.";
     }
   }
-  const vector<int> gpus = GetGpus();
-  SetModeFromGpus(gpus);
-  caffe::SignalHandler signal_handler(
-      caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
-      caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
   if (!FLAGS_snapshot.empty()) {
     solver_param.clear_weights();
   } else if (!FLAGS_weights.empty()) {
     solver_param.clear_weights();
     solver_param.add_weights(FLAGS_weights);
   }
+  if (!FLAGS_ddl.empty()) return TrainDdl(solver_param);
+  LOG_IF(INFO, FLAGS_bvlc) << "-bvlc only matters with -ddl; ignored.";
+  const vector<int> gpus = GetGpus();
+  SetModeFromGpus(gpus);
+  caffe::SignalHandler signal_handler(
+      caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
+      caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
   std::unique_ptr<caffe::Solver<float>> solver(
       caffe::SolverRegistry<float>::CreateSolver(solver_param));
   solver->SetActionFunction(signal_handler.GetActionFunction());
@@ -396,7 +499,8 @@ int main(int argc, char** argv) {
   try {
     return command->second.first();
   } catch (const caffe::Error& error) {
-    std::cerr << "caffe " << name << ": error: " << error.what() << std::endl;
+    // One write, so the lines of learners under mpirun do not interleave.
+    std::cerr << ("caffe " + name + ": error: " + error.what() + "\n") << std::flush;
     return 1;
   }
 }

@@ -53,11 +53,14 @@ class Solver {
   bool requested_early_exit() const { return requested_early_exit_; }
 
   /// Hooks for parallel training: on_start before each iteration's forward/backward,
-  /// on_gradients_ready before the update.
+  /// on_loss_ready after it (before the loss is smoothed and displayed: distributed training
+  /// replaces `loss` and the net's outputs by their averages over learners), on_gradients_ready
+  /// before the update.
   class Callback {
    public:
     virtual ~Callback() = default;
     virtual void on_start() = 0;
+    virtual void on_loss_ready(Dtype* loss) {}
     virtual void on_gradients_ready() = 0;
   };
   const vector<Callback*>& callbacks() const { return callbacks_; }

@@ -186,6 +186,7 @@ void Solver<Dtype>::Step(int iters) {
     Dtype loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
     loss /= param_.iter_size();
+    for (Callback* callback : callbacks_) callback->on_loss_ready(&loss);
     UpdateSmoothedLoss(loss, start_iter, average_loss);
     if (display) {
       const float lapse = iteration_timer_.Seconds();

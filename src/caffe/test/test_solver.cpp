@@ -317,3 +317,31 @@ TEST_F(SolverTest, IterSizeAccumulatesAndAveragesTheGradient) {
 }
 
 }  // namespace caffe
+
+namespace caffe {
+
+namespace {
+// Records the order of the parallel-training hooks and replaces the loss, as DDL does with the
+// average over learners.
+class RecordingCallback : public Solver<float>::Callback {
+ public:
+  void on_start() override { events += "s"; }
+  void on_loss_ready(float* loss) override {
+    events += "l";
+    *loss = 42;
+  }
+  void on_gradients_ready() override { events += "g"; }
+  std::string events;
+};
+}  // namespace
+
+TEST_F(SolverTest, CallbacksRunInOrderAndMayReplaceTheLossShown) {
+  auto solver = MakeSolver(SolverText(MakeTempDir("callbacks") + "/s", "", 3));
+  RecordingCallback callback;
+  solver->add_callback(&callback);
+  solver->Step(3);
+  EXPECT_EQ(callback.events, "slgslgslg");
+  EXPECT_FLOAT_EQ(solver->smoothed_loss(), 42);
+}
+
+}  // namespace caffe

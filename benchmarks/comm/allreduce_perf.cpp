@@ -1,0 +1,237 @@
+// allreduce_perf: times DDL's allreduce algorithms beside the MPI library's own MPI_Allreduce, in
+// the style of NVIDIA's nccl-tests (same flags, same metrics). Run under mpirun:
+//
+//   mpirun -n 4 --oversubscribe build/bin/allreduce_perf -b 4K -e 256M -f 4 -n 20 -w 5 -c 1
+//   mpirun -n 4 ... allreduce_perf -m b:2x2,p:2x2     # also the hierarchical modes of -ddl
+//
+// For each size: time (microseconds per allreduce, the slowest rank's), algbw = bytes / time and
+// busbw = algbw * 2(P-1)/P (the data each link carries in a bandwidth-optimal allreduce, so
+// numbers compare across P). With -c 1 the first result of each algorithm and size is checked
+// against the exact sum (integer-valued data) and wrong elements are counted.
+//
+// Flags: -b first size, -e last size (bytes, K/M/G suffixes), -f factor between sizes, -n timed
+// iterations, -w warm-up iterations, -c check (0/1), -d float|double, -a algorithms (any of
+// MPI_Allreduce, ring, mpi, rcs; default all), -m -ddl modes (comma-separated, e.g. b:2x2).
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "caffe/parallel/ddl_options.hpp"
+#include "caffe/parallel/hierarchical_communicator.hpp"
+#include "caffe/parallel/mpi_communicator.hpp"
+#include "caffe/parallel/rcs_communicator.hpp"
+#include "caffe/parallel/ring_communicator.hpp"
+
+namespace {
+
+struct Settings {
+  size_t begin_bytes = 4 << 10, end_bytes = 256 << 20;
+  double factor = 2;
+  int iterations = 20, warmup = 5;
+  bool check = true;
+  std::string dtype = "float";
+  std::vector<std::string> algorithms = {"MPI_Allreduce", "ring", "mpi", "rcs"};
+  std::vector<std::string> modes;
+};
+
+size_t ParseBytes(const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  switch (*end) {
+    case 'K': case 'k': value *= 1 << 10; break;
+    case 'M': case 'm': value *= 1 << 20; break;
+    case 'G': case 'g': value *= 1 << 30; break;
+    default: break;
+  }
+  return static_cast<size_t>(value);
+}
+
+std::vector<std::string> Split(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+bool ParseFlags(int argc, char** argv, Settings* settings, std::string* error) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (i + 1 >= argc) {
+      *error = "flag " + flag + " needs a value";
+      return false;
+    }
+    const std::string value = argv[++i];
+    if (flag == "-b") settings->begin_bytes = ParseBytes(value);
+    else if (flag == "-e") settings->end_bytes = ParseBytes(value);
+    else if (flag == "-f") settings->factor = std::atof(value.c_str());
+    else if (flag == "-n") settings->iterations = std::atoi(value.c_str());
+    else if (flag == "-w") settings->warmup = std::atoi(value.c_str());
+    else if (flag == "-c") settings->check = std::atoi(value.c_str()) != 0;
+    else if (flag == "-d") settings->dtype = value;
+    else if (flag == "-a") settings->algorithms = Split(value);
+    else if (flag == "-m") settings->modes = Split(value);
+    else {
+      *error = "unknown flag " + flag + "; known: -b -e -f -n -w -c -d -a -m";
+      return false;
+    }
+  }
+  if (settings->factor <= 1 || settings->iterations < 1 || settings->begin_bytes == 0 ||
+      settings->end_bytes < settings->begin_bytes ||
+      (settings->dtype != "float" && settings->dtype != "double")) {
+    *error = "need -f > 1, -n >= 1, 0 < -b <= -e, -d float or double";
+    return false;
+  }
+  return true;
+}
+
+template <typename Dtype>
+Dtype Value(int rank, size_t i) {
+  return static_cast<Dtype>((rank + 1) * static_cast<long>(i % 97) - 40);
+}
+
+template <typename Dtype>
+void Fill(std::vector<Dtype>* buffer, int rank) {
+  for (size_t i = 0; i < buffer->size(); ++i) (*buffer)[i] = Value<Dtype>(rank, i);
+}
+
+template <typename Dtype>
+long CountWrong(const std::vector<Dtype>& buffer, int size) {
+  long wrong = 0;
+  for (size_t i = 0; i < buffer.size(); ++i) {
+    Dtype expected = 0;
+    for (int r = 0; r < size; ++r) expected += Value<Dtype>(r, i);
+    if (buffer[i] != expected) ++wrong;
+  }
+  return wrong;
+}
+
+// One algorithm under test: allreduce of `count` elements in place.
+template <typename Dtype>
+struct Candidate {
+  std::string name;
+  std::function<void(Dtype*, size_t)> allreduce;
+};
+
+template <typename Dtype>
+int Run(const Settings& settings) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  using namespace caffe;
+  std::shared_ptr<MpiGroup> world = MpiGroup::Duplicate(MPI_COMM_WORLD);
+  RingCommunicator<Dtype> ring(world);
+  MpiCommunicator<Dtype> mpi(world);
+  RcsCommunicator<Dtype> rcs(world);
+  std::vector<std::string> names = settings.algorithms;
+  for (const std::string& mode : settings.modes) names.push_back(mode);
+  if (rank == 0) {
+    std::printf("# allreduce_perf: %d processes, %s, %d iterations after %d warm-up, check %s\n",
+                size, settings.dtype.c_str(), settings.iterations, settings.warmup,
+                settings.check ? "on" : "off");
+    std::printf("# time: us per allreduce (slowest rank); algbw, busbw: GB/s; busbw = algbw * "
+                "2(P-1)/P\n");
+    std::printf("#%13s %12s", "size(B)", "count");
+    for (const std::string& name : names) {
+      std::printf("  %26s", (name + (name.find(':') != std::string::npos ? " (-mode)" : "")).c_str());
+    }
+    std::printf("\n#%13s %12s", "", "");
+    for (size_t i = 0; i < names.size(); ++i) std::printf("  %9s %7s %7s %2s", "time", "algbw", "busbw", "#x");
+    std::printf("\n");
+  }
+  for (double bytes = settings.begin_bytes; bytes <= settings.end_bytes * 1.0001;
+       bytes *= settings.factor) {
+    const size_t count = std::max<size_t>(1, static_cast<size_t>(bytes) / sizeof(Dtype));
+    std::vector<Candidate<Dtype>> candidates;
+    std::vector<std::unique_ptr<HierarchicalCommunicator<Dtype>>> hierarchical;
+    for (const std::string& name : settings.algorithms) {
+      if (name == "MPI_Allreduce") {
+        candidates.push_back({name, [&](Dtype* data, size_t n) {
+          MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MpiType<Dtype>(),
+                                  MPI_SUM, world->comm()));
+        }});
+      } else if (name == "ring") {
+        candidates.push_back({name, [&](Dtype* data, size_t n) { ring.Allreduce(data, n); }});
+      } else if (name == "mpi") {
+        candidates.push_back({name, [&](Dtype* data, size_t n) { mpi.Allreduce(data, n); }});
+      } else if (name == "rcs") {
+        candidates.push_back({name, [&](Dtype* data, size_t n) { rcs.Allreduce(data, n); }});
+      } else {
+        if (rank == 0) std::fprintf(stderr, "allreduce_perf: unknown algorithm %s\n", name.c_str());
+        return 1;
+      }
+    }
+    for (const std::string& mode : settings.modes) {
+      // The explorer inside times its candidates on this very size.
+      const DdlOptions options = ParseDdlOptions("-mode " + mode);
+      hierarchical.push_back(CreateDdlCommunicator<Dtype>(
+          options, ResolveDdlTopology(options, size), false, count));
+      HierarchicalCommunicator<Dtype>* comm = hierarchical.back().get();
+      candidates.push_back({mode, [comm](Dtype* data, size_t n) { comm->Allreduce(data, n); }});
+    }
+    std::vector<Dtype> buffer(count);
+    if (rank == 0) std::printf("%14zu %12zu", count * sizeof(Dtype), count);
+    for (Candidate<Dtype>& candidate : candidates) {
+      long wrong = 0;
+      if (settings.check) {
+        Fill(&buffer, rank);
+        candidate.allreduce(buffer.data(), count);
+        wrong = CountWrong(buffer, size);
+        MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+      }
+      for (int i = 0; i < settings.warmup; ++i) candidate.allreduce(buffer.data(), count);
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < settings.iterations; ++i) candidate.allreduce(buffer.data(), count);
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+          settings.iterations;
+      MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      const double algbw = count * sizeof(Dtype) / seconds / 1e9;
+      const double busbw = algbw * 2.0 * (size - 1) / size;
+      if (rank == 0) {
+        std::printf("  %9.1f %7.3f %7.3f %2ld", seconds * 1e6, algbw, busbw, wrong);
+      }
+    }
+    if (rank == 0) {
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  Settings settings;
+  std::string error;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = 0;
+  if (!ParseFlags(argc, argv, &settings, &error)) {
+    if (rank == 0) std::fprintf(stderr, "allreduce_perf: %s\n", error.c_str());
+    status = 2;
+  } else {
+    try {
+      status = settings.dtype == "float" ? Run<float>(settings) : Run<double>(settings);
+    } catch (const std::exception& failure) {
+      std::fprintf(stderr, "allreduce_perf: %s\n", failure.what());
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+  MPI_Finalize();
+  return status;
+}

@@ -1,0 +1,85 @@
+// DdlSession: one learner's membership in a DDL job (`mpirun ... caffe train -ddl "..."`). It
+// starts MPI with MPI_THREAD_MULTIPLE, checks that -mode's topology covers exactly the processes
+// mpirun started, learns every learner's host and this learner's rank on its node (for -gpu 0 =
+// "my GPU"), and runs the communication thread (every MPI call of training) and the heartbeat
+// (failure detection; see heartbeat.hpp). Finish() ends the job cleanly on every learner
+// together; after a failure the caller reports it and calls AbortJob().
+#ifndef CAFFE_PARALLEL_DDL_SESSION_HPP_
+#define CAFFE_PARALLEL_DDL_SESSION_HPP_
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/parallel/comm_thread.hpp"
+#include "caffe/parallel/ddl_options.hpp"
+#include "caffe/parallel/heartbeat.hpp"
+
+namespace caffe {
+
+/// This process's part in a DDL job (see the file comment).
+class DdlSession {
+ public:
+  /// Collective over MPI_COMM_WORLD. Starts MPI unless it runs already. When the topology does
+  /// not match the number of processes, every learner finalizes MPI and throws caffe::Error
+  /// "invalid dim size=A usr_size=B dim[0]=.. dim[1]=.. dim[2]=..". `comm_setup` runs first on
+  /// the communication thread (GPU learners select their device there).
+  explicit DdlSession(const DdlOptions& options, CommThread::Job comm_setup = {});
+  /// After Finish(), nothing is left to do. Otherwise, when an exception is unwinding the stack
+  /// (a failure), MPI is left running and the threads are let go, since a collective may never
+  /// return; the caller reports the error and calls AbortJob(). Without an exception, Finish().
+  ~DdlSession();
+  /// Clean end: waits for every learner, stops the heartbeat and the communication thread, and
+  /// finalizes MPI if this session started it. Collective.
+  void Finish();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  /// This learner's index among the learners on its node, and their number.
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  const std::vector<std::string>& hosts() const { return hosts_; }
+  const std::string& host() const { return hosts_[rank_]; }
+  const DdlTopology& topology() const { return topology_; }
+  const DdlOptions& options() const { return options_; }
+  /// A duplicate of MPI_COMM_WORLD for control messages (losses, timings): use it only from the
+  /// communication thread.
+  MPI_Comm control() const { return control_; }
+
+  /// Throws CommError when the heartbeat has found a learner dead or hung.
+  void CheckHealth() const;
+  /// Queues `job` on the communication thread.
+  uint64_t Submit(CommThread::Job job) { return comm_thread_->Submit(std::move(job)); }
+  /// Waits for a queued job (and all before it), checking health meanwhile; rethrows its error.
+  void Wait(uint64_t ticket);
+  void WaitAll() { Wait(comm_thread_->submitted()); }
+  /// Submit + Wait.
+  void Run(CommThread::Job job) { Wait(Submit(std::move(job))); }
+  /// For tests: make this learner's heartbeat fall silent, as if the process hung.
+  void PauseHeartbeat() { heartbeat_->Pause(); }
+
+  /// Whether MPI has been initialised and not finalized in this process.
+  static bool MpiRunning();
+  /// Ends every learner of the job: MPI_Abort(MPI_COMM_WORLD, code).
+  [[noreturn]] static void AbortJob(int code);
+
+ private:
+  DdlOptions options_;
+  DdlTopology topology_;
+  bool initialized_mpi_ = false;
+  bool finished_ = false;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::vector<std::string> hosts_;
+  MPI_Comm control_ = MPI_COMM_NULL;
+  std::unique_ptr<Heartbeat> heartbeat_;
+  std::unique_ptr<CommThread> comm_thread_;
+
+  DdlSession(const DdlSession&) = delete;
+  DdlSession& operator=(const DdlSession&) = delete;
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_PARALLEL_DDL_SESSION_HPP_

@@ -1,0 +1,36 @@
+// Device memory for DDL on GPU learners: a buffer owned by the communication code (the explorer's
+// timing buffer, the host staging of device gradients) and the copies and synchronisation around
+// it. In a CPU-only build each of these is a caffe::Error saying the build has no GPU support.
+#ifndef CAFFE_PARALLEL_DEVICE_BUFFER_HPP_
+#define CAFFE_PARALLEL_DEVICE_BUFFER_HPP_
+
+#include <cstddef>
+
+namespace caffe {
+
+/// `count` elements of device memory on the current device, zero-filled; freed on destruction.
+template <typename Dtype>
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t count);
+  ~DeviceBuffer();
+  Dtype* data() { return data_; }
+  size_t count() const { return count_; }
+
+ private:
+  Dtype* data_ = nullptr;
+  size_t count_ = 0;
+
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+/// Copies `bytes` from host to device memory, or back; both wait for the copy to finish.
+void CopyHostToDevice(const void* host, void* device, size_t bytes);
+void CopyDeviceToHost(const void* device, void* host, size_t bytes);
+/// Waits until the current device has finished all work (cudaDeviceSynchronize).
+void SynchronizeDevice();
+
+}  // namespace caffe
+
+#endif  // CAFFE_PARALLEL_DEVICE_BUFFER_HPP_

@@ -1,0 +1,118 @@
+// Checks for DDL's communicators, run on every rank of an MPI test (see mpi_test_main.hpp). Each
+// rank contributes (rank + 1) * ((i % 251) - 125) + (i % 7) at element i: small integers, so every
+// float and double sum is exact whatever the order of addition, and a misplaced block or a
+// missing rank shows as a wrong value. Lengths cover empty, fewer elements than ranks, odd and
+// prime sizes, and the 64 Ki-element segment boundaries of the point-to-point algorithms.
+#ifndef CAFFE_TEST_COMMUNICATOR_TEST_UTIL_HPP_
+#define CAFFE_TEST_COMMUNICATOR_TEST_UTIL_HPP_
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstring>
+#include <vector>
+
+#include "caffe/parallel/communicator.hpp"
+#include "caffe/test/mpi_test_main.hpp"
+
+namespace caffe {
+
+inline std::vector<size_t> CommunicatorTestLengths() {
+  return {0, 1, 2, 3, 5, 7, 13, 127, 1000, 4097, 65535, 65536, 65537, 3 * 65536 + 11, 300007};
+}
+
+template <typename Dtype>
+Dtype Contribution(int rank, size_t i) {
+  return static_cast<Dtype>((rank + 1) * (static_cast<long>(i % 251) - 125) + static_cast<long>(i % 7));
+}
+
+/// The exact sum over `size` ranks at element i.
+template <typename Dtype>
+Dtype ExpectedSum(int size, size_t i) {
+  return static_cast<Dtype>(static_cast<long>(size) * (size + 1) / 2 *
+                                (static_cast<long>(i % 251) - 125) +
+                            static_cast<long>(size) * static_cast<long>(i % 7));
+}
+
+template <typename Dtype>
+std::vector<Dtype> Contributions(int rank, size_t count) {
+  std::vector<Dtype> values(count);
+  for (size_t i = 0; i < count; ++i) values[i] = Contribution<Dtype>(rank, i);
+  return values;
+}
+
+/// Index of the first element of [begin, end) that is not the exact sum over `size` ranks, or
+/// end if all are.
+template <typename Dtype>
+size_t FirstWrongSum(const std::vector<Dtype>& values, int size, size_t begin, size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    if (values[i] != ExpectedSum<Dtype>(size, i)) return i;
+  }
+  return end;
+}
+
+/// Allreduce of every test length over `comm` (whose members are `group_size` ranks) gives the
+/// exact sum everywhere.
+template <typename Dtype>
+void ExpectExactAllreduce(Communicator<Dtype>* comm, int group_rank, int group_size) {
+  for (size_t count : CommunicatorTestLengths()) {
+    std::vector<Dtype> buffer = Contributions<Dtype>(group_rank, count);
+    comm->Allreduce(buffer.data(), count);
+    const size_t wrong = FirstWrongSum(buffer, group_size, 0, count);
+    EXPECT_EQ(wrong, count) << comm->name() << ": " << count << " elements, element " << wrong
+                            << " is " << (wrong < count ? buffer[wrong] : 0) << ", expected "
+                            << ExpectedSum<Dtype>(group_size, wrong);
+  }
+}
+
+/// Blocks of very different sizes, some empty: member i gets ((i * 7) % 5) * unit elements,
+/// plus 3 for the last one.
+inline Blocks UnevenBlocks(int parts, size_t unit) {
+  Blocks blocks;
+  size_t offset = 0;
+  for (int i = 0; i < parts; ++i) {
+    blocks.offset.push_back(offset);
+    blocks.count.push_back(((i * 7) % 5) * unit + (i == parts - 1 ? 3 : 0));
+    offset += blocks.count.back();
+  }
+  return blocks;
+}
+
+/// ReduceScatter leaves each member its block summed; Allgather then completes every block.
+template <typename Dtype>
+void ExpectReduceScatterThenAllgather(TwoPhaseCommunicator<Dtype>* comm, const Blocks& blocks) {
+  const size_t total = blocks.total();
+  const int rank = comm->rank(), size = comm->size();
+  std::vector<Dtype> buffer = Contributions<Dtype>(rank, total);
+  comm->ReduceScatter(buffer.data(), blocks);
+  const size_t begin = blocks.offset[rank], end = begin + blocks.count[rank];
+  EXPECT_EQ(FirstWrongSum(buffer, size, begin, end), end)
+      << comm->name() << ": reduce-scatter of " << total << " elements, own block [" << begin
+      << ", " << end << ")";
+  // Only the own block counts for the allgather: scribble over the rest.
+  for (size_t i = 0; i < total; ++i) {
+    if (i < begin || i >= end) buffer[i] = Dtype(-999);
+  }
+  comm->Allgather(buffer.data(), blocks);
+  EXPECT_EQ(FirstWrongSum(buffer, size, 0, total), total)
+      << comm->name() << ": allgather of " << total << " elements";
+}
+
+/// After an allreduce of inexact values (sums depend on the order of addition) every member
+/// holds bitwise the same result.
+template <typename Dtype>
+void ExpectBitwiseIdenticalResults(Communicator<Dtype>* comm, MPI_Comm members, size_t count) {
+  std::vector<Dtype> buffer(count);
+  for (size_t i = 0; i < count; ++i) {
+    buffer[i] = static_cast<Dtype>(1.0 / (3.0 + i) + 0.1 * comm->rank() + 1e-3 * (i % 17));
+  }
+  comm->Allreduce(buffer.data(), count);
+  std::vector<Dtype> first(buffer);
+  MPI_Bcast(first.data(), static_cast<int>(count * sizeof(Dtype)), MPI_BYTE, 0, members);
+  EXPECT_EQ(std::memcmp(first.data(), buffer.data(), count * sizeof(Dtype)), 0)
+      << comm->name() << ": members disagree after an allreduce of " << count << " elements";
+}
+
+}  // namespace caffe
+
+#endif  // CAFFE_TEST_COMMUNICATOR_TEST_UTIL_HPP_

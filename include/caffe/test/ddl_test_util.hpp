@@ -1,0 +1,95 @@
+// Data and nets for DDL's tests (test_ddl_sync under mpirun, test_caffe_ddl through the tool): a
+// small LMDB of 8x8 images, a LeNet-like solver reading it, and the comparison of weights as
+// "largest |a - b| over the largest |b|" per blob.
+#ifndef CAFFE_TEST_DDL_TEST_UTIL_HPP_
+#define CAFFE_TEST_DDL_TEST_UTIL_HPP_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/proto/caffe.pb.h"
+#include "caffe/util/db.hpp"
+
+namespace caffe {
+
+/// Writes records k = 0..count-1 to a new LMDB: an 8x8 one-channel image whose pixels depend on
+/// k, and label k % 10 (or k itself).
+inline void WriteDdlTestImages(const std::string& source, int count, bool label_is_index) {
+  std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+  database->Open(source, db::NEW);
+  std::unique_ptr<db::Transaction> transaction = database->NewTransaction();
+  for (int k = 0; k < count; ++k) {
+    Datum datum;
+    datum.set_channels(1);
+    datum.set_height(8);
+    datum.set_width(8);
+    std::string pixels(64, '\0');
+    for (int p = 0; p < 64; ++p) {
+      pixels[p] = static_cast<char>((k * 37 + p * 11 + (k % 10) * p) % 256);
+    }
+    datum.set_data(pixels);
+    datum.set_label(label_is_index ? k : k % 10);
+    char key[16];
+    std::snprintf(key, sizeof(key), "%08d", k);
+    transaction->Put(key, datum.SerializeAsString());
+  }
+  transaction->Commit();
+  database->Close();
+}
+
+/// A TRAIN-phase Data layer reading `source` (tops data, label).
+inline std::string DdlTestDataLayer(const std::string& source, int batch) {
+  return R"(layer { name: "data" type: "Data" top: "data" top: "label"
+      include { phase: TRAIN }
+      transform_param { scale: 0.00390625 }
+      data_param { source: ")" + source + R"(" backend: LMDB batch_size: )" +
+         std::to_string(batch) + " } }\n";
+}
+
+/// SGD with momentum and weight decay on conv 3x3 (4) / max pool / ip 16 / relu / ip 10 /
+/// softmax loss, `iterations` iterations; `extra` adds solver fields.
+inline std::string DdlTestSolver(const std::string& source, int batch, int iterations,
+                                 const std::string& extra) {
+  return "base_lr: 0.1 lr_policy: \"fixed\" momentum: 0.9 weight_decay: 0.0005 "
+         "random_seed: 1701 solver_mode: CPU max_iter: " +
+         std::to_string(iterations) + " " + extra + R"(
+      net_param { name: "LeNetLike" )" + DdlTestDataLayer(source, batch) + R"(
+        layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+          convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: "xavier" }
+            bias_filler { type: "constant" value: 0.1 } } }
+        layer { name: "pool" type: "Pooling" bottom: "conv" top: "pool"
+          pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+        layer { name: "ip1" type: "InnerProduct" bottom: "pool" top: "ip1"
+          inner_product_param { num_output: 16 weight_filler { type: "xavier" } } }
+        layer { name: "relu" type: "ReLU" bottom: "ip1" top: "ip1" }
+        layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+          inner_product_param { num_output: 10 weight_filler { type: "xavier" } } }
+        layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
+      })";
+}
+
+/// The largest over blobs of max|a - b| / max|b|; `worst_blob` gets the blob it came from.
+inline double RelativeDifference(const std::vector<std::vector<float>>& a,
+                                 const std::vector<std::vector<float>>& b, size_t* worst_blob) {
+  double worst = a.size() == b.size() ? 0 : 1e30;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    double largest = 1e-12, difference = a[i].size() == b[i].size() ? 0 : 1e30;
+    for (size_t j = 0; j < std::min(a[i].size(), b[i].size()); ++j) {
+      largest = std::max(largest, std::fabs(double(b[i][j])));
+      difference = std::max(difference, std::fabs(double(a[i][j]) - b[i][j]));
+    }
+    if (difference / largest > worst) {
+      worst = difference / largest;
+      *worst_blob = i;
+    }
+  }
+  return worst;
+}
+
+}  // namespace caffe
+
+#endif  // CAFFE_TEST_DDL_TEST_UTIL_HPP_

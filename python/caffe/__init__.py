@@ -1,0 +1,44 @@
+"""pycaffe: Caffe from Python, as BVLC's pycaffe offers it.
+
+    import caffe
+    caffe.set_mode_cpu()
+    net = caffe.Net('deploy.prototxt', caffe.TEST, weights='model.caffemodel')
+    net.blobs['data'].data[...] = image_batch          # numpy views onto the net's blobs
+    probabilities = net.forward()['prob']
+
+Nets: caffe.Net(prototxt, phase[, weights=, level=, stages=]) or Net(prototxt, weights, phase);
+net.blobs / params / layers / inputs / outputs / blob_loss_weights, forward(**inputs, start=,
+end=, blobs=), backward(**diffs, ...), forward_all, forward_backward_all, reshape, copy_from,
+share_with, save (binary .caffemodel), save_hdf5 / load_hdf5.
+Training: caffe.get_solver(solver.prototxt) or SGDSolver, NesterovSolver, AdaGradSolver,
+RMSPropSolver, AdaDeltaSolver, AdamSolver: step(n), solve(resume_file=None), restore, snapshot,
+net, test_nets, iter, param, add_callback.
+Context (per thread): set_mode_cpu, set_mode_gpu, set_device, set_random_seed, init_log, log.
+Also caffe.io (Transformer, load_image, resize_image, oversample, proto <-> array), caffe.draw,
+caffe.Classifier, caffe.Detector, caffe.NetSpec with caffe.layers / caffe.params, and
+caffe.Layer, the base class of layers written in Python (type: "Python" in a prototxt).
+Errors from the library are raised as caffe.Error (a RuntimeError) carrying its message.
+
+Distributed training and memory settings:
+  - set_solver_count / solver_count, set_solver_rank / solver_rank, set_multiprocess: this
+    thread's place among parallel solvers (only the root solver, rank 0, logs, tests and
+    snapshots). has_mpi() says whether this build has DDL's MPI transport, and
+    parse_ddl_options("-mode r:4x2 ...") checks a `caffe train -ddl` option string and returns
+    its settings. DDL training itself runs through `mpirun ... caffe train -ddl "<options>"`
+    (docs/DDL.md); pycaffe's solvers train one learner. has_nccl() is False: pycaffe has no
+    caffe.NCCL class.
+  - Large Model Support (`caffe train -lms`) is not built yet; there is nothing of it to set
+    from Python.
+"""
+from ._caffe import (Blob, BlobVec, Error, Layer, Timer, __version__, get_solver,
+                     gpu_available, has_mpi, has_nccl, image_support, init_log,
+                     layer_type_list, log, parse_ddl_options, set_device, set_mode_cpu,
+                     set_mode_gpu, set_multiprocess, set_random_seed, set_solver_count,
+                     set_solver_rank, solver_count, solver_rank)
+from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, Net, NesterovSolver,
+                      RMSPropSolver, SGDSolver, Solver)
+from .proto.caffe_pb2 import TEST, TRAIN
+from .classifier import Classifier
+from .detector import Detector
+from . import io
+from .net_spec import NetSpec, layers, params, to_proto

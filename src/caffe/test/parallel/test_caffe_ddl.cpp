@@ -1,0 +1,302 @@
+// `caffe train -ddl` as users run it, under mpirun: N learners at batch B end with the weights of
+// one `caffe train` at batch N x B (2 learners in a ring; 4 oversubscribed learners with b:2x2,
+// p:2x1x2 and -bvlc); snapshots come from rank 0 only; -dump_iter prints the breakdown; a -mode
+// that does not match -n is the "invalid dim" error on every rank; a malformed -ddl names the bad
+// token; a learner killed mid-training (SIGKILL) or hung (SIGSTOP) ends the whole job with a
+// clear message within a minute. Without MPI in the build, -ddl says so.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "caffe/test/ddl_test_util.hpp"
+#include "caffe/test/file_test_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/io.hpp"
+
+namespace caffe {
+
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;  // 128 + signal when killed
+  std::string output;  // stdout and stderr together
+  double seconds = 0;
+  bool timed_out = false;
+};
+
+// Runs `command` with /bin/sh in its own process group, output to `log`. While it runs, `watch`
+// sees the output so far every 100 ms. After `timeout_s` the whole group is killed.
+CommandResult RunCommand(const std::string& command, const std::string& log, double timeout_s,
+                         const std::function<void(const std::string&)>& watch = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0) _exit(126);
+    dup2(out, 1);
+    dup2(out, 2);
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  CommandResult result;
+  int status = 0;
+  while (true) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed.count() > timeout_s) {
+      result.timed_out = true;
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    if (watch) watch(ReadWholeFile(log));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.output = ReadWholeFile(log);
+  return result;
+}
+
+std::string CaffeTool() { return std::string(CAFFE_TOOLS_DIR) + "/caffe"; }
+
+int Count(const std::string& text, const std::string& what) {
+  int count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+constexpr int kBatch = 4;
+constexpr int kIterations = 6;
+
+}  // namespace
+
+class CaffeDdlTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = MakeTempDir("caffe_ddl"); }
+
+  // A solver file reading an LMDB of `records` images at `batch` per learner.
+  std::string Solver(const std::string& name, int batch, int records, const std::string& extra,
+                     int iterations = kIterations) {
+    const std::string source = dir_ + "/images_lmdb";
+    if (!std::ifstream(source + "/data.mdb")) WriteDdlTestImages(source, records, false);
+    const std::string path = dir_ + "/" + name + "_solver.prototxt";
+    WriteText(path, DdlTestSolver(source, batch, iterations,
+                                  "snapshot_prefix: \"" + dir_ + "/" + name + "\" " + extra));
+    return path;
+  }
+
+  std::string Log(const std::string& name) { return dir_ + "/" + name + ".log"; }
+
+  std::string dir_;
+};
+
+#ifdef USE_MPI
+
+namespace {
+
+// mpirun for this machine: oversubscribed (CI has 2 cores), allowed as root.
+std::string Mpirun(int processes) {
+  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + CAFFE_MPIEXEC +
+         " --oversubscribe -n " + std::to_string(processes) + " ";
+}
+
+std::vector<std::vector<float>> ReadWeights(const std::string& caffemodel) {
+  NetParameter net;
+  ReadProtoFromBinaryFile(caffemodel, &net);  // throws caffe::Error if it cannot
+  std::vector<std::vector<float>> weights;
+  for (const LayerParameter& layer : net.layer()) {
+    for (const BlobProto& blob : layer.blobs()) {
+      weights.emplace_back(blob.data().begin(), blob.data().end());
+    }
+  }
+  return weights;
+}
+
+}  // namespace
+
+TEST_F(CaffeDdlTest, LearnersTrainLikeOneProcessWithTheirCombinedBatch) {
+  const int records = 4 * kBatch * kIterations;
+  const std::string single = Solver("single", 2 * kBatch, records, "");
+  CommandResult reference = RunCommand(CaffeTool() + " train -solver " + single, Log("single"), 120);
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  const auto expected = ReadWeights(dir_ + "/single_iter_6.caffemodel");
+  // Two learners, one ring, a dump every 3 iterations, snapshots at 3 and 6.
+  const std::string ddl = Solver("ddl", kBatch, records, "snapshot: 3");
+  CommandResult run = RunCommand(Mpirun(2) + CaffeTool() + " train -solver " + ddl +
+                                     " -ddl \"-mode r:2 -dump_iter 3 -dbg_level 1\"",
+                                 Log("ddl"), 180);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  size_t blob = 0;
+  EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/ddl_iter_6.caffemodel"), expected, &blob),
+            1e-5)
+      << "blob " << blob;
+  // With -dbg_level 1 every learner logs; only rank 0 snapshots (iterations 3 and 6).
+  EXPECT_EQ(Count(run.output, "DDL: learner "), 2) << run.output;
+  EXPECT_EQ(Count(run.output, "Snapshotting to binary proto file"), 2) << run.output;
+  // The -dump_iter breakdown.
+  EXPECT_EQ(Count(run.output, "DDL dump at iteration "), 2) << run.output;
+  EXPECT_NE(run.output.find("allreduce end-to-end"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("dim 0 X (inside a host), 2 learners: ring allreduce"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("max jitter: learner "), std::string::npos) << run.output;
+}
+
+TEST_F(CaffeDdlTest, FourLearnersInEveryLayoutTrainLikeOneProcess) {
+  const int records = 4 * kBatch * kIterations;
+  const std::string single = Solver("single", 4 * kBatch, records, "");
+  CommandResult reference = RunCommand(CaffeTool() + " train -solver " + single, Log("single"), 120);
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  const auto expected = ReadWeights(dir_ + "/single_iter_6.caffemodel");
+  const std::vector<std::string> runs = {"-ddl \"-mode b:2x2 -dump_iter 6\"",
+                                         "-ddl \"-mode p:2x1x2\"", "-ddl \"-mode c:4\" -bvlc"};
+  for (size_t i = 0; i < runs.size(); ++i) {
+    SCOPED_TRACE(runs[i]);
+    const std::string name = "ddl" + std::to_string(i);
+    const std::string ddl = Solver(name, kBatch, records, "");
+    CommandResult run = RunCommand(Mpirun(4) + CaffeTool() + " train -solver " + ddl + " " + runs[i],
+                                   Log(name), 240);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    size_t blob = 0;
+    EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_6.caffemodel"), expected,
+                                 &blob),
+              1e-5)
+        << "blob " << blob;
+    EXPECT_EQ(Count(run.output, "Snapshotting to binary proto file"), 1) << run.output;
+  }
+}
+
+TEST_F(CaffeDdlTest, AModeThatDoesNotMatchTheProcessCountFailsOnEveryRank) {
+  const std::string solver = Solver("s", kBatch, 64, "");
+  CommandResult run = RunCommand(
+      Mpirun(2) + CaffeTool() + " train -solver " + solver + " -ddl \"-mode b:3x1\"", Log("dim"), 120);
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Count(run.output, "caffe train: error: invalid dim size=2 usr_size=3 dim[0]=3 "
+                              "dim[1]=1 dim[2]=1"),
+            2)
+      << run.output;
+}
+
+TEST_F(CaffeDdlTest, AMalformedDdlStringNamesTheBadToken) {
+  const std::string solver = Solver("s", kBatch, 64, "");
+  CommandResult run = RunCommand(
+      Mpirun(2) + CaffeTool() + " train -solver " + solver + " -ddl \"-mode r:2 -dump_iter x3\"",
+      Log("token"), 120);
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_EQ(Count(run.output, "caffe train: error: -ddl \"-mode r:2 -dump_iter x3\": 'x3'"), 2)
+      << run.output;
+  CommandResult alone = RunCommand(
+      CaffeTool() + " train -solver " + solver + " -ddl \"-mode z:2\"", Log("alone"), 60);
+  EXPECT_EQ(alone.exit_code, 1) << alone.output;
+  EXPECT_NE(alone.output.find("unknown algorithm 'z'"), std::string::npos) << alone.output;
+}
+
+namespace {
+
+// Starts a long 2-learner run with -dbg_level 1, waits until rank 0 has trained a few iterations,
+// then sends `signal` to learner 1 (its pid comes from its log line). Returns the run and the
+// seconds from the signal to the end of mpirun.
+CommandResult SignalALearner(const std::string& solver, const std::string& ddl,
+                             const std::string& log, int signal, double* seconds_after_signal,
+                             pid_t* victim) {
+  const std::regex pid_line("DDL: learner 1 of 2 on host \\S+, pid ([0-9]+)");
+  std::chrono::steady_clock::time_point signalled;
+  bool sent = false;
+  *victim = 0;
+  CommandResult run = RunCommand(
+      Mpirun(2) + CaffeTool() + " train -solver " + solver + " -ddl \"" + ddl + "\"", log, 150,
+      [&](const std::string& output) {
+        if (sent) return;
+        std::smatch match;
+        if (!std::regex_search(output, match, pid_line)) return;
+        if (output.find("Iteration 20 ") == std::string::npos) return;  // mid-training
+        *victim = std::stoi(match[1]);
+        kill(*victim, signal);
+        signalled = std::chrono::steady_clock::now();
+        sent = true;
+      });
+  *seconds_after_signal =
+      sent ? std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count()
+           : -1;
+  return run;
+}
+
+}  // namespace
+
+TEST_F(CaffeDdlTest, AKilledLearnerEndsTheJobWithinAMinute) {
+  // Long enough never to finish by itself in the test's time.
+  const std::string solver = Solver("s", kBatch, 64, "display: 1", 1000000);
+  double seconds = 0;
+  pid_t victim = 0;
+  CommandResult run = SignalALearner(solver, "-mode r:2 -dbg_level 1", Log("kill"), SIGKILL,
+                                     &seconds, &victim);
+  ASSERT_GT(victim, 0) << "learner 1 never started training:\n" << run.output;
+  EXPECT_FALSE(run.timed_out) << run.output;
+  EXPECT_GE(seconds, 0);
+  EXPECT_LT(seconds, 60) << run.output;
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  // Open MPI names the learner that died; the other says why it ends.
+  EXPECT_NE(run.output.find("signal 9"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("caffe train: learner 0 was ended by mpirun (SIGTERM)"),
+            std::string::npos)
+      << run.output;
+}
+
+TEST_F(CaffeDdlTest, AHungLearnerEndsTheJobWithAClearErrorWithinAMinute) {
+  const std::string solver = Solver("s", kBatch, 64, "display: 1", 1000000);
+  double seconds = 0;
+  pid_t victim = 0;
+  CommandResult run = SignalALearner(solver, "-mode r:2 -dbg_level 1 -timeout 3", Log("hang"),
+                                     SIGSTOP, &seconds, &victim);
+  if (victim > 0) kill(victim, SIGKILL);  // whatever happened, leave nothing stopped behind
+  ASSERT_GT(victim, 0) << "learner 1 never started training:\n" << run.output;
+  EXPECT_FALSE(run.timed_out) << run.output;
+  EXPECT_LT(seconds, 60) << run.output;
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  // Learner 0 noticed and said which learner stopped answering.
+  EXPECT_NE(run.output.find("caffe train: error: DDL: learner 1 (host "), std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("has sent no heartbeat for 3 s: it died or hangs"),
+            std::string::npos)
+      << run.output;
+}
+
+#else  // no MPI in this build
+
+TEST_F(CaffeDdlTest, DdlSaysThisBuildHasNoMpi) {
+  const std::string solver = Solver("s", kBatch, 64, "");
+  CommandResult run =
+      RunCommand(CaffeTool() + " train -solver " + solver + " -ddl \"-mode r:2\"", Log("nompi"), 60);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_EQ(Count(run.output, ": error: "), 1) << run.output;
+  EXPECT_NE(run.output.find("this build of Caffe has no MPI support"), std::string::npos)
+      << run.output;
+  // The string is still checked first.
+  CommandResult bad =
+      RunCommand(CaffeTool() + " train -solver " + solver + " -ddl \"-mode z:2\"", Log("bad"), 60);
+  EXPECT_NE(bad.output.find("unknown algorithm 'z'"), std::string::npos) << bad.output;
+}
+
+#endif  // USE_MPI
+
+}  // namespace caffe

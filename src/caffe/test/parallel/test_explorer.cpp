@@ -1,0 +1,77 @@
+// The explorer: times each candidate on the group and picks the fastest; every member picks the
+// same one even when they measure differently (the slowest member's time counts); one
+// candidate needs no timing.
+#include "caffe/parallel/explorer.hpp"
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "caffe/parallel/ring_communicator.hpp"
+#include "caffe/test/mpi_test_main.hpp"
+
+namespace caffe {
+
+namespace {
+
+// A ring that also sleeps on the ranks listed, so it is slow wherever one of them takes part.
+class SlowRing : public RingCommunicator<float> {
+ public:
+  SlowRing(std::shared_ptr<MpiGroup> group, std::vector<int> slow_ranks, std::string name)
+      : RingCommunicator<float>(std::move(group)), slow_(std::move(slow_ranks)), name_(name) {}
+  std::string name() const override { return name_; }
+  void Allreduce(float* buffer, size_t count) override {
+    for (int rank : slow_) {
+      if (rank == this->rank()) std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    }
+    RingCommunicator<float>::Allreduce(buffer, count);
+  }
+
+ private:
+  std::vector<int> slow_;
+  std::string name_;
+};
+
+}  // namespace
+
+class ExplorerTest : public MpiTest {};
+
+TEST_F(ExplorerTest, PicksTheFastestCandidateOnEveryMember) {
+  std::shared_ptr<MpiGroup> group = MpiGroup::Duplicate(MPI_COMM_WORLD);
+  SlowRing slow(group, {0}, "slow"), fast(group, {}, "fast");
+  for (bool fast_first : {false, true}) {
+    std::vector<TwoPhaseCommunicator<float>*> candidates = {&slow, &fast};
+    if (fast_first) std::swap(candidates[0], candidates[1]);
+    const Explorer<float>::Choice choice = Explorer<float>::Pick(candidates, *group, 1000, 3);
+    EXPECT_EQ(candidates[choice.chosen]->name(), "fast");
+    ASSERT_EQ(choice.seconds.size(), 2u);
+    EXPECT_GT(choice.seconds[fast_first ? 1 : 0], 0.015);
+    const std::string description = Explorer<float>::Describe(candidates, choice);
+    EXPECT_NE(description.find("slow "), std::string::npos) << description;
+    EXPECT_NE(description.find(" ms"), std::string::npos) << description;
+  }
+}
+
+TEST_F(ExplorerTest, MembersAgreeWhenOnlyOneOfThemIsSlow) {
+  // "a" is slow on the last rank only, "b" on none: every member must pick b, although all but
+  // the last measure a and b alike.
+  std::shared_ptr<MpiGroup> group = MpiGroup::Duplicate(MPI_COMM_WORLD);
+  SlowRing a(group, {WorldSize() - 1}, "a"), b(group, {}, "b");
+  const Explorer<float>::Choice choice = Explorer<float>::Pick({&a, &b}, *group, 100, 3);
+  EXPECT_EQ(choice.chosen, 1);
+  int chosen_on_root = choice.chosen;
+  MPI_Bcast(&chosen_on_root, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(choice.chosen, chosen_on_root);
+}
+
+TEST_F(ExplorerTest, ASingleCandidateIsTakenWithoutTiming) {
+  std::shared_ptr<MpiGroup> group = MpiGroup::Duplicate(MPI_COMM_WORLD);
+  SlowRing only(group, {0}, "only");
+  const auto start = std::chrono::steady_clock::now();
+  const Explorer<float>::Choice choice = Explorer<float>::Pick({&only}, *group, 100);
+  EXPECT_EQ(choice.chosen, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(15));
+}
+
+}  // namespace caffe

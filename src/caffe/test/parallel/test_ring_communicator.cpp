@@ -1,0 +1,45 @@
+// RingCommunicator over all ranks: exact sums for every test length (segment boundaries
+// included), reduce-scatter and allgather with uneven and empty blocks, bitwise-identical
+// results on every member, and blocks that do not match the group are an error.
+#include "caffe/parallel/ring_communicator.hpp"
+
+#include <vector>
+
+#include "caffe/test/communicator_test_util.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+class RingCommunicatorTest : public MpiTest {
+ protected:
+  RingCommunicatorTest() : comm_(MpiGroup::Duplicate(MPI_COMM_WORLD)) {}
+  RingCommunicator<Dtype> comm_;
+};
+TYPED_TEST_SUITE(RingCommunicatorTest, MpiTestDtypes);
+
+TYPED_TEST(RingCommunicatorTest, AllreduceGivesTheExactSumForEveryLength) {
+  EXPECT_EQ(this->comm_.name(), "ring");
+  ExpectExactAllreduce(&this->comm_, WorldRank(), WorldSize());
+}
+
+TYPED_TEST(RingCommunicatorTest, ReduceScatterAndAllgatherHandleUnevenAndEmptyBlocks) {
+  for (size_t unit : {0, 1, 5, 70001}) {
+    ExpectReduceScatterThenAllgather(&this->comm_, UnevenBlocks(WorldSize(), unit));
+  }
+  for (size_t total : {size_t(1), size_t(WorldSize() - 1), size_t(WorldSize() + 1)}) {
+    ExpectReduceScatterThenAllgather(&this->comm_, Blocks::Even(total, WorldSize()));
+  }
+}
+
+TYPED_TEST(RingCommunicatorTest, EveryMemberGetsBitwiseTheSameResult) {
+  ExpectBitwiseIdenticalResults(&this->comm_, MPI_COMM_WORLD, 100003);
+}
+
+TYPED_TEST(RingCommunicatorTest, RejectsBlocksThatDoNotMatchTheGroup) {
+  std::vector<TypeParam> buffer(10);
+  EXPECT_THROW(this->comm_.ReduceScatter(buffer.data(), Blocks::Even(10, WorldSize() + 1)),
+               Error);
+  EXPECT_THROW(this->comm_.Allgather(buffer.data(), Blocks::Even(10, WorldSize() - 1)), Error);
+}
+
+}  // namespace caffe
