@@ -8,20 +8,11 @@ The output format follows OUT's extension (png, svg, pdf, dot, ...). --phase dra
 layers of one phase (default ALL). Needs Graphviz's `dot` (Debian: graphviz).
 """
 import argparse
-import glob
-import os
 import sys
 
+import _build_tree  # this folder: the scripts' helper
 
-def _use_built_caffe():
-    """Run from the source tree, this folder's caffe/ lacks the compiled core: import the built
-    package from PYTHONPATH (e.g. build/python) instead."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    if not glob.glob(os.path.join(here, 'caffe', '_caffe*.so')):
-        sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-
-
-_use_built_caffe()
+_build_tree.prefer_built_caffe()
 from google.protobuf import text_format  # noqa: E402
 
 import caffe  # noqa: E402

@@ -27,8 +27,8 @@ Distributed training and memory settings:
     its settings. DDL training itself runs through `mpirun ... caffe train -ddl "<options>"`
     (docs/DDL.md); pycaffe's solvers train one learner. has_nccl() is False: pycaffe has no
     caffe.NCCL class.
-  - Large Model Support (`caffe train -lms`) is not built yet; there is nothing of it to set
-    from Python.
+  - Large Model Support (`caffe train -lms`) has no settings in pycaffe yet: LMS is still being
+    built, and pycaffe does not expose it.
 """
 from ._caffe import (Blob, BlobVec, Error, Layer, Timer, __version__, get_solver,
                      gpu_available, has_mpi, has_nccl, image_support, init_log,

@@ -6,6 +6,33 @@ from .proto.caffe_pb2 import TEST
 from .pycaffe import Net
 
 
+def load_image_net(net, model_file, pretrained_file, mean=None, input_scale=None,
+                   raw_scale=None, channel_swap=None):
+    """Initializes `net` (a Net subclass instance) as a TEST-phase net with `pretrained_file`'s
+    weights and gives it net.transformer for its first input, which takes H x W x K images
+    (mean, input_scale, raw_scale, channel_swap as caffe.io.Transformer takes them). Returns
+    the name of that input. Shared by Classifier and Detector."""
+    Net.__init__(net, model_file, TEST, weights=pretrained_file)
+    in_ = net.inputs[0]
+    net.transformer = io.Transformer({in_: net.blobs[in_].data.shape})
+    net.transformer.set_transpose(in_, (2, 0, 1))
+    settings = (('set_mean', mean), ('set_input_scale', input_scale),
+                ('set_raw_scale', raw_scale), ('set_channel_swap', channel_swap))
+    for setter, value in settings:
+        if value is not None:
+            getattr(net.transformer, setter)(in_, value)
+    return in_
+
+
+def classify_images(net, images):
+    """The net's first output for each image (H x W x K, at the input's size), preprocessed by
+    net.transformer and run in batches of the net's batch size."""
+    in_ = net.inputs[0]
+    caffe_in = np.array([net.transformer.preprocess(in_, image) for image in images],
+                        dtype=np.float32)
+    return net.forward_all(**{in_: caffe_in})[net.outputs[0]]
+
+
 class Classifier(Net):
     """A TEST-phase net with a Transformer for its first input.
 
@@ -16,18 +43,8 @@ class Classifier(Net):
 
     def __init__(self, model_file, pretrained_file, image_dims=None, mean=None,
                  input_scale=None, raw_scale=None, channel_swap=None):
-        Net.__init__(self, model_file, TEST, weights=pretrained_file)
-        in_ = self.inputs[0]
-        self.transformer = io.Transformer({in_: self.blobs[in_].data.shape})
-        self.transformer.set_transpose(in_, (2, 0, 1))
-        if mean is not None:
-            self.transformer.set_mean(in_, mean)
-        if input_scale is not None:
-            self.transformer.set_input_scale(in_, input_scale)
-        if raw_scale is not None:
-            self.transformer.set_raw_scale(in_, raw_scale)
-        if channel_swap is not None:
-            self.transformer.set_channel_swap(in_, channel_swap)
+        in_ = load_image_net(self, model_file, pretrained_file, mean, input_scale, raw_scale,
+                             channel_swap)
         self.crop_dims = np.array(self.blobs[in_].data.shape[2:])
         self.image_dims = np.array(image_dims if image_dims is not None else self.crop_dims)
 
@@ -47,10 +64,7 @@ class Classifier(Net):
         else:
             top, left = ((self.image_dims - self.crop_dims) / 2.0).astype(int)
             crops = resized[:, top:top + self.crop_dims[0], left:left + self.crop_dims[1], :]
-        in_ = self.inputs[0]
-        caffe_in = np.array([self.transformer.preprocess(in_, crop) for crop in crops],
-                            dtype=np.float32)
-        predictions = self.forward_all(**{in_: caffe_in})[self.outputs[0]]
+        predictions = classify_images(self, crops)
         if oversample:
             predictions = predictions.reshape((len(predictions) // 10, 10, -1)).mean(axis=1)
         return predictions

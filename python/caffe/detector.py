@@ -3,7 +3,7 @@ optionally with context padding, warped to the net's input size and classified."
 import numpy as np
 
 from . import io
-from .proto.caffe_pb2 import TEST
+from .classifier import classify_images, load_image_net
 from .pycaffe import Net
 
 
@@ -15,18 +15,8 @@ class Detector(Net):
 
     def __init__(self, model_file, pretrained_file, mean=None, input_scale=None,
                  raw_scale=None, channel_swap=None, context_pad=None):
-        Net.__init__(self, model_file, TEST, weights=pretrained_file)
-        in_ = self.inputs[0]
-        self.transformer = io.Transformer({in_: self.blobs[in_].data.shape})
-        self.transformer.set_transpose(in_, (2, 0, 1))
-        if mean is not None:
-            self.transformer.set_mean(in_, mean)
-        if input_scale is not None:
-            self.transformer.set_input_scale(in_, input_scale)
-        if raw_scale is not None:
-            self.transformer.set_raw_scale(in_, raw_scale)
-        if channel_swap is not None:
-            self.transformer.set_channel_swap(in_, channel_swap)
+        load_image_net(self, model_file, pretrained_file, mean, input_scale, raw_scale,
+                       channel_swap)
         self.configure_crop(context_pad)
 
     def configure_crop(self, context_pad):
@@ -78,10 +68,7 @@ class Detector(Net):
             crops.extend(self.crop(image, window) for window in windows)
         if not crops:
             return []
-        in_ = self.inputs[0]
-        caffe_in = np.array([self.transformer.preprocess(in_, crop) for crop in crops],
-                            dtype=np.float32)
-        predictions = self.forward_all(**{in_: caffe_in})[self.outputs[0]]
+        predictions = classify_images(self, crops)
         detections = []
         for filename, windows in images_windows:
             for window in windows:

@@ -171,9 +171,10 @@ class Transformer(object):
 
     inputs: dict of input name -> blob shape (N, K, H, W), e.g.
     {'data': net.blobs['data'].data.shape}. preprocess applies, in this order: convert to
-    float32, with a transpose set resize to (H, W) and apply set_transpose's axis order (e.g. (2, 0, 1): H x W x K -> K x H x W),
-    set_channel_swap's channel order (e.g. (2, 1, 0): RGB -> BGR), set_raw_scale's factor (e.g.
-    255), subtract set_mean's mean, multiply by set_input_scale's factor. deprocess undoes them.
+    float32; with a transpose set, resize to the input's (H, W) and apply set_transpose's axis
+    order (e.g. (2, 0, 1): H x W x K -> K x H x W); set_channel_swap's channel order (e.g.
+    (2, 1, 0): RGB -> BGR); set_raw_scale's factor (e.g. 255); subtract set_mean's mean;
+    multiply by set_input_scale's factor. deprocess undoes them.
     """
 
     def __init__(self, inputs):
@@ -237,7 +238,7 @@ class Transformer(object):
         return image
 
     def set_transpose(self, in_, order):
-        """The axis order taking an image to the input, e.g. (2, 0, 1) for H x W x K -> K x H x W."""
+        """The axis order taking an image to the input, e.g. (2, 0, 1): H x W x K -> K x H x W."""
         self._check_input(in_)
         if len(order) != len(self.inputs[in_]) - 1:
             raise ValueError('transpose order {} must list the {} axes of one input item'.format(

@@ -53,7 +53,10 @@ def write_solver(tmp_path, net_path, **fields):
     solver.random_seed = 1701
     solver.snapshot_prefix = str(tmp_path / 'snap')
     for key, value in fields.items():
-        setattr(solver, key, value)
+        if isinstance(value, list):
+            getattr(solver, key).extend(value)  # repeated: test_net, test_iter
+        else:
+            setattr(solver, key, value)
     return write_file(tmp_path / 'solver.prototxt', str(solver))
 
 
@@ -150,3 +153,27 @@ def test_solver_errors_are_caffe_errors(tmp_path):
     path = write_file(tmp_path / 's.prototxt', "type: 'Bogus' train_net: 'x.prototxt'")
     with pytest.raises(caffe.Error):
         caffe.get_solver(path)
+
+
+def test_solve_runs_to_max_iter_and_tests_the_shared_weights(tmp_path):
+    n = caffe.NetSpec()
+    n.x, n.t = L.DummyData(shape=[dict(dim=[4, 3]), dict(dim=[4, 2])],
+                           data_filler=[dict(type='gaussian'), dict(type='constant', value=1)],
+                           ntop=2)
+    n.ip = L.InnerProduct(n.x, num_output=2, weight_filler=dict(type='gaussian', std=0.1))
+    n.loss = L.EuclideanLoss(n.ip, n.t)
+    net_path = write_file(tmp_path / 'net.prototxt', str(n.to_proto()))
+    path = write_solver(tmp_path, net_path, test_net=[net_path], test_iter=[1],
+                        test_interval=5, max_iter=10, lr_policy='fixed')
+    solver = caffe.get_solver(path)
+    assert len(solver.test_nets) == 1
+    test_net = solver.test_nets[0]
+    assert test_net._phase == caffe.TEST
+    solver.solve()
+    assert solver.iter == 10
+    # The test net reads the training net's weights (shared, not copied).
+    np.testing.assert_array_equal(test_net.params['ip'][0].data,
+                                  solver.net.params['ip'][0].data)
+    solver.net.params['ip'][1].data[...] = 42
+    assert np.all(test_net.params['ip'][1].data == 42)
+    assert os.path.exists(str(tmp_path / 'snap_iter_10.caffemodel'))  # snapshot after train

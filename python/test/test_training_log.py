@@ -1,0 +1,136 @@
+"""tools/extra/parse_log.py and plot_training_log.py: CSV tables from caffe training logs (a
+hand-written one in BVLC's and our glog formats, and a real log of `caffe train`), and the
+plot as a PNG."""
+import csv
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BINARY_DIR, SOURCE_DIR, write_file
+from test_draw import png_size
+
+TOOLS = os.path.join(SOURCE_DIR, 'tools', 'extra')
+sys.path.insert(0, TOOLS)
+import parse_log  # noqa: E402
+
+# BVLC's glog prefix has no year (I0509); glog >= 0.6, as ours links, prints it (I20240509).
+HAND_LOG = """\
+I0509 10:00:00.000000  1234 solver.cpp:44] Initializing solver from parameters:
+I0509 10:00:01.000000  1234 solver.cpp:237] Solving LeNet
+I0509 10:00:01.500000  1234 solver.cpp:276] Iteration 0, Testing net (#0)
+I0509 10:00:02.000000  1234 solver.cpp:326]     Test net output #0: accuracy = 0.1
+I0509 10:00:02.000000  1234 solver.cpp:326]     Test net output #1: loss = 2.3 (* 1 = 2.3 loss)
+I0509 10:00:02.250000  1234 solver.cpp:194] Iteration 0 (0 iter/s, 0.2s/100 iters), loss = 2.4
+I0509 10:00:02.250000  1234 solver.cpp:212]     Train net output #0: loss = 2.4 (* 1 = 2.4 loss)
+I0509 10:00:02.250000  1234 sgd_solver.cpp:86] Iteration 0, lr = 0.01
+I0509 10:00:12.250000  1234 solver.cpp:194] Iteration 100 (10 iter/s, 10s/100 iters), loss = 0.5
+I0509 10:00:12.250000  1234 solver.cpp:212]     Train net output #0: loss = 0.5 (* 1 = 0.5 loss)
+I0509 10:00:12.250000  1234 sgd_solver.cpp:86] Iteration 100, lr = 0.00992565
+I0509 10:00:20.000000  1234 solver.cpp:276] Iteration 200, Testing net (#0)
+I0509 10:00:21.000000  1234 solver.cpp:326]     Test net output #0: accuracy = 0.9
+I0509 10:00:21.000000  1234 solver.cpp:326]     Test net output #1: loss = 0.25 (* 1 = 0.25 loss)
+"""
+
+
+def test_parse_log_tables_by_hand(tmp_path):
+    for name, text in (('bvlc.log', HAND_LOG),
+                       ('ours.log', re.sub(r'^I0509', 'I20240509', HAND_LOG, flags=re.M))):
+        log = write_file(tmp_path / name, text)
+        train, test = parse_log.parse_log(log)
+        assert train == [
+            {'NumIters': 0, 'Seconds': 1.25, 'LearningRate': 0.01, 'loss': 2.4},
+            {'NumIters': 100, 'Seconds': 11.25, 'LearningRate': 0.00992565, 'loss': 0.5}]
+        assert test == [
+            {'NumIters': 0, 'Seconds': 1.0, 'LearningRate': 0.01, 'accuracy': 0.1, 'loss': 2.3},
+            {'NumIters': 200, 'Seconds': 20.0, 'LearningRate': 0.00992565, 'accuracy': 0.9,
+             'loss': 0.25}]
+        result = subprocess.run([sys.executable, os.path.join(TOOLS, 'parse_log.py'), log,
+                                 str(tmp_path)], stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, check=False)
+        assert result.returncode == 0, result.stdout
+        with open(log + '.train') as table:
+            assert table.read() == ('NumIters,Seconds,LearningRate,loss\n'
+                                    '0,1.25,0.01,2.4\n100,11.25,0.00992565,0.5\n')
+        with open(log + '.test') as table:
+            assert table.read() == ('NumIters,Seconds,LearningRate,accuracy,loss\n'
+                                    '0,1.0,0.01,0.1,2.3\n200,20.0,0.00992565,0.9,0.25\n')
+
+
+NET = """
+name: 'tiny'
+layer { name: 'data' type: 'DummyData' top: 'data' top: 'label'
+        dummy_data_param { shape { dim: 8 dim: 4 } shape { dim: 8 }
+                           data_filler { type: 'gaussian' } data_filler { type: 'constant' } } }
+layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip'
+        inner_product_param { num_output: 3 weight_filler { type: 'gaussian' std: 0.5 } } }
+layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' top: 'loss' }
+layer { name: 'accuracy' type: 'Accuracy' bottom: 'ip' bottom: 'label' top: 'accuracy'
+        include { phase: TEST } }
+"""
+SOLVER = """
+net: '{net}'
+test_iter: 2  test_interval: 10  display: 5  max_iter: 20
+base_lr: 0.5  lr_policy: 'step'  stepsize: 10  gamma: 0.5
+snapshot_prefix: '{prefix}'  snapshot_after_train: false  random_seed: 3  solver_mode: CPU
+"""
+
+
+@pytest.fixture(scope='module')
+def real_log(tmp_path_factory):
+    """The log of a real (tiny) `caffe train`: 20 iterations, display 5, test every 10."""
+    caffe_tool = os.path.join(BINARY_DIR, 'bin', 'caffe')
+    if not os.path.isfile(caffe_tool):
+        pytest.skip('no caffe tool at {} (set CAFFE_BINARY_DIR)'.format(caffe_tool))
+    folder = tmp_path_factory.mktemp('train')
+    net = write_file(folder / 'net.prototxt', NET)
+    solver = write_file(folder / 'solver.prototxt',
+                        SOLVER.format(net=net, prefix=folder / 'snap'))
+    result = subprocess.run([caffe_tool, 'train', '-solver', solver], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, check=False)
+    text = result.stdout.decode('utf-8', 'replace')
+    assert result.returncode == 0, text
+    return write_file(folder / 'train.log', text)
+
+
+def test_parse_log_reads_a_real_training_log(real_log, tmp_path):
+    train, test = parse_log.parse_log(real_log)
+    with open(real_log) as log:
+        text = log.read()
+    assert [row['NumIters'] for row in train] == [0, 5, 10, 15]
+    assert [row['LearningRate'] for row in train] == [0.5, 0.5, 0.25, 0.25]
+    logged_losses = [float(v) for v in re.findall(r'Train net output #0: loss = (\S+)', text)]
+    assert [row['loss'] for row in train] == logged_losses
+    assert [row['NumIters'] for row in test] == [0, 10, 20]
+    assert all(list(row) == ['NumIters', 'Seconds', 'LearningRate', 'accuracy', 'loss']
+               for row in test)
+    assert test[-1]['loss'] < test[0]['loss'] and test[-1]['accuracy'] == 1.0
+    seconds = [row['Seconds'] for row in train]
+    assert seconds == sorted(seconds) and seconds[0] >= 0
+    parse_log.save_csv_files(real_log, str(tmp_path), train, test)
+    with open(str(tmp_path / 'train.log.test')) as table:
+        rows = list(csv.DictReader(table))
+    assert [int(row['NumIters']) for row in rows] == [0, 10, 20]
+    assert [float(row['accuracy']) for row in rows] == [row['accuracy'] for row in test]
+
+
+def test_plot_training_log_writes_png(real_log, tmp_path):
+    pytest.importorskip('matplotlib', reason='plotting needs python3-matplotlib')
+    script = os.path.join(TOOLS, 'plot_training_log.py')
+    output = str(tmp_path / 'training.png')
+    result = subprocess.run([sys.executable, script, real_log, '-o', output],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    assert result.returncode == 0, result.stdout.decode('utf-8', 'replace')
+    width, height = png_size(output)
+    assert width >= 600 and height >= 600, (width, height)
+    bvlc_form = str(tmp_path / 'test_accuracy.png')  # chart 0: test accuracy vs. iterations
+    result = subprocess.run([sys.executable, script, '0', bvlc_form, real_log],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    assert result.returncode == 0, result.stdout.decode('utf-8', 'replace')
+    png_size(bvlc_form)
+    not_a_log = write_file(tmp_path / 'empty.log', 'nothing here\n')
+    result = subprocess.run([sys.executable, script, not_a_log, '-o', str(tmp_path / 'x.png')],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    assert result.returncode != 0 and b'not a caffe training log' in result.stdout
