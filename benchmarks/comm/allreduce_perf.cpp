@@ -46,10 +46,20 @@ size_t ParseBytes(const std::string& text) {
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
   switch (*end) {
-    case 'K': case 'k': value *= 1 << 10; break;
-    case 'M': case 'm': value *= 1 << 20; break;
-    case 'G': case 'g': value *= 1 << 30; break;
-    default: break;
+    case 'K':
+    case 'k':
+      value *= 1 << 10;
+      break;
+    case 'M':
+    case 'm':
+      value *= 1 << 20;
+      break;
+    case 'G':
+    case 'g':
+      value *= 1 << 30;
+      break;
+    default:
+      break;
   }
   return static_cast<size_t>(value);
 }
@@ -72,15 +82,24 @@ bool ParseFlags(int argc, char** argv, Settings* settings, std::string* error) {
       return false;
     }
     const std::string value = argv[++i];
-    if (flag == "-b") settings->begin_bytes = ParseBytes(value);
-    else if (flag == "-e") settings->end_bytes = ParseBytes(value);
-    else if (flag == "-f") settings->factor = std::atof(value.c_str());
-    else if (flag == "-n") settings->iterations = std::atoi(value.c_str());
-    else if (flag == "-w") settings->warmup = std::atoi(value.c_str());
-    else if (flag == "-c") settings->check = std::atoi(value.c_str()) != 0;
-    else if (flag == "-d") settings->dtype = value;
-    else if (flag == "-a") settings->algorithms = Split(value);
-    else if (flag == "-m") settings->modes = Split(value);
+    if (flag == "-b")
+      settings->begin_bytes = ParseBytes(value);
+    else if (flag == "-e")
+      settings->end_bytes = ParseBytes(value);
+    else if (flag == "-f")
+      settings->factor = std::atof(value.c_str());
+    else if (flag == "-n")
+      settings->iterations = std::atoi(value.c_str());
+    else if (flag == "-w")
+      settings->warmup = std::atoi(value.c_str());
+    else if (flag == "-c")
+      settings->check = std::atoi(value.c_str()) != 0;
+    else if (flag == "-d")
+      settings->dtype = value;
+    else if (flag == "-a")
+      settings->algorithms = Split(value);
+    else if (flag == "-m")
+      settings->modes = Split(value);
     else {
       *error = "unknown flag " + flag + "; known: -b -e -f -n -w -c -d -a -m";
       return false;
@@ -139,14 +158,17 @@ int Run(const Settings& settings) {
     std::printf("# allreduce_perf: %d processes, %s, %d iterations after %d warm-up, check %s\n",
                 size, settings.dtype.c_str(), settings.iterations, settings.warmup,
                 settings.check ? "on" : "off");
-    std::printf("# time: us per allreduce (slowest rank); algbw, busbw: GB/s; busbw = algbw * "
-                "2(P-1)/P\n");
+    std::printf(
+        "# time: us per allreduce (slowest rank); algbw, busbw: GB/s; busbw = algbw * "
+        "2(P-1)/P\n");
     std::printf("#%13s %12s", "size(B)", "count");
     for (const std::string& name : names) {
-      std::printf("  %26s", (name + (name.find(':') != std::string::npos ? " (-mode)" : "")).c_str());
+      std::printf("  %26s",
+                  (name + (name.find(':') != std::string::npos ? " (-mode)" : "")).c_str());
     }
     std::printf("\n#%13s %12s", "", "");
-    for (size_t i = 0; i < names.size(); ++i) std::printf("  %9s %7s %7s %2s", "time", "algbw", "busbw", "#x");
+    for (size_t i = 0; i < names.size(); ++i)
+      std::printf("  %9s %7s %7s %2s", "time", "algbw", "busbw", "#x");
     std::printf("\n");
   }
   for (double bytes = settings.begin_bytes; bytes <= settings.end_bytes * 1.0001;
@@ -157,9 +179,9 @@ int Run(const Settings& settings) {
     for (const std::string& name : settings.algorithms) {
       if (name == "MPI_Allreduce") {
         candidates.push_back({name, [&](Dtype* data, size_t n) {
-          MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MpiType<Dtype>(),
-                                  MPI_SUM, world->comm()));
-        }});
+                                MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n),
+                                                        MpiType<Dtype>(), MPI_SUM, world->comm()));
+                              }});
       } else if (name == "ring") {
         candidates.push_back({name, [&](Dtype* data, size_t n) { ring.Allreduce(data, n); }});
       } else if (name == "mpi") {
@@ -174,8 +196,8 @@ int Run(const Settings& settings) {
     for (const std::string& mode : settings.modes) {
       // The explorer inside times its candidates on this very size.
       const DdlOptions options = ParseDdlOptions("-mode " + mode);
-      hierarchical.push_back(CreateDdlCommunicator<Dtype>(
-          options, ResolveDdlTopology(options, size), false, count));
+      hierarchical.push_back(
+          CreateDdlCommunicator<Dtype>(options, ResolveDdlTopology(options, size), false, count));
       HierarchicalCommunicator<Dtype>* comm = hierarchical.back().get();
       candidates.push_back({mode, [comm](Dtype* data, size_t n) { comm->Allreduce(data, n); }});
     }

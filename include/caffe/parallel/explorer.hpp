@@ -18,8 +18,8 @@ template <typename Dtype>
 class Explorer {
  public:
   struct Choice {
-    int chosen = 0;                // index into the candidates
-    std::vector<double> seconds;   // per candidate: the slowest member's median time
+    int chosen = 0;               // index into the candidates
+    std::vector<double> seconds;  // per candidate: the slowest member's median time
   };
   /// Collective over `group`, which every candidate reduces over: each candidate runs one
   /// warm-up and `repeats` timed allreduces of `count` elements (the buffer is on the device for

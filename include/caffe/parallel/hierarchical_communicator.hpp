@@ -52,8 +52,8 @@ class HierarchicalCommunicator : public Communicator<Dtype> {
   std::vector<Stage> stages_;
   int world_rank_, world_size_;
   bool device_buffers_;
-  bool data_on_host_ = false;   // device_buffers_ only: the live copy is host_ (else the buffer)
-  std::vector<Dtype> host_;     // host staging of device buffers
+  bool data_on_host_ = false;  // device_buffers_ only: the live copy is host_ (else the buffer)
+  std::vector<Dtype> host_;    // host staging of device buffers
   std::vector<double> stage_seconds_;
 };
 
@@ -62,9 +62,10 @@ class HierarchicalCommunicator : public Communicator<Dtype> {
 /// where the mode allows and the build has it). `sample_count`: the buffer size the explorer
 /// times candidates with (the gradient bucket size). Logs the choice per dimension on rank 0.
 template <typename Dtype>
-std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(
-    const DdlOptions& options, const DdlTopology& topology, bool gpu_learner,
-    size_t sample_count);
+std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(const DdlOptions& options,
+                                                                       const DdlTopology& topology,
+                                                                       bool gpu_learner,
+                                                                       size_t sample_count);
 
 /// Whether this build has NCCL (GPU learners can use modes n, b, p with it).
 bool DdlHasNccl();

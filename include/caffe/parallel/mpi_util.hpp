@@ -25,20 +25,24 @@ std::string MpiErrorString(int code);
 
 /// Runs an MPI call; any result but MPI_SUCCESS throws CommError (communicators must use
 /// MPI_ERRORS_RETURN for errors to come back at all; MpiGroup sets it).
-#define MPI_CHECK(call)                                                   \
-  do {                                                                    \
-    const int caffe_mpi_status_ = (call);                                 \
-    if (caffe_mpi_status_ != MPI_SUCCESS) {                               \
-      ::caffe::ThrowMpiError(caffe_mpi_status_, #call);                   \
-    }                                                                     \
+#define MPI_CHECK(call)                                 \
+  do {                                                  \
+    const int caffe_mpi_status_ = (call);               \
+    if (caffe_mpi_status_ != MPI_SUCCESS) {             \
+      ::caffe::ThrowMpiError(caffe_mpi_status_, #call); \
+    }                                                   \
   } while (0)
 
 template <typename Dtype>
 MPI_Datatype MpiType();
 template <>
-inline MPI_Datatype MpiType<float>() { return MPI_FLOAT; }
+inline MPI_Datatype MpiType<float>() {
+  return MPI_FLOAT;
+}
 template <>
-inline MPI_Datatype MpiType<double>() { return MPI_DOUBLE; }
+inline MPI_Datatype MpiType<double>() {
+  return MPI_DOUBLE;
+}
 
 /// Largest element count one MPI call may carry (counts are ints).
 constexpr size_t kMaxMpiCount = 0x7fffffff;

@@ -32,10 +32,14 @@ class RcsCommunicator : public TwoPhaseCommunicator<Dtype> {
   int RealRank(int virtual_rank) const;
   /// Where virtual member v's merged blocks start (v == power_ gives the end of the buffer).
   size_t VirtualStart(const Blocks& blocks, int virtual_rank) const;
+  /// Blocking transfers of data[0, count) to / from member `peer` (throws caffe::Error when
+  /// count does not fit one MPI message).
+  void Send(const Dtype* data, size_t count, int peer, int tag) const;
+  void Receive(Dtype* data, size_t count, int peer, int tag) const;
 
-  int power_;      // p: the largest power of two <= P
-  int folded_;     // r = P - p: pairs (2i, 2i+1), i < r, fold into one virtual member
-  int virtual_;    // this member's virtual rank, or -1 if it sits out (folded into rank + 1)
+  int power_;    // p: the largest power of two <= P
+  int folded_;   // r = P - p: pairs (2i, 2i+1), i < r, fold into one virtual member
+  int virtual_;  // this member's virtual rank, or -1 if it sits out (folded into rank + 1)
 };
 
 }  // namespace caffe

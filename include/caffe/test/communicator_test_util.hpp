@@ -14,6 +14,7 @@
 
 #include "caffe/parallel/communicator.hpp"
 #include "caffe/test/mpi_test_main.hpp"
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 
@@ -23,7 +24,8 @@ inline std::vector<size_t> CommunicatorTestLengths() {
 
 template <typename Dtype>
 Dtype Contribution(int rank, size_t i) {
-  return static_cast<Dtype>((rank + 1) * (static_cast<long>(i % 251) - 125) + static_cast<long>(i % 7));
+  return static_cast<Dtype>((rank + 1) * (static_cast<long>(i % 251) - 125) +
+                            static_cast<long>(i % 7));
 }
 
 /// The exact sum over `size` ranks at element i.
@@ -96,6 +98,27 @@ void ExpectReduceScatterThenAllgather(TwoPhaseCommunicator<Dtype>* comm, const B
   comm->Allgather(buffer.data(), blocks);
   EXPECT_EQ(FirstWrongSum(buffer, size, 0, total), total)
       << comm->name() << ": allgather of " << total << " elements";
+}
+
+/// ExpectReduceScatterThenAllgather over uneven blocks (some empty, one over a segment) and over
+/// even blocks of fewer, as many and more elements than members.
+template <typename Dtype>
+void ExpectUnevenAndEmptyBlocksWork(TwoPhaseCommunicator<Dtype>* comm) {
+  const int size = comm->size();
+  for (size_t unit : {0, 1, 5, 70001}) {
+    ExpectReduceScatterThenAllgather(comm, UnevenBlocks(size, unit));
+  }
+  for (size_t total : {size_t(1), size_t(size - 1), size_t(size + 1)}) {
+    ExpectReduceScatterThenAllgather(comm, Blocks::Even(total, size));
+  }
+}
+
+/// Blocks for one member more or fewer than the group are a caffe::Error in both phases.
+template <typename Dtype>
+void ExpectBlocksForAnotherGroupSizeRejected(TwoPhaseCommunicator<Dtype>* comm) {
+  std::vector<Dtype> buffer(10);
+  EXPECT_THROW(comm->ReduceScatter(buffer.data(), Blocks::Even(10, comm->size() + 1)), Error);
+  EXPECT_THROW(comm->Allgather(buffer.data(), Blocks::Even(10, comm->size() - 1)), Error);
 }
 
 /// After an allreduce of inexact values (sums depend on the order of addition) every member

@@ -1,6 +1,6 @@
 // Data and nets for DDL's tests (test_ddl_sync under mpirun, test_caffe_ddl through the tool): a
-// small LMDB of 8x8 images, a LeNet-like solver reading it, and the comparison of weights as
-// "largest |a - b| over the largest |b|" per blob.
+// small LMDB of 28x28 images (MNIST's size), a LeNet solver reading it, and the comparison of
+// weights as "largest |a - b| over the largest |b|" per blob.
 #ifndef CAFFE_TEST_DDL_TEST_UTIL_HPP_
 #define CAFFE_TEST_DDL_TEST_UTIL_HPP_
 
@@ -16,7 +16,7 @@
 
 namespace caffe {
 
-/// Writes records k = 0..count-1 to a new LMDB: an 8x8 one-channel image whose pixels depend on
+/// Writes records k = 0..count-1 to a new LMDB: a 28x28 one-channel image whose pixels depend on
 /// k, and label k % 10 (or k itself).
 inline void WriteDdlTestImages(const std::string& source, int count, bool label_is_index) {
   std::unique_ptr<db::DB> database = db::GetDB("lmdb");
@@ -25,10 +25,10 @@ inline void WriteDdlTestImages(const std::string& source, int count, bool label_
   for (int k = 0; k < count; ++k) {
     Datum datum;
     datum.set_channels(1);
-    datum.set_height(8);
-    datum.set_width(8);
-    std::string pixels(64, '\0');
-    for (int p = 0; p < 64; ++p) {
+    datum.set_height(28);
+    datum.set_width(28);
+    std::string pixels(28 * 28, '\0');
+    for (int p = 0; p < 28 * 28; ++p) {
       pixels[p] = static_cast<char>((k * 37 + p * 11 + (k % 10) * p) % 256);
     }
     datum.set_data(pixels);
@@ -46,28 +46,37 @@ inline std::string DdlTestDataLayer(const std::string& source, int batch) {
   return R"(layer { name: "data" type: "Data" top: "data" top: "label"
       include { phase: TRAIN }
       transform_param { scale: 0.00390625 }
-      data_param { source: ")" + source + R"(" backend: LMDB batch_size: )" +
-         std::to_string(batch) + " } }\n";
+      data_param { source: ")" +
+         source + R"(" backend: LMDB batch_size: )" + std::to_string(batch) + " } }\n";
 }
 
-/// SGD with momentum and weight decay on conv 3x3 (4) / max pool / ip 16 / relu / ip 10 /
-/// softmax loss, `iterations` iterations; `extra` adds solver fields.
+/// BVLC's LeNet (examples/mnist/lenet_train_test.prototxt: conv 5x5 (20) / max pool / conv 5x5
+/// (50) / max pool / ip 500 / relu / ip 10 / softmax loss; 431 K parameters) trained with SGD,
+/// momentum and weight decay for `iterations` iterations; `extra` adds solver fields.
 inline std::string DdlTestSolver(const std::string& source, int batch, int iterations,
                                  const std::string& extra) {
-  return "base_lr: 0.1 lr_policy: \"fixed\" momentum: 0.9 weight_decay: 0.0005 "
+  return "base_lr: 0.01 lr_policy: \"fixed\" momentum: 0.9 weight_decay: 0.0005 "
          "random_seed: 1701 solver_mode: CPU max_iter: " +
          std::to_string(iterations) + " " + extra + R"(
-      net_param { name: "LeNetLike" )" + DdlTestDataLayer(source, batch) + R"(
-        layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
-          convolution_param { num_output: 4 kernel_size: 3 weight_filler { type: "xavier" }
-            bias_filler { type: "constant" value: 0.1 } } }
-        layer { name: "pool" type: "Pooling" bottom: "conv" top: "pool"
+      net_param { name: "LeNet" )" +
+         DdlTestDataLayer(source, batch) + R"(
+        layer { name: "conv1" type: "Convolution" bottom: "data" top: "conv1"
+          convolution_param { num_output: 20 kernel_size: 5 stride: 1
+            weight_filler { type: "xavier" } bias_filler { type: "constant" } } }
+        layer { name: "pool1" type: "Pooling" bottom: "conv1" top: "pool1"
           pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
-        layer { name: "ip1" type: "InnerProduct" bottom: "pool" top: "ip1"
-          inner_product_param { num_output: 16 weight_filler { type: "xavier" } } }
-        layer { name: "relu" type: "ReLU" bottom: "ip1" top: "ip1" }
+        layer { name: "conv2" type: "Convolution" bottom: "pool1" top: "conv2"
+          convolution_param { num_output: 50 kernel_size: 5 stride: 1
+            weight_filler { type: "xavier" } bias_filler { type: "constant" } } }
+        layer { name: "pool2" type: "Pooling" bottom: "conv2" top: "pool2"
+          pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
+        layer { name: "ip1" type: "InnerProduct" bottom: "pool2" top: "ip1"
+          inner_product_param { num_output: 500
+            weight_filler { type: "xavier" } bias_filler { type: "constant" } } }
+        layer { name: "relu1" type: "ReLU" bottom: "ip1" top: "ip1" }
         layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
-          inner_product_param { num_output: 10 weight_filler { type: "xavier" } } }
+          inner_product_param { num_output: 10
+            weight_filler { type: "xavier" } bias_filler { type: "constant" } } }
         layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
       })";
 }

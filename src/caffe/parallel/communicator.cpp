@@ -30,8 +30,8 @@ size_t Blocks::largest() const {
 template <typename Dtype>
 void TwoPhaseCommunicator<Dtype>::CheckBlocks(const Blocks& blocks) const {
   CAFFE_CHECK_EQ(blocks.parts(), size())
-      << this->name() << ": a buffer split into " << blocks.parts() << " blocks cannot be reduced by "
-      << size() << " learners";
+      << this->name() << ": a buffer split into " << blocks.parts()
+      << " blocks cannot be reduced by " << size() << " learners";
   for (int i = 0; i < blocks.parts(); ++i) {
     CAFFE_CHECK_LE(blocks.count[i], kMaxMpiCount)
         << this->name() << ": block " << i << " of " << blocks.count[i]
@@ -58,8 +58,8 @@ void TwoPhaseCommunicator<Dtype>::SendReceiveAdd(const Dtype* send, size_t send_
   for (size_t segment = 0; segment < recv_segments; ++segment) {
     const size_t offset = segment * kSegment;
     MPI_CHECK(MPI_Irecv(scratch_.data() + offset,
-                        static_cast<int>(std::min(kSegment, recv_count - offset)), type, from,
-                        tag, comm, &requests_[segment]));
+                        static_cast<int>(std::min(kSegment, recv_count - offset)), type, from, tag,
+                        comm, &requests_[segment]));
   }
   for (size_t segment = 0; segment < send_segments; ++segment) {
     const size_t offset = segment * kSegment;

@@ -38,7 +38,12 @@ bool ParseSeconds(const std::string& token, double* value) {
 
 bool IsAlgorithm(char letter) {
   switch (letter) {
-    case 'b': case 'n': case 'r': case 'm': case 'c': case 'p':
+    case 'b':
+    case 'n':
+    case 'r':
+    case 'm':
+    case 'c':
+    case 'p':
       return true;
     default:
       return false;
@@ -49,12 +54,18 @@ bool IsAlgorithm(char letter) {
 
 std::string DdlAlgorithmName(DdlAlgorithm algorithm) {
   switch (algorithm) {
-    case DdlAlgorithm::kEnhanced: return "b (enhanced: intra-host, then the fastest across hosts)";
-    case DdlAlgorithm::kNccl: return "n (NCCL, ring where NCCL cannot be used)";
-    case DdlAlgorithm::kRing: return "r (ring)";
-    case DdlAlgorithm::kMpi: return "m (MPI reduce_scatter + allgatherv)";
-    case DdlAlgorithm::kRcs: return "c (recursive halving/doubling)";
-    case DdlAlgorithm::kExplore: return "p (explore)";
+    case DdlAlgorithm::kEnhanced:
+      return "b (enhanced: intra-host, then the fastest across hosts)";
+    case DdlAlgorithm::kNccl:
+      return "n (NCCL, ring where NCCL cannot be used)";
+    case DdlAlgorithm::kRing:
+      return "r (ring)";
+    case DdlAlgorithm::kMpi:
+      return "m (MPI reduce_scatter + allgatherv)";
+    case DdlAlgorithm::kRcs:
+      return "c (recursive halving/doubling)";
+    case DdlAlgorithm::kExplore:
+      return "p (explore)";
   }
   return "?";
 }
@@ -85,8 +96,7 @@ DdlOptions ParseDdlOptions(const std::string& text) {
     const bool known = name == "-mode" || name == "-dump_iter" || name == "-dev_sync" ||
                        name == "-rebind_iter" || name == "-dbg_level" || name == "-timeout" ||
                        name == "-bucket_kb";
-    CAFFE_CHECK(known) << where << "unknown option '" << tokens[i] << "'; known: "
-                       << kKnownOptions;
+    CAFFE_CHECK(known) << where << "unknown option '" << tokens[i] << "'; known: " << kKnownOptions;
     if (!has_value) {
       CAFFE_CHECK(i + 1 < tokens.size() && !(tokens[i + 1].size() > 1 && tokens[i + 1][0] == '-'))
           << where << "'" << name << "' needs a value" << (name == "-mode" ? " like b:4x2" : "");
@@ -112,9 +122,8 @@ DdlOptions ParseDdlOptions(const std::string& text) {
         if (cross == std::string::npos) break;
         start = cross + 1;
       }
-      CAFFE_CHECK(parts.size() <= 3)
-          << where << "topology '" << topology << "' in " << quoted
-          << " has more than 3 dimensions; expected X, XxY or XxYxZ";
+      CAFFE_CHECK(parts.size() <= 3) << where << "topology '" << topology << "' in " << quoted
+                                     << " has more than 3 dimensions; expected X, XxY or XxYxZ";
       for (const std::string& part : parts) {
         int size = 0;
         CAFFE_CHECK(ParseInt(part, 1, 1000000, &size))
@@ -150,9 +159,12 @@ DdlOptions ParseDdlOptions(const std::string& text) {
 int DdlTopology::coordinate(int rank, int dim) const {
   const int y_size = dims[1], z_size = dims[2];
   switch (dim) {
-    case 0: return rank / (y_size * z_size);
-    case 1: return (rank / z_size) % y_size;
-    default: return rank % z_size;
+    case 0:
+      return rank / (y_size * z_size);
+    case 1:
+      return (rank / z_size) % y_size;
+    default:
+      return rank % z_size;
   }
 }
 
@@ -180,8 +192,8 @@ DdlTopology ResolveDdlTopology(const DdlOptions& options, int world_size) {
   CAFFE_CHECK(topology.size() == world_size)
       << "invalid dim size=" << world_size << " usr_size=" << topology.size()
       << " dim[0]=" << topology.dims[0] << " dim[1]=" << topology.dims[1]
-      << " dim[2]=" << topology.dims[2] << ": -ddl -mode asks for " << topology.to_string()
-      << " = " << topology.size() << " learners, but " << world_size
+      << " dim[2]=" << topology.dims[2] << ": -ddl -mode asks for " << topology.to_string() << " = "
+      << topology.size() << " learners, but " << world_size
       << " MPI processes were started (mpirun -n); make them equal";
   return topology;
 }

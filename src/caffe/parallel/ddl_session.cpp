@@ -27,8 +27,7 @@ void DdlSession::AbortJob(int code) {
   _exit(code);  // MPI_Abort does not return; this keeps [[noreturn]] honest
 }
 
-DdlSession::DdlSession(const DdlOptions& options, CommThread::Job comm_setup)
-    : options_(options) {
+DdlSession::DdlSession(const DdlOptions& options, CommThread::Job comm_setup) : options_(options) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -44,8 +43,8 @@ DdlSession::DdlSession(const DdlOptions& options, CommThread::Job comm_setup)
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
   try {
     CAFFE_CHECK(provided == MPI_THREAD_MULTIPLE)
-        << "DDL needs an MPI library with MPI_THREAD_MULTIPLE (this one provides level "
-        << provided << "); Debian's Open MPI (libopenmpi-dev) has it";
+        << "DDL needs an MPI library with MPI_THREAD_MULTIPLE (this one provides level " << provided
+        << "); Debian's Open MPI (libopenmpi-dev) has it";
     topology_ = ResolveDdlTopology(options_, size_);
   } catch (const Error&) {
     // Every learner reaches the same verdict: end MPI cleanly so each exits with the message.
@@ -55,14 +54,13 @@ DdlSession::DdlSession(const DdlOptions& options, CommThread::Job comm_setup)
   // Every learner's host, for messages and the heartbeat.
   std::vector<char> names(static_cast<size_t>(kHostNameLength) * size_, '\0');
   std::string own = HostName().substr(0, kHostNameLength - 1);
-  std::memcpy(names.data() + static_cast<size_t>(kHostNameLength) * rank_, own.c_str(),
-              own.size());
+  std::memcpy(names.data() + static_cast<size_t>(kHostNameLength) * rank_, own.c_str(), own.size());
   MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names.data(), kHostNameLength,
                           MPI_CHAR, MPI_COMM_WORLD));
   for (int r = 0; r < size_; ++r) hosts_.emplace_back(names.data() + kHostNameLength * r);
   MPI_Comm local;
-  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL,
-                                &local));
+  MPI_CHECK(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
   MPI_CHECK(MPI_Comm_rank(local, &local_rank_));
   MPI_CHECK(MPI_Comm_size(local, &local_size_));
   MPI_Comm_free(&local);

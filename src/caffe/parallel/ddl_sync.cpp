@@ -109,9 +109,8 @@ DdlSync<Dtype>::DdlSync(Solver<Dtype>* solver, DdlSession* session, ActionCallba
 
   size_t largest = 1;
   for (const Bucket& bucket : buckets_) largest = std::max(largest, bucket.count);
-  session_->Run([&] {
-    comm_ = CreateDdlCommunicator<Dtype>(options, session_->topology(), gpu_, largest);
-  });
+  session_->Run(
+      [&] { comm_ = CreateDdlCommunicator<Dtype>(options, session_->topology(), gpu_, largest); });
   LOG_IF(INFO, session_->rank() == 0)
       << "DDL: " << Megabytes(total_ * sizeof(Dtype)) << " of gradients (" << learnable.size()
       << " params) in " << buckets_.size() << " bucket(s)"
@@ -153,8 +152,9 @@ void DdlSync<Dtype>::BroadcastWeights() {
   }
   session_->Run([&] {
     for (size_t done = 0; done < count; done += kMaxMpiCount) {
-      MPI_CHECK(MPI_Bcast(weights.data() + done, static_cast<int>(std::min(kMaxMpiCount, count - done)),
-                          MpiType<Dtype>(), 0, session_->control()));
+      MPI_CHECK(MPI_Bcast(weights.data() + done,
+                          static_cast<int>(std::min(kMaxMpiCount, count - done)), MpiType<Dtype>(),
+                          0, session_->control()));
     }
   });
   offset = 0;
@@ -236,11 +236,13 @@ void DdlSync<Dtype>::on_loss_ready(Dtype* loss) {
   size_t next = 1;
   for (Blob<Dtype>* output : outputs) {
     Dtype* data = output->mutable_cpu_data();
-    for (int i = 0; i < output->count(); ++i) data[i] = static_cast<Dtype>(values[next++] / learners);
+    for (int i = 0; i < output->count(); ++i)
+      data[i] = static_cast<Dtype>(values[next++] / learners);
   }
   const bool stop = values[next] > 0, snapshot = values[next + 1] > 0;
-  agreed_action_ = stop ? SolverAction::STOP : snapshot ? SolverAction::SNAPSHOT
-                                                        : SolverAction::NONE;
+  agreed_action_ = stop       ? SolverAction::STOP
+                   : snapshot ? SolverAction::SNAPSHOT
+                              : SolverAction::NONE;
 }
 
 template <typename Dtype>
@@ -311,7 +313,8 @@ void DdlSync<Dtype>::Dump(int iteration) {
       text << "\n    dim " << stages[s].dim << " " << kNames[stages[s].dim] << ", "
            << stages[s].comm->size() << " learners: " << stages[s].comm->name() << " "
            << (stages.size() == 1 ? "allreduce"
-                                  : s == 0 ? "reduce-scatter + allgather" : "allreduce of the shard")
+               : s == 0           ? "reduce-scatter + allgather"
+                                  : "allreduce of the shard")
            << " " << comm_->stage_seconds()[s] / dump_iterations_ * 1e3 << " ms";
     }
     const int slowest = std::max_element(computes.begin(), computes.end()) - computes.begin();

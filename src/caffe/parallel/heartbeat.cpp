@@ -17,8 +17,7 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
 }  // namespace
 
-Heartbeat::Heartbeat(MPI_Comm comm, const std::vector<std::string>& hosts,
-                     const Settings& settings)
+Heartbeat::Heartbeat(MPI_Comm comm, const std::vector<std::string>& hosts, const Settings& settings)
     : hosts_(hosts), settings_(settings) {
   MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));

@@ -35,9 +35,12 @@ template <typename Dtype>
 std::unique_ptr<TwoPhaseCommunicator<Dtype>> Make(Algorithm algorithm,
                                                   std::shared_ptr<MpiGroup> group) {
   switch (algorithm) {
-    case Algorithm::kRing: return std::make_unique<RingCommunicator<Dtype>>(group);
-    case Algorithm::kMpi: return std::make_unique<MpiCommunicator<Dtype>>(group);
-    case Algorithm::kRcs: return std::make_unique<RcsCommunicator<Dtype>>(group);
+    case Algorithm::kRing:
+      return std::make_unique<RingCommunicator<Dtype>>(group);
+    case Algorithm::kMpi:
+      return std::make_unique<MpiCommunicator<Dtype>>(group);
+    case Algorithm::kRcs:
+      return std::make_unique<RcsCommunicator<Dtype>>(group);
     case Algorithm::kNccl:
 #ifdef USE_NCCL
       return std::make_unique<NcclCommunicator<Dtype>>(group);
@@ -54,10 +57,14 @@ std::vector<Algorithm> Candidates(DdlAlgorithm mode, int dim, bool nccl) {
   const std::vector<Algorithm> host_algorithms = {Algorithm::kRing, Algorithm::kRcs,
                                                   Algorithm::kMpi};
   switch (mode) {
-    case DdlAlgorithm::kRing: return {Algorithm::kRing};
-    case DdlAlgorithm::kMpi: return {Algorithm::kMpi};
-    case DdlAlgorithm::kRcs: return {Algorithm::kRcs};
-    case DdlAlgorithm::kNccl: return {nccl ? Algorithm::kNccl : Algorithm::kRing};
+    case DdlAlgorithm::kRing:
+      return {Algorithm::kRing};
+    case DdlAlgorithm::kMpi:
+      return {Algorithm::kMpi};
+    case DdlAlgorithm::kRcs:
+      return {Algorithm::kRcs};
+    case DdlAlgorithm::kNccl:
+      return {nccl ? Algorithm::kNccl : Algorithm::kRing};
     case DdlAlgorithm::kEnhanced:
       if (dim == 0) return {nccl ? Algorithm::kNccl : Algorithm::kRing};
       if (nccl) return {Algorithm::kNccl, Algorithm::kRing, Algorithm::kRcs, Algorithm::kMpi};
@@ -80,9 +87,8 @@ bool DdlHasNccl() {
 }
 
 template <typename Dtype>
-HierarchicalCommunicator<Dtype>::HierarchicalCommunicator(std::vector<Stage> stages,
-                                                          int world_rank, int world_size,
-                                                          bool device_buffers)
+HierarchicalCommunicator<Dtype>::HierarchicalCommunicator(std::vector<Stage> stages, int world_rank,
+                                                          int world_size, bool device_buffers)
     : stages_(std::move(stages)),
       world_rank_(world_rank),
       world_size_(world_size),
@@ -151,9 +157,10 @@ void HierarchicalCommunicator<Dtype>::Allreduce(Dtype* buffer, size_t count) {
 }
 
 template <typename Dtype>
-std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(
-    const DdlOptions& options, const DdlTopology& topology, bool gpu_learner,
-    size_t sample_count) {
+std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(const DdlOptions& options,
+                                                                       const DdlTopology& topology,
+                                                                       bool gpu_learner,
+                                                                       size_t sample_count) {
   int world_rank = 0, world_size = 1;
   MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
   MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &world_size));
@@ -179,14 +186,14 @@ std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(
       for (const auto& candidate : candidates) pointers.push_back(candidate.get());
       const typename Explorer<Dtype>::Choice choice =
           Explorer<Dtype>::Pick(pointers, *group, stage_count);
-      stage.why = "measured on " + std::to_string(stage_count) + " elements: " +
-                  Explorer<Dtype>::Describe(pointers, choice);
+      stage.why = "measured on " + std::to_string(stage_count) +
+                  " elements: " + Explorer<Dtype>::Describe(pointers, choice);
       std::swap(candidates[0], candidates[choice.chosen]);
     }
     stage.comm = std::move(candidates[0]);
-    LOG_IF(INFO, world_rank == 0)
-        << "DDL: dimension " << dim << " " << DimensionName(dim) << ", " << topology.dims[dim]
-        << " learners: " << stage.comm->name() << " (" << stage.why << ")";
+    LOG_IF(INFO, world_rank == 0) << "DDL: dimension " << dim << " " << DimensionName(dim) << ", "
+                                  << topology.dims[dim] << " learners: " << stage.comm->name()
+                                  << " (" << stage.why << ")";
     // Later stages reduce this learner's shard of the first stage.
     if (stages.empty()) stage_count = (sample_count + topology.dims[dim] - 1) / topology.dims[dim];
     stages.push_back(std::move(stage));

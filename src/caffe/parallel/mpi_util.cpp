@@ -33,13 +33,13 @@ std::string MpiWhere() {
 std::string MpiErrorString(int code) {
   char text[MPI_MAX_ERROR_STRING + 1] = {0};
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
   return std::string(text, length);
 }
 
 void ThrowMpiError(int code, const char* call) {
-  throw CommError(std::string(call) + " failed: " + MpiErrorString(code) + " (" + MpiWhere() +
-                  ")");
+  throw CommError(std::string(call) + " failed: " + MpiErrorString(code) + " (" + MpiWhere() + ")");
 }
 
 MpiGroup::MpiGroup(MPI_Comm comm) : comm_(comm) {
@@ -52,8 +52,8 @@ MpiGroup::MpiGroup(MPI_Comm comm) : comm_(comm) {
   std::vector<int> ranks(size_);
   for (int i = 0; i < size_; ++i) ranks[i] = i;
   world_ranks_.resize(size_);
-  MPI_CHECK(MPI_Group_translate_ranks(group, size_, ranks.data(), world_group,
-                                      world_ranks_.data()));
+  MPI_CHECK(
+      MPI_Group_translate_ranks(group, size_, ranks.data(), world_group, world_ranks_.data()));
   MPI_Group_free(&group);
   MPI_Group_free(&world_group);
 }

@@ -8,29 +8,27 @@ namespace {
 
 // NCCL and CUDA failures in DDL become CommErrors naming the call, the library's text, this
 // learner's rank and host.
-#define CAFFE_NCCL_CHECK(call)                                                             \
-  do {                                                                                     \
-    const ncclResult_t caffe_nccl_status_ = (call);                                        \
-    if (caffe_nccl_status_ != ncclSuccess) {                                               \
-      throw CommError(std::string(#call) + " failed: " +                                   \
-                      ncclGetErrorString(caffe_nccl_status_) + " (" + MpiWhere() + ")");   \
-    }                                                                                      \
+#define CAFFE_DDL_LIBRARY_CHECK(call, success, describe)                                      \
+  do {                                                                                        \
+    const auto caffe_ddl_status_ = (call);                                                    \
+    if (caffe_ddl_status_ != (success)) {                                                     \
+      throw CommError(std::string(#call) + " failed: " + describe(caffe_ddl_status_) + " (" + \
+                      MpiWhere() + ")");                                                      \
+    }                                                                                         \
   } while (0)
-#define CAFFE_DDL_CUDA_CHECK(call)                                                         \
-  do {                                                                                     \
-    const cudaError_t caffe_cuda_status_ = (call);                                         \
-    if (caffe_cuda_status_ != cudaSuccess) {                                               \
-      throw CommError(std::string(#call) + " failed: " +                                   \
-                      cudaGetErrorString(caffe_cuda_status_) + " (" + MpiWhere() + ")");   \
-    }                                                                                      \
-  } while (0)
+#define CAFFE_NCCL_CHECK(call) CAFFE_DDL_LIBRARY_CHECK(call, ncclSuccess, ncclGetErrorString)
+#define CAFFE_DDL_CUDA_CHECK(call) CAFFE_DDL_LIBRARY_CHECK(call, cudaSuccess, cudaGetErrorString)
 
 template <typename Dtype>
 ncclDataType_t NcclType();
 template <>
-ncclDataType_t NcclType<float>() { return ncclFloat; }
+ncclDataType_t NcclType<float>() {
+  return ncclFloat;
+}
 template <>
-ncclDataType_t NcclType<double>() { return ncclDouble; }
+ncclDataType_t NcclType<double>() {
+  return ncclDouble;
+}
 
 bool EqualBlocks(const Blocks& blocks) {
   for (int i = 1; i < blocks.parts(); ++i) {
@@ -115,8 +113,8 @@ void NcclCommunicator<Dtype>::Allgather(Dtype* buffer, const Blocks& blocks) {
     CAFFE_NCCL_CHECK(ncclGroupStart());
     for (int root = 0; root < blocks.parts(); ++root) {
       Dtype* block = buffer + blocks.offset[root];
-      CAFFE_NCCL_CHECK(ncclBroadcast(block, block, blocks.count[root], NcclType<Dtype>(), root,
-                                     comm_, stream_));
+      CAFFE_NCCL_CHECK(
+          ncclBroadcast(block, block, blocks.count[root], NcclType<Dtype>(), root, comm_, stream_));
     }
     CAFFE_NCCL_CHECK(ncclGroupEnd());
   }

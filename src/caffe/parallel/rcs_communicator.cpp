@@ -1,5 +1,7 @@
 #include "caffe/parallel/rcs_communicator.hpp"
 
+#include <algorithm>
+
 namespace caffe {
 
 namespace {
@@ -37,17 +39,14 @@ size_t RcsCommunicator<Dtype>::VirtualStart(const Blocks& blocks, int virtual_ra
 template <typename Dtype>
 void RcsCommunicator<Dtype>::ReduceScatter(Dtype* buffer, const Blocks& blocks) {
   this->CheckBlocks(blocks);
-  const int size = this->size(), rank = this->rank();
-  if (size == 1) return;
-  const MPI_Comm comm = this->group_->comm();
-  const MPI_Datatype type = MpiType<Dtype>();
+  if (this->size() == 1) return;
+  const int rank = this->rank();
   const size_t begin = blocks.offset[0], total = blocks.total() - begin;
   if (virtual_ < 0) {
-    // Folded: hand everything to rank + 1, then take back this member's block.
-    // Sent in the segments rank + 1 receives and adds.
+    // Folded: hand everything to rank + 1 (in the segments it receives and adds), then take
+    // back this member's block.
     this->SendReceiveAdd(buffer + begin, total, rank + 1, nullptr, 0, rank + 1, kFoldTag);
-    MPI_CHECK(MPI_Recv(buffer + blocks.offset[rank], static_cast<int>(blocks.count[rank]), type,
-                       rank + 1, kUnfoldTag, comm, MPI_STATUS_IGNORE));
+    Receive(buffer + blocks.offset[rank], blocks.count[rank], rank + 1, kUnfoldTag);
     return;
   }
   if (rank < 2 * folded_) {
@@ -70,33 +69,24 @@ void RcsCommunicator<Dtype>::ReduceScatter(Dtype* buffer, const Blocks& blocks) 
     high = keep_high;
   }
   if (rank < 2 * folded_) {
-    MPI_CHECK(MPI_Send(buffer + blocks.offset[rank - 1],
-                       static_cast<int>(blocks.count[rank - 1]), type, rank - 1, kUnfoldTag,
-                       comm));
+    Send(buffer + blocks.offset[rank - 1], blocks.count[rank - 1], rank - 1, kUnfoldTag);
   }
 }
 
 template <typename Dtype>
 void RcsCommunicator<Dtype>::Allgather(Dtype* buffer, const Blocks& blocks) {
   this->CheckBlocks(blocks);
-  const int size = this->size(), rank = this->rank();
-  if (size == 1) return;
-  const MPI_Comm comm = this->group_->comm();
-  const MPI_Datatype type = MpiType<Dtype>();
+  if (this->size() == 1) return;
+  const int rank = this->rank();
   const size_t begin = blocks.offset[0], total = blocks.total() - begin;
   if (virtual_ < 0) {
     // Folded: give this member's block to rank + 1, then receive the whole result.
-    CAFFE_CHECK_LE(total, kMaxMpiCount) << "rcs: buffer too large for one MPI message";
-    MPI_CHECK(MPI_Send(buffer + blocks.offset[rank], static_cast<int>(blocks.count[rank]), type,
-                       rank + 1, kFoldTag, comm));
-    MPI_CHECK(MPI_Recv(buffer + begin, static_cast<int>(total), type, rank + 1, kUnfoldTag, comm,
-                       MPI_STATUS_IGNORE));
+    Send(buffer + blocks.offset[rank], blocks.count[rank], rank + 1, kFoldTag);
+    Receive(buffer + begin, total, rank + 1, kUnfoldTag);
     return;
   }
   if (rank < 2 * folded_) {
-    MPI_CHECK(MPI_Recv(buffer + blocks.offset[rank - 1],
-                       static_cast<int>(blocks.count[rank - 1]), type, rank - 1, kFoldTag, comm,
-                       MPI_STATUS_IGNORE));
+    Receive(buffer + blocks.offset[rank - 1], blocks.count[rank - 1], rank - 1, kFoldTag);
   }
   // Recursive doubling: swap the aligned range held so far with the partner's.
   for (int distance = 1; distance < power_; distance *= 2) {
@@ -104,18 +94,31 @@ void RcsCommunicator<Dtype>::Allgather(Dtype* buffer, const Blocks& blocks) {
     const int partner_low = (virtual_ ^ distance) & ~(distance - 1);
     const size_t own_start = VirtualStart(blocks, own_low);
     const size_t partner_start = VirtualStart(blocks, partner_low);
+    const size_t own_count = VirtualStart(blocks, own_low + distance) - own_start;
+    const size_t partner_count = VirtualStart(blocks, partner_low + distance) - partner_start;
+    CAFFE_CHECK_LE(std::max(own_count, partner_count), kMaxMpiCount)
+        << "rcs: buffer too large for one MPI message";
     const int partner = RealRank(virtual_ ^ distance);
-    MPI_CHECK(MPI_Sendrecv(buffer + own_start,
-                           static_cast<int>(VirtualStart(blocks, own_low + distance) - own_start),
-                           type, partner, kDoublingTag, buffer + partner_start,
-                           static_cast<int>(VirtualStart(blocks, partner_low + distance) -
-                                            partner_start),
-                           type, partner, kDoublingTag, comm, MPI_STATUS_IGNORE));
+    MPI_CHECK(MPI_Sendrecv(buffer + own_start, static_cast<int>(own_count), MpiType<Dtype>(),
+                           partner, kDoublingTag, buffer + partner_start,
+                           static_cast<int>(partner_count), MpiType<Dtype>(), partner, kDoublingTag,
+                           this->group_->comm(), MPI_STATUS_IGNORE));
   }
-  if (rank < 2 * folded_) {
-    CAFFE_CHECK_LE(total, kMaxMpiCount) << "rcs: buffer too large for one MPI message";
-    MPI_CHECK(MPI_Send(buffer + begin, static_cast<int>(total), type, rank - 1, kUnfoldTag, comm));
-  }
+  if (rank < 2 * folded_) Send(buffer + begin, total, rank - 1, kUnfoldTag);
+}
+
+template <typename Dtype>
+void RcsCommunicator<Dtype>::Send(const Dtype* data, size_t count, int peer, int tag) const {
+  CAFFE_CHECK_LE(count, kMaxMpiCount) << "rcs: buffer too large for one MPI message";
+  MPI_CHECK(
+      MPI_Send(data, static_cast<int>(count), MpiType<Dtype>(), peer, tag, this->group_->comm()));
+}
+
+template <typename Dtype>
+void RcsCommunicator<Dtype>::Receive(Dtype* data, size_t count, int peer, int tag) const {
+  CAFFE_CHECK_LE(count, kMaxMpiCount) << "rcs: buffer too large for one MPI message";
+  MPI_CHECK(MPI_Recv(data, static_cast<int>(count), MpiType<Dtype>(), peer, tag,
+                     this->group_->comm(), MPI_STATUS_IGNORE));
 }
 
 template class RcsCommunicator<float>;

@@ -63,8 +63,7 @@ CommandResult RunCommand(const std::string& command, const std::string& log, dou
     if (watch) watch(ReadWholeFile(log));
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.output = ReadWholeFile(log);
   return result;
@@ -106,6 +105,9 @@ class CaffeDdlTest : public ::testing::Test {
   }
 
   std::string Log(const std::string& name) { return dir_ + "/" + name + ".log"; }
+#ifdef USE_MPI
+  std::vector<std::vector<float>> SingleProcessWeights(int batch, int records);
+#endif
 
   std::string dir_;
 };
@@ -114,10 +116,12 @@ class CaffeDdlTest : public ::testing::Test {
 
 namespace {
 
-// mpirun for this machine: oversubscribed (CI has 2 cores), allowed as root.
+// mpirun for this machine: oversubscribed (CI has 2 cores), allowed as root, one OpenMP thread
+// per learner.
 std::string Mpirun(int processes) {
-  return std::string("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ") + CAFFE_MPIEXEC +
-         " --oversubscribe -n " + std::to_string(processes) + " ";
+  return std::string(
+             "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 ") +
+         CAFFE_MPIEXEC + " --oversubscribe -n " + std::to_string(processes) + " ";
 }
 
 std::vector<std::vector<float>> ReadWeights(const std::string& caffemodel) {
@@ -134,12 +138,18 @@ std::vector<std::vector<float>> ReadWeights(const std::string& caffemodel) {
 
 }  // namespace
 
+// The weights one `caffe train` at `batch` ends with after kIterations on `records` images.
+std::vector<std::vector<float>> CaffeDdlTest::SingleProcessWeights(int batch, int records) {
+  const std::string single = Solver("single", batch, records, "");
+  CommandResult reference =
+      RunCommand(CaffeTool() + " train -solver " + single, Log("single"), 120);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  return ReadWeights(dir_ + "/single_iter_" + std::to_string(kIterations) + ".caffemodel");
+}
+
 TEST_F(CaffeDdlTest, LearnersTrainLikeOneProcessWithTheirCombinedBatch) {
   const int records = 4 * kBatch * kIterations;
-  const std::string single = Solver("single", 2 * kBatch, records, "");
-  CommandResult reference = RunCommand(CaffeTool() + " train -solver " + single, Log("single"), 120);
-  ASSERT_EQ(reference.exit_code, 0) << reference.output;
-  const auto expected = ReadWeights(dir_ + "/single_iter_6.caffemodel");
+  const auto expected = SingleProcessWeights(2 * kBatch, records);
   // Two learners, one ring, a dump every 3 iterations, snapshots at 3 and 6.
   const std::string ddl = Solver("ddl", kBatch, records, "snapshot: 3");
   CommandResult run = RunCommand(Mpirun(2) + CaffeTool() + " train -solver " + ddl +
@@ -147,8 +157,7 @@ TEST_F(CaffeDdlTest, LearnersTrainLikeOneProcessWithTheirCombinedBatch) {
                                  Log("ddl"), 180);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   size_t blob = 0;
-  EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/ddl_iter_6.caffemodel"), expected, &blob),
-            1e-5)
+  EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/ddl_iter_6.caffemodel"), expected, &blob), 1e-5)
       << "blob " << blob;
   // With -dbg_level 1 every learner logs; only rank 0 snapshots (iterations 3 and 6).
   EXPECT_EQ(Count(run.output, "DDL: learner "), 2) << run.output;
@@ -164,23 +173,20 @@ TEST_F(CaffeDdlTest, LearnersTrainLikeOneProcessWithTheirCombinedBatch) {
 
 TEST_F(CaffeDdlTest, FourLearnersInEveryLayoutTrainLikeOneProcess) {
   const int records = 4 * kBatch * kIterations;
-  const std::string single = Solver("single", 4 * kBatch, records, "");
-  CommandResult reference = RunCommand(CaffeTool() + " train -solver " + single, Log("single"), 120);
-  ASSERT_EQ(reference.exit_code, 0) << reference.output;
-  const auto expected = ReadWeights(dir_ + "/single_iter_6.caffemodel");
+  const auto expected = SingleProcessWeights(4 * kBatch, records);
   const std::vector<std::string> runs = {"-ddl \"-mode b:2x2 -dump_iter 6\"",
                                          "-ddl \"-mode p:2x1x2\"", "-ddl \"-mode c:4\" -bvlc"};
   for (size_t i = 0; i < runs.size(); ++i) {
     SCOPED_TRACE(runs[i]);
     const std::string name = "ddl" + std::to_string(i);
     const std::string ddl = Solver(name, kBatch, records, "");
-    CommandResult run = RunCommand(Mpirun(4) + CaffeTool() + " train -solver " + ddl + " " + runs[i],
-                                   Log(name), 240);
+    CommandResult run = RunCommand(
+        Mpirun(4) + CaffeTool() + " train -solver " + ddl + " " + runs[i], Log(name), 240);
     ASSERT_EQ(run.exit_code, 0) << run.output;
     size_t blob = 0;
-    EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_6.caffemodel"), expected,
-                                 &blob),
-              1e-5)
+    EXPECT_LE(
+        RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_6.caffemodel"), expected, &blob),
+        1e-5)
         << "blob " << blob;
     EXPECT_EQ(Count(run.output, "Snapshotting to binary proto file"), 1) << run.output;
   }
@@ -188,13 +194,22 @@ TEST_F(CaffeDdlTest, FourLearnersInEveryLayoutTrainLikeOneProcess) {
 
 TEST_F(CaffeDdlTest, AModeThatDoesNotMatchTheProcessCountFailsOnEveryRank) {
   const std::string solver = Solver("s", kBatch, 64, "");
-  CommandResult run = RunCommand(
-      Mpirun(2) + CaffeTool() + " train -solver " + solver + " -ddl \"-mode b:3x1\"", Log("dim"), 120);
+  const std::string train = CaffeTool() + " train -solver " + solver + " -ddl \"-mode b:3x1\"";
+  CommandResult run = RunCommand(Mpirun(2) + train, Log("dim"), 120);
   EXPECT_NE(run.exit_code, 0) << run.output;
-  EXPECT_EQ(Count(run.output, "caffe train: error: invalid dim size=2 usr_size=3 dim[0]=3 "
-                              "dim[1]=1 dim[2]=1"),
+  EXPECT_EQ(Count(run.output,
+                  "caffe train: error: invalid dim size=2 usr_size=3 dim[0]=3 "
+                  "dim[1]=1 dim[2]=1"),
             2)
       << run.output;
+  // Each learner's own exit code, through a shell that reports it and exits 0 (so mpirun lets
+  // both finish).
+  CommandResult each = RunCommand(
+      Mpirun(2) + "sh -c '" + train + "; echo \"learner $OMPI_COMM_WORLD_RANK exit code $?\"'",
+      Log("dim_each"), 120);
+  EXPECT_EQ(Count(each.output, "exit code 1\n"), 2) << each.output;
+  EXPECT_NE(each.output.find("learner 0 exit code 1"), std::string::npos) << each.output;
+  EXPECT_NE(each.output.find("learner 1 exit code 1"), std::string::npos) << each.output;
 }
 
 TEST_F(CaffeDdlTest, AMalformedDdlStringNamesTheBadToken) {
@@ -205,8 +220,8 @@ TEST_F(CaffeDdlTest, AMalformedDdlStringNamesTheBadToken) {
   EXPECT_NE(run.exit_code, 0) << run.output;
   EXPECT_EQ(Count(run.output, "caffe train: error: -ddl \"-mode r:2 -dump_iter x3\": 'x3'"), 2)
       << run.output;
-  CommandResult alone = RunCommand(
-      CaffeTool() + " train -solver " + solver + " -ddl \"-mode z:2\"", Log("alone"), 60);
+  CommandResult alone = RunCommand(CaffeTool() + " train -solver " + solver + " -ddl \"-mode z:2\"",
+                                   Log("alone"), 60);
   EXPECT_EQ(alone.exit_code, 1) << alone.output;
   EXPECT_NE(alone.output.find("unknown algorithm 'z'"), std::string::npos) << alone.output;
 }
@@ -223,18 +238,18 @@ CommandResult SignalALearner(const std::string& solver, const std::string& ddl,
   std::chrono::steady_clock::time_point signalled;
   bool sent = false;
   *victim = 0;
-  CommandResult run = RunCommand(
-      Mpirun(2) + CaffeTool() + " train -solver " + solver + " -ddl \"" + ddl + "\"", log, 150,
-      [&](const std::string& output) {
-        if (sent) return;
-        std::smatch match;
-        if (!std::regex_search(output, match, pid_line)) return;
-        if (output.find("Iteration 20 ") == std::string::npos) return;  // mid-training
-        *victim = std::stoi(match[1]);
-        kill(*victim, signal);
-        signalled = std::chrono::steady_clock::now();
-        sent = true;
-      });
+  CommandResult run =
+      RunCommand(Mpirun(2) + CaffeTool() + " train -solver " + solver + " -ddl \"" + ddl + "\"",
+                 log, 150, [&](const std::string& output) {
+                   if (sent) return;
+                   std::smatch match;
+                   if (!std::regex_search(output, match, pid_line)) return;
+                   if (output.find("Iteration 20 ") == std::string::npos) return;  // mid-training
+                   *victim = std::stoi(match[1]);
+                   kill(*victim, signal);
+                   signalled = std::chrono::steady_clock::now();
+                   sent = true;
+                 });
   *seconds_after_signal =
       sent ? std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count()
            : -1;
@@ -248,8 +263,8 @@ TEST_F(CaffeDdlTest, AKilledLearnerEndsTheJobWithinAMinute) {
   const std::string solver = Solver("s", kBatch, 64, "display: 1", 1000000);
   double seconds = 0;
   pid_t victim = 0;
-  CommandResult run = SignalALearner(solver, "-mode r:2 -dbg_level 1", Log("kill"), SIGKILL,
-                                     &seconds, &victim);
+  CommandResult run =
+      SignalALearner(solver, "-mode r:2 -dbg_level 1", Log("kill"), SIGKILL, &seconds, &victim);
   ASSERT_GT(victim, 0) << "learner 1 never started training:\n" << run.output;
   EXPECT_FALSE(run.timed_out) << run.output;
   EXPECT_GE(seconds, 0);
@@ -276,8 +291,7 @@ TEST_F(CaffeDdlTest, AHungLearnerEndsTheJobWithAClearErrorWithinAMinute) {
   // Learner 0 noticed and said which learner stopped answering.
   EXPECT_NE(run.output.find("caffe train: error: DDL: learner 1 (host "), std::string::npos)
       << run.output;
-  EXPECT_NE(run.output.find("has sent no heartbeat for 3 s: it died or hangs"),
-            std::string::npos)
+  EXPECT_NE(run.output.find("has sent no heartbeat for 3 s: it died or hangs"), std::string::npos)
       << run.output;
 }
 
@@ -285,8 +299,8 @@ TEST_F(CaffeDdlTest, AHungLearnerEndsTheJobWithAClearErrorWithinAMinute) {
 
 TEST_F(CaffeDdlTest, DdlSaysThisBuildHasNoMpi) {
   const std::string solver = Solver("s", kBatch, 64, "");
-  CommandResult run =
-      RunCommand(CaffeTool() + " train -solver " + solver + " -ddl \"-mode r:2\"", Log("nompi"), 60);
+  CommandResult run = RunCommand(CaffeTool() + " train -solver " + solver + " -ddl \"-mode r:2\"",
+                                 Log("nompi"), 60);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_EQ(Count(run.output, ": error: "), 1) << run.output;
   EXPECT_NE(run.output.find("this build of Caffe has no MPI support"), std::string::npos)

@@ -1,8 +1,6 @@
 // CommThread: jobs run in submission order on one other thread; Wait covers every earlier job;
 // a job's exception reaches the waiter and skips the jobs after it; a probe that throws ends a
 // wait on a job that never finishes (how a dead peer stops a learner instead of hanging it).
-#include "caffe/parallel/comm_thread.hpp"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,6 +9,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "caffe/parallel/comm_thread.hpp"
 
 namespace caffe {
 
@@ -72,11 +72,12 @@ TEST(CommThreadTest, AThrowingProbeEndsAWaitOnAStuckJob) {
     });
     int probes = 0;
     const auto start = std::chrono::steady_clock::now();
-    EXPECT_THROW(thread.Wait(stuck,
-                             [&] {
-                               if (++probes == 3) throw std::runtime_error("peer died");
-                             },
-                             10),
+    EXPECT_THROW(thread.Wait(
+                     stuck,
+                     [&] {
+                       if (++probes == 3) throw std::runtime_error("peer died");
+                     },
+                     10),
                  std::runtime_error);
     EXPECT_EQ(probes, 3);
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));

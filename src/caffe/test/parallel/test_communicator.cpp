@@ -1,10 +1,9 @@
 // What every communicator shares: Blocks::Even (contiguous, sizes within one, empty blocks when
 // there are fewer elements than members), AddInto, and TwoPhaseCommunicator's allreduce as a
 // reduce-scatter then an allgather over even blocks, also on groups split off the world.
-#include "caffe/parallel/communicator.hpp"
-
 #include <vector>
 
+#include "caffe/parallel/communicator.hpp"
 #include "caffe/parallel/ring_communicator.hpp"
 #include "caffe/test/communicator_test_util.hpp"
 

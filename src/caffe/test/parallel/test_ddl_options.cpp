@@ -1,13 +1,12 @@
 // -ddl option parsing and the XxYxZ topology: every option and its range, each mistake as one
 // error naming the token at fault, the "invalid dim" message, and IBM's rank layout (the learners
 // of a host are r, r + Y*Z, ...; hosts ordered by Z), which rank_gen.py's rank files follow.
-#include "caffe/parallel/ddl_options.hpp"
-
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
+#include "caffe/parallel/ddl_options.hpp"
 #include "caffe/util/error.hpp"
 
 namespace caffe {

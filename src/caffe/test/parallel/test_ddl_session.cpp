@@ -1,11 +1,10 @@
 // DdlSession: joins the job (size, rank, hosts, node-local rank, topology), runs jobs on the
 // communication thread, reports a -mode that does not match the number of processes on every
 // learner, and ends cleanly with Finish (or its destructor) on every learner together.
-#include "caffe/parallel/ddl_session.hpp"
-
 #include <string>
 #include <vector>
 
+#include "caffe/parallel/ddl_session.hpp"
 #include "caffe/parallel/mpi_util.hpp"
 #include "caffe/test/mpi_test_main.hpp"
 
@@ -50,8 +49,9 @@ TEST_F(DdlSessionTest, AMismatchedModeIsTheInvalidDimErrorOnEveryLearner) {
     FAIL() << mode << " accepted for " << WorldSize() << " processes";
   } catch (const Error& error) {
     const std::string expected = "invalid dim size=" + std::to_string(WorldSize()) +
-                                 " usr_size=" + std::to_string(WorldSize() + 1) + " dim[0]=" +
-                                 std::to_string(WorldSize() + 1) + " dim[1]=1 dim[2]=1";
+                                 " usr_size=" + std::to_string(WorldSize() + 1) +
+                                 " dim[0]=" + std::to_string(WorldSize() + 1) +
+                                 " dim[1]=1 dim[2]=1";
     EXPECT_EQ(std::string(error.what()).rfind(expected, 0), 0u) << error.what();
   }
 }

@@ -4,8 +4,6 @@
 // shares are disjoint and cover the records, gradients are packed into buckets in backward order
 // (shared params once, ready after their lowest user), the loss shown is the learners' average,
 // stop and snapshot requests are agreed on, and only rank 0 writes snapshots.
-#include "caffe/parallel/ddl_sync.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "caffe/parallel/ddl_sync.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/ddl_test_util.hpp"
@@ -26,7 +25,7 @@ namespace caffe {
 
 namespace {
 
-constexpr int kBatch = 4;       // per learner
+constexpr int kBatch = 4;  // per learner
 constexpr int kIterations = 6;
 
 std::unique_ptr<Solver<float>> MakeSolver(const std::string& text) {
@@ -52,8 +51,8 @@ void BeLearner(int rank, int count) {
 }
 
 // Trains with DDL on every rank and returns this learner's final weights.
-std::vector<std::vector<float>> TrainWithDdl(const std::string& solver_text,
-                                             const std::string& ddl, bool bvlc = false) {
+std::vector<std::vector<float>> TrainWithDdl(const std::string& solver_text, const std::string& ddl,
+                                             bool bvlc = false) {
   BeLearner(WorldRank(), WorldSize());
   DdlOptions options = ParseDdlOptions(ddl);
   options.bvlc = bvlc;
@@ -90,7 +89,8 @@ class DdlSyncTest : public MpiTest {
   std::string Dataset(bool label_is_index = false, int iterations = kIterations) {
     const std::string dir = SharedTempDir("ddl_sync");
     const std::string source = dir + "/images_lmdb";
-    if (WorldRank() == 0) WriteDdlTestImages(source, WorldSize() * kBatch * iterations, label_is_index);
+    if (WorldRank() == 0)
+      WriteDdlTestImages(source, WorldSize() * kBatch * iterations, label_is_index);
     MPI_Barrier(MPI_COMM_WORLD);
     return source;
   }
@@ -101,7 +101,8 @@ TEST_F(DdlSyncTest, NLearnersAtBatchBMatchOneProcessAtBatchNTimesB) {
   // The reference: one process reading the same records N x B at a time.
   std::vector<std::vector<float>> reference;
   if (WorldRank() == 0) {
-    auto solver = MakeSolver(DdlTestSolver(source, WorldSize() * kBatch, kIterations, "snapshot_after_train: false"));
+    auto solver = MakeSolver(
+        DdlTestSolver(source, WorldSize() * kBatch, kIterations, "snapshot_after_train: false"));
     const auto initial = Weights(solver.get());
     solver->Solve();
     reference = Weights(solver.get());
@@ -109,14 +110,18 @@ TEST_F(DdlSyncTest, NLearnersAtBatchBMatchOneProcessAtBatchNTimesB) {
     EXPECT_GT(RelativeDifference(initial, reference, &blob), 1e-3) << "training changed nothing";
   }
   const std::string half = std::to_string(WorldSize() / 2);
-  const std::vector<std::string> modes = {
-      "-dbg_level 0", "-mode m", "-mode c -bucket_kb 1",
-      "-mode b:" + half + "x2", "-mode p:" + half + "x1x2", "-mode r:1x" + std::to_string(WorldSize())};
+  const std::vector<std::string> modes = {"-dbg_level 0",
+                                          "-mode m",
+                                          "-mode c -bucket_kb 1",
+                                          "-mode b:" + half + "x2",
+                                          "-mode p:" + half + "x1x2",
+                                          "-mode r:1x" + std::to_string(WorldSize())};
   for (const std::string& ddl : modes) {
     for (bool bvlc : {false, true}) {
       if (bvlc && ddl != "-mode c -bucket_kb 1") continue;
       SCOPED_TRACE("-ddl \"" + ddl + "\"" + (bvlc ? " -bvlc" : ""));
-      const auto weights = TrainWithDdl(DdlTestSolver(source, kBatch, kIterations, "snapshot_after_train: false"), ddl, bvlc);
+      const auto weights = TrainWithDdl(
+          DdlTestSolver(source, kBatch, kIterations, "snapshot_after_train: false"), ddl, bvlc);
       ExpectSameWeightsOnEveryLearner(weights);
       if (WorldRank() == 0) {
         size_t blob = 0;
@@ -131,11 +136,14 @@ TEST_F(DdlSyncTest, IterSizeAccumulatesBeforeReducing) {
   const std::string source = Dataset(false, 2 * kIterations);
   std::vector<std::vector<float>> reference;
   if (WorldRank() == 0) {
-    auto solver = MakeSolver(DdlTestSolver(source, WorldSize() * kBatch, kIterations, "snapshot_after_train: false iter_size: 2"));
+    auto solver = MakeSolver(DdlTestSolver(source, WorldSize() * kBatch, kIterations,
+                                           "snapshot_after_train: false iter_size: 2"));
     solver->Solve();
     reference = Weights(solver.get());
   }
-  const auto weights = TrainWithDdl(DdlTestSolver(source, kBatch, kIterations, "snapshot_after_train: false iter_size: 2"), "-bucket_kb 1");
+  const auto weights = TrainWithDdl(
+      DdlTestSolver(source, kBatch, kIterations, "snapshot_after_train: false iter_size: 2"),
+      "-bucket_kb 1");
   ExpectSameWeightsOnEveryLearner(weights);
   if (WorldRank() == 0) {
     size_t blob = 0;
@@ -155,7 +163,8 @@ TEST_F(DdlSyncTest, DataSharesAreDisjointAndCoverTheRecords) {
     for (int i = 0; i < kIterations; ++i) {
       net.Forward();
       const Blob<float>* label = net.blob_by_name("label").get();
-      for (int j = 0; j < label->count(); ++j) labels.push_back(static_cast<int>(label->cpu_data()[j]));
+      for (int j = 0; j < label->count(); ++j)
+        labels.push_back(static_cast<int>(label->cpu_data()[j]));
     }
   }
   BeLearner(0, 1);
@@ -178,11 +187,13 @@ namespace {
 // DummyData: with 1 KiB buckets every weight gets a bucket of its own.
 std::string SharedParamSolver(int rank_value, const std::string& extra) {
   return "base_lr: 0.01 lr_policy: \"fixed\" display: 0 random_seed: 5 "
-         "snapshot_after_train: false " + extra + R"(
+         "snapshot_after_train: false " +
+         extra + R"(
       net_param { name: "Shared"
         layer { name: "data" type: "DummyData" top: "data" top: "target"
           dummy_data_param { shape { dim: 2 dim: 20 } shape { dim: 2 dim: 20 }
-            data_filler { type: "constant" value: )" + std::to_string(rank_value) + R"( }
+            data_filler { type: "constant" value: )" +
+         std::to_string(rank_value) + R"( }
             data_filler { type: "constant" value: 0 } } }
         layer { name: "ip_a" type: "InnerProduct" bottom: "data" top: "a"
           param { name: "shared" } param { name: "shared_bias" }
@@ -297,7 +308,7 @@ TEST_F(DdlSyncTest, OnlyRankZeroWritesSnapshotsEvenWhenAnotherLearnerAsks) {
     ActionCallback local = [&calls] {
       // The last learner asks for a snapshot after the first iteration.
       return (WorldRank() == WorldSize() - 1 && ++calls == 1) ? SolverAction::SNAPSHOT
-                                                               : SolverAction::NONE;
+                                                              : SolverAction::NONE;
     };
     DdlSync<float> sync(solver.get(), &session, local);
     sync.Solve();
@@ -311,9 +322,9 @@ TEST_F(DdlSyncTest, OnlyRankZeroWritesSnapshotsEvenWhenAnotherLearnerAsks) {
     files.insert(entry.path().filename().string());
   }
   if (WorldRank() == 0) {
-    const std::set<std::string> expected = {
-        "rank0_iter_1.caffemodel", "rank0_iter_1.solverstate", "rank0_iter_2.caffemodel",
-        "rank0_iter_2.solverstate", "rank0_iter_4.caffemodel", "rank0_iter_4.solverstate"};
+    const std::set<std::string> expected = {"rank0_iter_1.caffemodel", "rank0_iter_1.solverstate",
+                                            "rank0_iter_2.caffemodel", "rank0_iter_2.solverstate",
+                                            "rank0_iter_4.caffemodel", "rank0_iter_4.solverstate"};
     EXPECT_EQ(files, expected);
   }
 }
@@ -323,7 +334,7 @@ namespace {
 // Sleeps before every layer's forward: makes this learner the slow one.
 class Slowdown : public Net<float>::Callback {
  public:
-  void run(int layer) override { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }
+  void run(int layer) override { std::this_thread::sleep_for(std::chrono::milliseconds(20)); }
 };
 
 }  // namespace

@@ -1,13 +1,12 @@
 // DeviceBuffer and the host/device copies: in a CPU-only build each is one clear error; in a GPU
 // build a buffer starts zeroed and survives a round trip (skipped where no GPU is present).
-#include "caffe/parallel/device_buffer.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "caffe/common.hpp"
+#include "caffe/parallel/device_buffer.hpp"
 
 namespace caffe {
 

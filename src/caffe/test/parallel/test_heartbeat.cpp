@@ -1,13 +1,12 @@
 // The heartbeat: while every learner beats nobody is declared failed, even when one is busy for
 // longer than the timeout (the heartbeat has its own thread); a learner that falls silent is
 // named, with its host, by its right neighbour, and by no one else.
-#include "caffe/parallel/heartbeat.hpp"
-
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "caffe/parallel/heartbeat.hpp"
 #include "caffe/parallel/mpi_util.hpp"
 #include "caffe/test/mpi_test_main.hpp"
 

@@ -3,11 +3,10 @@
 // 1x2x2 and 4x1x1 (for 2 and 3 processes the like): the exact sum for every test length (odd and
 // prime ones included), bitwise-identical results everywhere, the stages the mode promises, and
 // per-stage timings for -dump_iter.
-#include "caffe/parallel/hierarchical_communicator.hpp"
-
 #include <string>
 #include <vector>
 
+#include "caffe/parallel/hierarchical_communicator.hpp"
 #include "caffe/test/communicator_test_util.hpp"
 
 namespace caffe {
@@ -16,11 +15,16 @@ namespace {
 
 std::vector<std::string> Topologies(int size) {
   switch (size) {
-    case 1: return {"1"};
-    case 2: return {"2", "2x1", "1x2", "1x1x2"};
-    case 3: return {"3", "3x1x1", "1x3", "1x1x3"};
-    case 4: return {"4", "2x2", "2x1x2", "1x4", "1x2x2", "4x1x1"};
-    default: return {std::to_string(size)};
+    case 1:
+      return {"1"};
+    case 2:
+      return {"2", "2x1", "1x2", "1x1x2"};
+    case 3:
+      return {"3", "3x1x1", "1x3", "1x1x3"};
+    case 4:
+      return {"4", "2x2", "2x1x2", "1x4", "1x2x2", "4x1x1"};
+    default:
+      return {std::to_string(size)};
   }
 }
 

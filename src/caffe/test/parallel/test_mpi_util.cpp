@@ -1,11 +1,10 @@
 // MPI helpers: MpiGroup duplicates and splits keep track of world ranks and return errors
 // instead of aborting; MPI_CHECK turns an error into a CommError naming the call, the library's
 // message, the rank and the host.
-#include "caffe/parallel/mpi_util.hpp"
-
 #include <string>
 #include <vector>
 
+#include "caffe/parallel/mpi_util.hpp"
 #include "caffe/test/mpi_test_main.hpp"
 
 namespace caffe {
@@ -35,9 +34,9 @@ TEST_F(MpiUtilTest, AFailedCallIsACommErrorNamingCallRankAndHost) {
   } catch (const CommError& error) {
     const std::string message = error.what();
     EXPECT_NE(message.find("MPI_Send"), std::string::npos) << message;
-    EXPECT_NE(message.find("rank " + std::to_string(WorldRank()) + " of " +
-                           std::to_string(WorldSize())),
-              std::string::npos)
+    EXPECT_NE(
+        message.find("rank " + std::to_string(WorldRank()) + " of " + std::to_string(WorldSize())),
+        std::string::npos)
         << message;
     EXPECT_NE(message.find("on host " + HostName()), std::string::npos) << message;
     EXPECT_NE(message.find("rank"), std::string::npos) << message;

@@ -2,13 +2,12 @@
 // sum for every test length, reduce-scatter and allgather with even blocks (NCCL's own calls)
 // and uneven ones (grouped reduce / broadcast), and the hierarchical allreduce of mode n and b
 // with GPU learners. Rank r uses GPU r modulo the GPUs visible.
-#include "caffe/parallel/nccl_communicator.hpp"
-
 #include <vector>
 
 #include "caffe/common.hpp"
 #include "caffe/parallel/device_buffer.hpp"
 #include "caffe/parallel/hierarchical_communicator.hpp"
+#include "caffe/parallel/nccl_communicator.hpp"
 #include "caffe/test/communicator_test_util.hpp"
 
 namespace caffe {
@@ -50,8 +49,8 @@ TYPED_TEST(NcclCommunicatorTest, AllreduceGivesTheExactSum) {
 
 TYPED_TEST(NcclCommunicatorTest, ReduceScatterAndAllgatherWithEvenAndUnevenBlocks) {
   NcclCommunicator<TypeParam> comm(MpiGroup::Duplicate(MPI_COMM_WORLD));
-  for (const Blocks& blocks : {Blocks::Even(WorldSize() * 1000, WorldSize()),
-                               UnevenBlocks(WorldSize(), 777)}) {
+  for (const Blocks& blocks :
+       {Blocks::Even(WorldSize() * 1000, WorldSize()), UnevenBlocks(WorldSize(), 777)}) {
     const size_t total = blocks.total();
     std::vector<TypeParam> host = Contributions<TypeParam>(WorldRank(), total);
     DeviceBuffer<TypeParam> device(total);
@@ -66,8 +65,8 @@ TYPED_TEST(NcclCommunicatorTest, ReduceScatterAndAllgatherWithEvenAndUnevenBlock
 TYPED_TEST(NcclCommunicatorTest, GpuLearnersModesNAndB) {
   for (const char* mode : {"-mode n", "-mode b", "-mode r"}) {
     const DdlOptions options = ParseDdlOptions(mode);
-    auto comm = CreateDdlCommunicator<TypeParam>(
-        options, ResolveDdlTopology(options, WorldSize()), true, 4096);
+    auto comm = CreateDdlCommunicator<TypeParam>(options, ResolveDdlTopology(options, WorldSize()),
+                                                 true, 4096);
     if (WorldSize() > 1 && std::string(mode) != "-mode r") EXPECT_EQ(comm->name(), "nccl");
     ExpectExactOnDevice(comm.get(), WorldSize());
   }

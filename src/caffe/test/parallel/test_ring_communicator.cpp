@@ -2,9 +2,6 @@
 // included), reduce-scatter and allgather with uneven and empty blocks, bitwise-identical
 // results on every member, and blocks that do not match the group are an error.
 #include "caffe/parallel/ring_communicator.hpp"
-
-#include <vector>
-
 #include "caffe/test/communicator_test_util.hpp"
 
 namespace caffe {
@@ -23,12 +20,7 @@ TYPED_TEST(RingCommunicatorTest, AllreduceGivesTheExactSumForEveryLength) {
 }
 
 TYPED_TEST(RingCommunicatorTest, ReduceScatterAndAllgatherHandleUnevenAndEmptyBlocks) {
-  for (size_t unit : {0, 1, 5, 70001}) {
-    ExpectReduceScatterThenAllgather(&this->comm_, UnevenBlocks(WorldSize(), unit));
-  }
-  for (size_t total : {size_t(1), size_t(WorldSize() - 1), size_t(WorldSize() + 1)}) {
-    ExpectReduceScatterThenAllgather(&this->comm_, Blocks::Even(total, WorldSize()));
-  }
+  ExpectUnevenAndEmptyBlocksWork(&this->comm_);
 }
 
 TYPED_TEST(RingCommunicatorTest, EveryMemberGetsBitwiseTheSameResult) {
@@ -36,10 +28,7 @@ TYPED_TEST(RingCommunicatorTest, EveryMemberGetsBitwiseTheSameResult) {
 }
 
 TYPED_TEST(RingCommunicatorTest, RejectsBlocksThatDoNotMatchTheGroup) {
-  std::vector<TypeParam> buffer(10);
-  EXPECT_THROW(this->comm_.ReduceScatter(buffer.data(), Blocks::Even(10, WorldSize() + 1)),
-               Error);
-  EXPECT_THROW(this->comm_.Allgather(buffer.data(), Blocks::Even(10, WorldSize() - 1)), Error);
+  ExpectBlocksForAnotherGroupSizeRejected(&this->comm_);
 }
 
 }  // namespace caffe
