@@ -7,16 +7,20 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "caffe/common.hpp"
+#include "caffe/lms/lms_options.hpp"
+#include "caffe/lms/planner.hpp"
 #include "caffe/net.hpp"
 #include "caffe/parallel/ddl_options.hpp"
 #include "caffe/sgd_solvers.hpp"
@@ -26,6 +30,9 @@
 #include "caffe/util/reference_check.hpp"
 #include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
+#ifndef CPU_ONLY
+#include "caffe/lms/cuda_device.hpp"
+#endif
 #ifdef USE_MPI
 #include "caffe/parallel/ddl_session.hpp"
 #include "caffe/parallel/ddl_sync.hpp"
@@ -73,8 +80,61 @@ DEFINE_string(ddl, "",
 DEFINE_bool(bvlc, false,
             "Optional, with -ddl: no gradient buckets; reduce all gradients after backward "
             "(IBM Caffe's \"disable layer-wise reduction\").");
+DEFINE_int64(lms, -1,
+             "Optional, GPU runs; Large Model Support (docs/LMS.md): buffers of at least this many "
+             "KB live in host memory and are copied to the GPU only for the layers that use "
+             "them. -1 (default): off; 0: every buffer.");
+DEFINE_double(lms_frac, 0.0,
+              "Optional, with -lms: LMS stays dormant until more than this fraction (0 to 1) of "
+              "the GPU memory budget is in use; e.g. 0.9 costs nothing for nets that fit.");
+DEFINE_int32(lms_prefetch, 1, "Optional, with -lms: how many layers ahead buffers are copied in.");
+DEFINE_string(gpu_mem_limit, "",
+              "Optional, GPU runs; the most GPU memory Caffe may use, in bytes or with K, M, G, "
+              "T (powers of 1024), e.g. 16G. Default: $CAFFE_GPU_MEM_LIMIT, else the whole GPU.");
 
 namespace {
+
+// Large Model Support for one command (docs/LMS.md): checks the flags, installs the memory
+// manager of the GPU this thread uses, plans each net, and logs the settings and, at the end, the
+// counters. Declared before the nets, so it outlives them.
+class LmsSession {
+ public:
+  explicit LmsSession(const vector<int>& gpus)
+      : options_(caffe::lms::MakeOptions(FLAGS_lms, FLAGS_lms_frac, FLAGS_lms_prefetch,
+                                         FLAGS_gpu_mem_limit,
+                                         std::getenv(caffe::lms::kMemLimitEnv))) {
+    if (!caffe::lms::Requested(options_)) return;
+    if (gpus.empty()) {
+      LOG(WARNING) << "[LMS] -lms, -lms_frac and -gpu_mem_limit apply to GPU runs (-gpu); this "
+                      "run is on the CPU, where they have no effect";
+      return;
+    }
+#ifndef CPU_ONLY
+    manager_ = std::make_shared<caffe::lms::MemoryManager>(
+        std::make_unique<caffe::lms::CudaDevice>(gpus[0]), options_);
+    caffe::lms::MemoryManager::Install(manager_);
+    LOG(INFO) << manager_->SettingsLine();
+#endif
+  }
+  ~LmsSession() {
+    if (!manager_) return;
+    LOG(INFO) << manager_->StatsLine();
+    caffe::lms::MemoryManager::Install(nullptr);
+  }
+  // Plans `net` when LMS is on; with `attach`, the net's Forward/Backward run the plan.
+  caffe::lms::Planner<float>* Plan(Net<float>* net, bool attach) {
+    if (!manager_ || !manager_->lms_enabled()) return nullptr;
+    planners_.emplace_back(new caffe::lms::Planner<float>(net, manager_));
+    if (attach) planners_.back()->AttachToNet();
+    LOG(INFO) << planners_.back()->SummaryLine();
+    return planners_.back().get();
+  }
+
+ private:
+  caffe::lms::Options options_;
+  std::shared_ptr<caffe::lms::MemoryManager> manager_;
+  vector<std::unique_ptr<caffe::lms::Planner<float>>> planners_;
+};
 
 using Command = std::function<int()>;
 
@@ -283,12 +343,15 @@ int train() {
   LOG_IF(INFO, FLAGS_bvlc) << "-bvlc only matters with -ddl; ignored.";
   const vector<int> gpus = GetGpus();
   SetModeFromGpus(gpus);
+  LmsSession lms(gpus);
   caffe::SignalHandler signal_handler(
       caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
       caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
   std::unique_ptr<caffe::Solver<float>> solver(
       caffe::SolverRegistry<float>::CreateSolver(solver_param));
   solver->SetActionFunction(signal_handler.GetActionFunction());
+  lms.Plan(solver->net().get(), /*attach=*/true);
+  for (const auto& test_net : solver->test_nets()) lms.Plan(test_net.get(), /*attach=*/true);
   LOG(INFO) << "Starting Optimization";
   if (!FLAGS_snapshot.empty()) {
     LOG(INFO) << "Resuming from " << FLAGS_snapshot;
@@ -306,9 +369,12 @@ int test() {
   CAFFE_CHECK(!FLAGS_weights.empty()) << "test needs model weights: -weights FILE";
   CheckIterations();
   const vector<string> stages = SplitList(FLAGS_stage);
-  SetModeFromGpus(GetGpus());
+  const vector<int> gpus = GetGpus();
+  SetModeFromGpus(gpus);
+  LmsSession lms(gpus);
   Net<float> caffe_net(FLAGS_model, caffe::TEST, FLAGS_level, &stages);
   caffe::LoadNetWeights(&caffe_net, FLAGS_weights);
+  lms.Plan(&caffe_net, /*attach=*/true);
   LOG(INFO) << "Running for " << FLAGS_iterations << " iterations.";
   vector<int> test_score_output_id;
   vector<float> test_score;
@@ -357,9 +423,13 @@ int time() {
   CheckIterations();
   const caffe::Phase phase = GetPhase(caffe::TRAIN);
   const vector<string> stages = SplitList(FLAGS_stage);
-  SetModeFromGpus(GetGpus());
+  const vector<int> gpus = GetGpus();
+  SetModeFromGpus(gpus);
+  LmsSession lms(gpus);
   Net<float> caffe_net(FLAGS_model, phase, FLAGS_level, &stages);
   if (!FLAGS_weights.empty()) caffe::LoadNetWeights(&caffe_net, FLAGS_weights);
+  // With LMS the timed layers include their swaps, as IBM's did.
+  caffe::lms::Planner<float>* planner = lms.Plan(&caffe_net, /*attach=*/true);
 
   // A first pass allocates every buffer, so the timed passes are steady.
   LOG(INFO) << "Performing Forward";
@@ -388,14 +458,18 @@ int time() {
     forward_timer.Start();
     for (size_t i = 0; i < layers.size(); ++i) {
       timer.Start();
+      if (planner) planner->BeforeStep(planner->forward_step(i));
       layers[i]->Forward(bottom_vecs[i], top_vecs[i]);
+      if (planner) planner->AfterStep(planner->forward_step(i));
       forward_time_per_layer[i] += timer.MicroSeconds();
     }
     forward_time += forward_timer.MicroSeconds();
     backward_timer.Start();
     for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
       timer.Start();
+      if (planner) planner->BeforeStep(planner->backward_step(i));
       layers[i]->Backward(top_vecs[i], bottom_need_backward[i], bottom_vecs[i]);
+      if (planner) planner->AfterStep(planner->backward_step(i));
       backward_time_per_layer[i] += timer.MicroSeconds();
     }
     backward_time += backward_timer.MicroSeconds();

@@ -11,6 +11,7 @@
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/layer_factory.hpp"
+#include "caffe/lms/memory_use.hpp"
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/util/math_functions.hpp"
 
@@ -84,6 +85,15 @@ class Layer {
 
   /// "Convolution layer 'conv1': ", the start of every error this layer reports.
   string error_prefix() const;
+
+  /// Large Model Support (docs/LMS.md): adds to `uses` every buffer this layer reads or writes in
+  /// one `pass`, so the planner can swap them in ahead and out after their last use. The default
+  /// lists bottoms, tops and learned blobs (data and diff as the pass uses them); layers with
+  /// internal buffers add those. Returns false when the layer cannot say (e.g. it runs a net of
+  /// its own): the planner then warns once and swaps its buffers on demand.
+  virtual bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                lms::MemoryUses* uses) const;
 
  protected:
   virtual void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;

@@ -10,6 +10,10 @@
 
 namespace caffe {
 
+namespace lms {
+class Block;
+}  // namespace lms
+
 /// Allocates `size` bytes of host memory, aligned for SIMD; `use_cuda` is set when the block was
 /// allocated as pinned (page-locked) memory, which must be freed the same way.
 void CaffeMallocHost(void** ptr, size_t size, bool* use_cuda);
@@ -36,8 +40,12 @@ class SyncedMemory {
 
   SyncedHead head() const { return head_; }
   size_t size() const { return size_; }
+  /// Large Model Support (docs/LMS.md): the block through which an LMS memory manager owns this
+  /// buffer's device side, or null (always null when no manager is installed on this thread).
+  lms::Block* lms_block() const { return lms_block_; }
 
  private:
+  friend class lms::Block;
   void to_cpu();
   void to_gpu();
   void FreeHost();
@@ -51,6 +59,7 @@ class SyncedMemory {
   bool cpu_malloc_use_cuda_ = false;
   bool own_gpu_data_ = false;
   int device_ = -1;
+  lms::Block* lms_block_ = nullptr;  // owned; set on the first device access under a manager
 
   DISABLE_COPY_AND_ASSIGN(SyncedMemory);
 };

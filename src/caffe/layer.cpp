@@ -61,6 +61,40 @@ void Layer<Dtype>::Backward(const Blobs<Dtype>& top, const vector<bool>& propaga
 }
 
 template <typename Dtype>
+bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                    const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                    lms::MemoryUses* uses) const {
+  if (pass == lms::Pass::kForward) {
+    for (const Blob<Dtype>* blob : bottom) uses->AddData(*blob, lms::kRead);
+    for (const auto& param : blobs_) uses->AddData(*param, lms::kRead);
+    for (size_t i = 0; i < top.size(); ++i) {
+      uses->AddData(*top[i], lms::kWrite);
+      // Forward reads a loss top back, weighted by the loss weights kept in its diff.
+      if (loss(static_cast<int>(i)) != Dtype(0)) {
+        uses->AddData(*top[i], lms::kRead);
+        uses->AddDiff(*top[i], lms::kRead);
+      }
+    }
+    return true;
+  }
+  // Backward: most layers read their inputs or outputs again, so both are declared.
+  for (const Blob<Dtype>* blob : top) {
+    uses->AddData(*blob, lms::kRead);
+    uses->AddDiff(*blob, lms::kRead);
+  }
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    uses->AddData(*bottom[i], lms::kRead);
+    if (i < propagate_down.size() && propagate_down[i]) uses->AddDiff(*bottom[i], lms::kWrite);
+  }
+  for (size_t i = 0; i < blobs_.size(); ++i) {
+    uses->AddData(*blobs_[i], lms::kRead);
+    // Parameter gradients accumulate over iterations (iter_size) and shared uses.
+    if (param_propagate_down(static_cast<int>(i))) uses->AddDiff(*blobs_[i], lms::kReadWrite);
+  }
+  return true;
+}
+
+template <typename Dtype>
 void Layer<Dtype>::ToProto(LayerParameter* param, bool write_diff) {
   param->Clear();
   param->CopyFrom(layer_param_);

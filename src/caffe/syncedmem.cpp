@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "caffe/lms/memory_manager.hpp"
+
 namespace caffe {
 
 namespace {
@@ -43,6 +45,12 @@ void SyncedMemory::FreeHost() {
 }
 
 void SyncedMemory::FreeDevice() {
+  if (lms_block_ != nullptr) {
+    delete lms_block_;  // hands the device copy back to the LMS manager's allocator
+    lms_block_ = nullptr;
+    gpu_ptr_ = nullptr;
+    return;
+  }
 #ifndef CPU_ONLY
   if (gpu_ptr_ && own_gpu_data_) {
     int current = -1;
@@ -65,6 +73,10 @@ void SyncedMemory::to_cpu() {
       own_cpu_data_ = true;
       break;
     case HEAD_AT_GPU:
+      if (lms_block_ != nullptr) {
+        lms_block_->CopyToHost();
+        break;
+      }
 #ifndef CPU_ONLY
       if (cpu_ptr_ == nullptr) {
         CaffeMallocHost(&cpu_ptr_, size_, &cpu_malloc_use_cuda_);
@@ -83,6 +95,12 @@ void SyncedMemory::to_cpu() {
 }
 
 void SyncedMemory::to_gpu() {
+  // Under an LMS manager (docs/LMS.md) the device side belongs to it, in CPU-only builds too
+  // (its host-backed fake device).
+  if (lms_block_ != nullptr || lms::Block::Attach(this)) {
+    lms_block_->ToDevice();
+    return;
+  }
 #ifndef CPU_ONLY
   switch (head_) {
     case UNINITIALIZED:

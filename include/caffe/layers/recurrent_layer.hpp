@@ -43,6 +43,12 @@ class RecurrentLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override;
   /// The sequence indicators (bottom 1) take no gradient.
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
+  /// LMS: false; the unrolled net's own blobs are not planned (they are swapped on demand).
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down,
+                        lms::MemoryUses* uses) const override {
+    return false;
+  }
 
   /// The unrolled net (after LayerSetUp).
   const Net<Dtype>& unrolled_net() const { return *unrolled_net_; }

@@ -16,6 +16,9 @@ class SoftmaxLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "Softmax"; }
+  /// LMS: the bottoms, tops and learned blobs, plus the per-position scale buffer.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

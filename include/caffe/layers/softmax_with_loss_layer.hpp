@@ -20,6 +20,10 @@ class SoftmaxWithLossLayer final : public LossLayer<Dtype> {
  public:
   using LossLayer<Dtype>::LossLayer;
   const char* type() const override { return "SoftmaxWithLoss"; }
+  /// LMS: the bottoms, tops and learned blobs, plus the probabilities and the inner Softmax
+  /// layer's buffers.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   int ExactNumTopBlobs() const override { return -1; }

@@ -519,6 +519,18 @@ void BaseConvolutionLayer<Dtype>::AccumulateChannelSums(const Dtype* data, int n
   }
 }
 
+template <typename Dtype>
+bool BaseConvolutionLayer<Dtype>::DeclareMemoryUse(
+    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  // Scratch: written before being read within the pass.
+  uses->AddData(col_buffer_, lms::kReadWrite);
+  uses->AddData(out_buffer_, lms::kReadWrite);
+  if (pass == lms::Pass::kBackward) uses->AddData(weight_diff_t_, lms::kReadWrite);
+  return true;
+}
+
 INSTANTIATE_CLASS(BaseConvolutionLayer);
 
 }  // namespace caffe

@@ -393,6 +393,16 @@ void PoolingLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   }
 }
 
+template <typename Dtype>
+bool PoolingLayer<Dtype>::DeclareMemoryUse(
+    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  // MAX pooling keeps the argmax here when top[1] does not hold it.
+  uses->AddData(max_idx_, pass == lms::Pass::kForward ? lms::kWrite : lms::kRead);
+  return true;
+}
+
 INSTANTIATE_CLASS(PoolingLayer);
 REGISTER_LAYER_CLASS(Pooling);
 

@@ -104,6 +104,15 @@ void SoftmaxLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   }
 }
 
+template <typename Dtype>
+bool SoftmaxLayer<Dtype>::DeclareMemoryUse(
+    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  uses->AddData(scale_, lms::kReadWrite);
+  return true;
+}
+
 INSTANTIATE_CLASS(SoftmaxLayer);
 REGISTER_LAYER_CLASS(Softmax);
 

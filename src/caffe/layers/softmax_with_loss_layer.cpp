@@ -104,6 +104,22 @@ void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
   caffe_scal(prob_.count(), scale, bottom_diff);
 }
 
+template <typename Dtype>
+bool SoftmaxWithLossLayer<Dtype>::DeclareMemoryUse(
+    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (pass == lms::Pass::kForward) {
+    // Forward runs the inner Softmax layer into prob_.
+    if (!softmax_layer_->DeclareMemoryUse(pass, softmax_bottom_vec_, softmax_top_vec_, {}, uses)) {
+      return false;
+    }
+  } else {
+    uses->AddData(prob_, lms::kRead);
+  }
+  return true;
+}
+
 INSTANTIATE_CLASS(SoftmaxWithLossLayer);
 REGISTER_LAYER_CLASS(SoftmaxWithLoss);
 

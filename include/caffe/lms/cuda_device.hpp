@@ -1,0 +1,55 @@
+// Large Model Support's real device (docs/LMS.md): a CUDA GPU. Device memory from cudaMalloc,
+// homes in pinned host memory (cudaHostAlloc), copies with cudaMemcpyAsync on a copy stream of its
+// own, ordered against the compute stream (the legacy default stream) with events. GPU builds only.
+#ifndef CAFFE_LMS_CUDA_DEVICE_HPP_
+#define CAFFE_LMS_CUDA_DEVICE_HPP_
+
+#ifndef CPU_ONLY
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "caffe/lms/device.hpp"
+
+namespace caffe {
+namespace lms {
+
+class CudaDevice : public Device {
+ public:
+  /// Uses GPU `device_id` (which becomes the calling thread's current device); throws a
+  /// caffe::Error naming the GPU when it cannot be used.
+  explicit CudaDevice(int device_id);
+  ~CudaDevice() override;
+
+  std::string name() const override;
+  size_t capacity() const override { return capacity_; }
+  void* Malloc(size_t bytes) override;
+  void Free(void* ptr) override;
+  void Zero(void* ptr, size_t bytes) override;
+  void HostAlloc(void** ptr, size_t bytes, bool* pinned) override;
+  void CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) override;
+  void CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) override;
+  void WaitForCopies() override;
+  void ComputeWaitsForCopies() override;
+
+ private:
+  // The copy stream starts its next copy after the compute work issued so far.
+  void CopyWaitsForCompute();
+
+  int device_id_;
+  std::string device_name_;
+  size_t capacity_ = 0;
+  cudaStream_t copy_stream_ = nullptr;
+  cudaEvent_t compute_done_ = nullptr;
+  cudaEvent_t copies_done_ = nullptr;
+
+  CudaDevice(const CudaDevice&) = delete;
+  CudaDevice& operator=(const CudaDevice&) = delete;
+};
+
+}  // namespace lms
+}  // namespace caffe
+
+#endif  // CPU_ONLY
+#endif  // CAFFE_LMS_CUDA_DEVICE_HPP_

@@ -1,0 +1,58 @@
+// The one allocator of device memory per device (docs/LMS.md, DESIGN.md "Memory"): it rounds
+// requests up to size classes, keeps freed blocks for reuse by size class, and enforces an
+// optional budget in bytes on everything it holds from the device (in use plus cached). The budget
+// is how tests emulate a small GPU and how a GPU is shared (-gpu_mem_limit).
+#ifndef CAFFE_LMS_DEVICE_ALLOCATOR_HPP_
+#define CAFFE_LMS_DEVICE_ALLOCATOR_HPP_
+
+#include <cstddef>
+#include <map>
+#include <unordered_map>
+
+#include "caffe/lms/device.hpp"
+
+namespace caffe {
+namespace lms {
+
+class DeviceAllocator {
+ public:
+  /// `budget` 0 means the device's whole capacity.
+  DeviceAllocator(Device* device, size_t budget);
+  ~DeviceAllocator();
+
+  /// The size class `bytes` is served from: a multiple of 512 bytes up to 1 MiB, of 2 MiB above.
+  static size_t SizeClass(size_t bytes);
+
+  /// Device memory of at least `bytes`, or null when neither the cache nor the budget (after
+  /// handing cached blocks back to the device) nor the device can provide it.
+  void* Allocate(size_t bytes);
+  /// Returns memory from Allocate to the cache.
+  void Free(void* ptr);
+  /// Hands every cached block back to the device.
+  void ReleaseCache();
+
+  Device* device() const { return device_; }
+  size_t budget() const { return budget_; }
+  /// Bytes handed out (by size class), bytes held from the device (in use plus cached).
+  size_t in_use() const { return in_use_; }
+  size_t reserved() const { return reserved_; }
+  size_t peak_in_use() const { return peak_in_use_; }
+  size_t peak_reserved() const { return peak_reserved_; }
+  /// Whether `bytes` more could be handed out without exceeding the budget (cache included).
+  bool Fits(size_t bytes) const;
+
+ private:
+  Device* device_;
+  size_t budget_;
+  size_t in_use_ = 0;
+  size_t reserved_ = 0;
+  size_t peak_in_use_ = 0;
+  size_t peak_reserved_ = 0;
+  std::unordered_map<void*, size_t> live_;  // handed out: pointer -> size class
+  std::multimap<size_t, void*> cache_;      // freed, by size class
+};
+
+}  // namespace lms
+}  // namespace caffe
+
+#endif  // CAFFE_LMS_DEVICE_ALLOCATOR_HPP_

@@ -1,0 +1,215 @@
+// Large Model Support's memory manager (docs/LMS.md). Once a manager is installed on a thread,
+// every SyncedMemory that thread moves to the device gets a Block: its device copy comes from the
+// manager's DeviceAllocator (within the budget) and, when the buffer is LMS-managed (at least the
+// -lms threshold), may be dropped again: swapped out (copied home) when the device copy is newer,
+// simply freed when it is clean. The host side is the home; nothing is ever lost, because a block
+// whose device copy is gone is fetched again on its next device access.
+//
+// The SyncedMemory head is the dirty bit: HEAD_AT_GPU means the device copy is newer than home.
+// Eviction picks the least recently used managed block that no running layer holds: a block is
+// held while pinned (the planner pins a step's declared buffers) and, until the step ends, once
+// its device pointer has been handed out (the layer's kernels may still use it); outside steps
+// the last kHeldOutsideSteps buffers handed out are held.
+#ifndef CAFFE_LMS_MEMORY_MANAGER_HPP_
+#define CAFFE_LMS_MEMORY_MANAGER_HPP_
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "caffe/lms/device.hpp"
+#include "caffe/lms/device_allocator.hpp"
+#include "caffe/lms/memory_use.hpp"
+#include "caffe/syncedmem.hpp"
+
+namespace caffe {
+namespace lms {
+
+class MemoryManager;
+
+/// Settings of one manager (the -lms, -lms_frac, -gpu_mem_limit and -lms_prefetch flags).
+struct Options {
+  /// Buffers of at least this many KB are LMS-managed; -1: none (LMS off, budget still
+  /// enforced); 0: every buffer.
+  int64_t threshold_kb = -1;
+  /// LMS stays dormant (no swap-out after last use) until more than this fraction of the budget
+  /// is in use. Eviction when an allocation does not fit happens regardless.
+  double frac = 0.0;
+  /// Bytes of device memory the framework may hold; 0: the device's capacity.
+  size_t budget = 0;
+  /// How many steps ahead the planner issues swap-ins.
+  int prefetch_depth = 1;
+};
+
+/// What moved and what it cost; the numbers users tune -lms and -lms_frac with.
+struct Stats {
+  uint64_t bytes_in = 0;       // host to device
+  uint64_t bytes_out = 0;      // device to host (dirty blocks only)
+  uint64_t swaps_in = 0;       // blocks copied in
+  uint64_t swaps_out = 0;      // blocks copied home
+  uint64_t prefetches = 0;     // swap-ins issued ahead by the planner
+  uint64_t clean_drops = 0;    // device copies freed without a copy (home was current)
+  uint64_t evictions = 0;      // blocks dropped because an allocation did not fit
+  double stall_seconds = 0.0;  // host time waiting for transfers the plan did not hide
+};
+
+/// The manager's record of one SyncedMemory's device side. Owned by the SyncedMemory; created by
+/// Attach on its first device access under an installed manager.
+class Block {
+ public:
+  ~Block();
+  /// Gives `memory` a block of the calling thread's manager; false (and nothing changes) when no
+  /// manager is installed or the memory already has a device side of its own.
+  static bool Attach(SyncedMemory* memory);
+
+  /// Makes the device copy current (allocating, evicting others if needed, copying in).
+  void ToDevice();
+  /// Copies a newer device copy home (the head becomes SYNCED).
+  void CopyToHost();
+
+  size_t bytes() const;
+  /// Whether LMS may drop this block's device copy (its size reaches the threshold).
+  bool managed() const { return managed_; }
+  bool resident() const { return device_ != nullptr; }
+  /// The device copy's address (null when not resident), without touching the block.
+  const void* device_ptr() const { return device_; }
+  /// The device copy is newer than home.
+  bool dirty() const;
+  SyncedMemory* memory() const { return memory_; }
+  MemoryManager* manager() const { return manager_.get(); }
+
+ private:
+  friend class MemoryManager;
+  friend class HostView;
+  Block(SyncedMemory* memory, std::shared_ptr<MemoryManager> manager, bool managed);
+  void Allocate();
+  void SwapIn(bool wait);
+  void Evict();
+  void EnsureHome();
+  // HostView's access to the SyncedMemory.
+  static void* BeginHostView(SyncedMemory* memory, unsigned access, void** saved_ptr,
+                             bool* saved_own, bool* saved_pinned, int* saved_head);
+  static void EndHostView(SyncedMemory* memory, unsigned access, void* saved_ptr, bool saved_own,
+                          bool saved_pinned, int saved_head);
+
+  SyncedMemory* memory_;
+  std::shared_ptr<MemoryManager> manager_;
+  bool managed_;
+  void* device_ = nullptr;
+  bool in_flight_ = false;  // a copy to the device may still be running
+  int pins_ = 0;
+  uint64_t handout_epoch_ = 0;   // the step in which its device pointer was last handed out
+  uint64_t handout_serial_ = 0;  // and the number of that handout
+  std::list<Block*>::iterator lru_position_;
+};
+
+class MemoryManager {
+ public:
+  /// Outside layer steps, how many of the buffers handed out last stay held.
+  static constexpr uint64_t kHeldOutsideSteps = 3;
+
+  MemoryManager(std::unique_ptr<Device> device, const Options& options);
+  ~MemoryManager();
+
+  /// Makes `manager` the calling thread's manager (null: none). Buffers that already have a
+  /// block keep theirs.
+  static void Install(std::shared_ptr<MemoryManager> manager);
+  /// The calling thread's manager, or null.
+  static const std::shared_ptr<MemoryManager>& Current();
+
+  const Options& options() const { return options_; }
+  bool lms_enabled() const { return options_.threshold_kb >= 0; }
+  /// Whether a buffer of `bytes` is LMS-managed.
+  bool Manages(size_t bytes) const;
+  /// Whether more than -lms_frac of the budget is in use (swap-outs after last use happen only
+  /// then).
+  bool awake() const;
+
+  /// Brackets one layer's pass: device pointers handed out in between stay on the device until
+  /// EndStep. `label` names the step in out-of-memory errors ("layer 'conv1' forward").
+  void BeginStep(const std::string& label);
+  void EndStep();
+  /// A pinned block is never evicted (the planner pins a step's buffers while it runs).
+  void Pin(SyncedMemory* memory);
+  void Unpin(SyncedMemory* memory);
+  /// Makes the device copy current now, as a device access would (for buffers the step will
+  /// use); the host waits for the copy and the wait counts as stall.
+  void MakeResident(SyncedMemory* memory);
+  /// Starts copying a buffer in ahead of its use when its device copy is missing and it fits
+  /// without evicting anything; returns whether a copy was issued.
+  bool Prefetch(SyncedMemory* memory);
+  /// After a buffer's last use in a pass: drops its device copy (copying it home first if dirty)
+  /// when it is LMS-managed, unpinned and LMS is awake; returns whether it was dropped.
+  bool Release(SyncedMemory* memory);
+  /// Drops every LMS-managed device copy that is not held (copying dirty ones home).
+  void ReleaseAll();
+
+  const Stats& stats() const { return stats_; }
+  void ResetStats() { stats_ = Stats(); }
+  Device* device() const { return device_.get(); }
+  DeviceAllocator& allocator() { return allocator_; }
+  const DeviceAllocator& allocator() const { return allocator_; }
+  /// The prefetches issued so far, in order (recorded only when asked, for tests).
+  void set_record_prefetches(bool value) { record_prefetches_ = value; }
+  const std::vector<const SyncedMemory*>& prefetch_log() const { return prefetch_log_; }
+  /// Blocks (and their bytes) attached to this manager, and of those the LMS-managed ones.
+  size_t num_blocks() const { return lru_.size(); }
+  size_t managed_bytes() const;
+  size_t num_managed_blocks() const;
+
+  /// "[LMS] threshold ... budget ..." (the setup line).
+  std::string SettingsLine() const;
+  /// "[LMS] swapped in ... out ... stalled ... peak ..." (the end-of-run line).
+  std::string StatsLine() const;
+
+ private:
+  friend class Block;
+  void Register(Block* block);
+  void Unregister(Block* block);
+  void Touch(Block* block);
+  bool Held(const Block* block) const;
+  // Device memory for `block`, evicting least-recently-used blocks as needed; throws an
+  // out-of-memory caffe::Error naming the step when nothing more can be evicted.
+  void* AllocateFor(Block* block);
+  void WaitForCopies();
+
+  std::unique_ptr<Device> device_;
+  Options options_;
+  DeviceAllocator allocator_;
+  Stats stats_;
+  std::list<Block*> lru_;  // least recently used first
+  uint64_t epoch_ = 1;
+  uint64_t serial_ = 0;
+  bool in_step_ = false;
+  std::string step_label_;
+  bool record_prefetches_ = false;
+  std::vector<const SyncedMemory*> prefetch_log_;
+};
+
+/// Runs host code on a buffer's device copy, for host-addressable devices (the fake device):
+/// while it lives, the buffer's cpu_data()/mutable_cpu_data() are the device copy, made current
+/// first (and marked newer than home when `access` includes kWrite). Tests run the CPU kernels
+/// of a net this way to check that a swap schedule keeps every value.
+class HostView {
+ public:
+  HostView(SyncedMemory* memory, unsigned access);
+  ~HostView();
+
+ private:
+  SyncedMemory* memory_;
+  unsigned access_;
+  void* saved_ptr_ = nullptr;
+  bool saved_own_ = false;
+  bool saved_pinned_ = false;
+  int saved_head_ = 0;
+
+  HostView(const HostView&) = delete;
+  HostView& operator=(const HostView&) = delete;
+};
+
+}  // namespace lms
+}  // namespace caffe
+
+#endif  // CAFFE_LMS_MEMORY_MANAGER_HPP_

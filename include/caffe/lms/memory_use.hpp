@@ -1,0 +1,59 @@
+// What a layer declares to Large Model Support (docs/LMS.md): the buffers (SyncedMemory blocks) it
+// reads and writes in one forward or backward pass. The planner turns these declarations into a
+// swap schedule; nothing here allocates or copies memory.
+#ifndef CAFFE_LMS_MEMORY_USE_HPP_
+#define CAFFE_LMS_MEMORY_USE_HPP_
+
+#include <vector>
+
+#include "caffe/blob.hpp"
+
+namespace caffe {
+namespace lms {
+
+/// The two passes a layer takes part in.
+enum class Pass { kForward, kBackward };
+
+/// How a pass uses a buffer; a read-write use is kRead | kWrite.
+enum Access : unsigned { kRead = 1u, kWrite = 2u, kReadWrite = 3u };
+
+/// One buffer and how the pass uses it.
+struct MemoryUse {
+  SyncedMemory* memory = nullptr;
+  unsigned access = 0;
+};
+
+/// The buffers one pass of one layer uses, each once (repeated uses are merged by or-ing their
+/// access), in the order first declared.
+class MemoryUses {
+ public:
+  /// Ignores a null buffer (a blob that was never shaped has none).
+  void Add(SyncedMemory* memory, unsigned access) {
+    if (memory == nullptr) return;
+    for (MemoryUse& use : uses_) {
+      if (use.memory == memory) {
+        use.access |= access;
+        return;
+      }
+    }
+    uses_.push_back({memory, access});
+  }
+  template <typename Dtype>
+  void AddData(const Blob<Dtype>& blob, unsigned access) {
+    Add(blob.data().get(), access);
+  }
+  template <typename Dtype>
+  void AddDiff(const Blob<Dtype>& blob, unsigned access) {
+    Add(blob.diff().get(), access);
+  }
+  const std::vector<MemoryUse>& uses() const { return uses_; }
+  bool empty() const { return uses_.empty(); }
+
+ private:
+  std::vector<MemoryUse> uses_;
+};
+
+}  // namespace lms
+}  // namespace caffe
+
+#endif  // CAFFE_LMS_MEMORY_USE_HPP_

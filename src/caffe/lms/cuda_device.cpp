@@ -1,0 +1,98 @@
+#include "caffe/lms/cuda_device.hpp"
+
+#include <sstream>
+
+#include "caffe/common.hpp"
+#include "caffe/syncedmem.hpp"
+
+namespace caffe {
+namespace lms {
+
+namespace {
+// The compute stream layers launch on until the GPU backend gives each solver its own.
+constexpr cudaStream_t kComputeStream = nullptr;
+}  // namespace
+
+CudaDevice::CudaDevice(int device_id) : device_id_(device_id) {
+  int count = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&count));
+  CAFFE_CHECK(device_id >= 0 && device_id < count)
+      << "GPU " << device_id << " does not exist; this machine has " << count << " visible";
+  CUDA_CHECK(cudaSetDevice(device_id));
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, device_id));
+  device_name_ = properties.name;
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  capacity_ = free_bytes;  // what this process can have; other users keep theirs
+  CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming));
+  CUDA_CHECK(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming));
+}
+
+CudaDevice::~CudaDevice() {
+  // Destructors do not throw: a failure here only leaks what the process is about to lose.
+  cudaStreamSynchronize(copy_stream_);
+  cudaEventDestroy(copies_done_);
+  cudaEventDestroy(compute_done_);
+  cudaStreamDestroy(copy_stream_);
+}
+
+std::string CudaDevice::name() const {
+  std::ostringstream name;
+  name << "GPU " << device_id_ << " (" << device_name_ << ")";
+  return name.str();
+}
+
+void* CudaDevice::Malloc(size_t bytes) {
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // clears the error so later calls do not report it
+    return nullptr;
+  }
+  CUDA_CHECK(status);
+  return ptr;
+}
+
+void CudaDevice::Free(void* ptr) { CUDA_CHECK(cudaFree(ptr)); }
+
+void CudaDevice::Zero(void* ptr, size_t bytes) {
+  CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, kComputeStream));
+}
+
+void CudaDevice::HostAlloc(void** ptr, size_t bytes, bool* pinned) {
+  const cudaError_t status = cudaHostAlloc(ptr, bytes == 0 ? 1 : bytes, cudaHostAllocDefault);
+  if (status == cudaSuccess) {
+    *pinned = true;
+    return;
+  }
+  cudaGetLastError();
+  // Pinned memory is a limited resource; pageable memory still works, only copies are slower.
+  CaffeMallocHost(ptr, bytes, pinned);
+}
+
+void CudaDevice::CopyWaitsForCompute() {
+  CUDA_CHECK(cudaEventRecord(compute_done_, kComputeStream));
+  CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, compute_done_, 0));
+}
+
+void CudaDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) {
+  CopyWaitsForCompute();
+  CUDA_CHECK(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, copy_stream_));
+}
+
+void CudaDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) {
+  CopyWaitsForCompute();
+  CUDA_CHECK(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, copy_stream_));
+}
+
+void CudaDevice::WaitForCopies() { CUDA_CHECK(cudaStreamSynchronize(copy_stream_)); }
+
+void CudaDevice::ComputeWaitsForCopies() {
+  CUDA_CHECK(cudaEventRecord(copies_done_, copy_stream_));
+  CUDA_CHECK(cudaStreamWaitEvent(kComputeStream, copies_done_, 0));
+}
+
+}  // namespace lms
+}  // namespace caffe

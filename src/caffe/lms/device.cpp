@@ -1,0 +1,83 @@
+#include "caffe/lms/device.hpp"
+
+#include <glog/logging.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "caffe/syncedmem.hpp"
+
+namespace caffe {
+namespace lms {
+
+namespace {
+constexpr size_t kFakeAlignment = 256;  // cudaMalloc's alignment
+}  // namespace
+
+FakeDevice::FakeDevice(size_t capacity) : capacity_(capacity) {}
+
+FakeDevice::~FakeDevice() {
+  for (const auto& allocation : live_) std::free(reinterpret_cast<void*>(allocation.first));
+}
+
+std::string FakeDevice::name() const {
+  std::ostringstream name;
+  name << "fake device (host memory, capacity " << capacity_ << " bytes)";
+  return name.str();
+}
+
+void* FakeDevice::Malloc(size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  if (allocated_ + bytes > capacity_) return nullptr;
+  const size_t rounded = (bytes + kFakeAlignment - 1) / kFakeAlignment * kFakeAlignment;
+  void* ptr = std::aligned_alloc(kFakeAlignment, rounded);
+  if (ptr == nullptr) return nullptr;
+  std::memset(ptr, kPoison, bytes);
+  live_[reinterpret_cast<uintptr_t>(ptr)] = bytes;
+  allocated_ += bytes;
+  if (allocated_ > peak_allocated_) peak_allocated_ = allocated_;
+  return ptr;
+}
+
+void FakeDevice::Free(void* ptr) {
+  auto it = live_.find(reinterpret_cast<uintptr_t>(ptr));
+  CHECK(it != live_.end()) << "FakeDevice::Free of " << ptr << ", which it did not allocate";
+  std::memset(ptr, kPoison, it->second);
+  allocated_ -= it->second;
+  live_.erase(it);
+  std::free(ptr);
+}
+
+void FakeDevice::Zero(void* ptr, size_t bytes) {
+  CheckLive(ptr, bytes);
+  std::memset(ptr, 0, bytes);
+}
+
+void FakeDevice::HostAlloc(void** ptr, size_t bytes, bool* pinned) {
+  CaffeMallocHost(ptr, bytes, pinned);
+}
+
+void FakeDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) {
+  CheckLive(device_dst, bytes);
+  std::memcpy(device_dst, host_src, bytes);
+  copies_.push_back({true, device_dst, bytes});
+}
+
+void FakeDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) {
+  CheckLive(device_src, bytes);
+  std::memcpy(host_dst, device_src, bytes);
+  copies_.push_back({false, device_src, bytes});
+}
+
+void FakeDevice::CheckLive(const void* ptr, size_t bytes) const {
+  const uintptr_t address = reinterpret_cast<uintptr_t>(ptr);
+  auto it = live_.upper_bound(address);
+  CHECK(it != live_.begin()) << "fake device access at " << ptr << " outside any allocation";
+  --it;
+  CHECK(address + bytes <= it->first + it->second)
+      << "fake device access of " << bytes << " bytes at " << ptr << " runs past its allocation";
+}
+
+}  // namespace lms
+}  // namespace caffe

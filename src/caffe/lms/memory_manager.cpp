@@ -1,0 +1,331 @@
+#include "caffe/lms/memory_manager.hpp"
+
+#include <chrono>
+#include <sstream>
+
+#include "caffe/common.hpp"
+
+namespace caffe {
+namespace lms {
+
+namespace {
+
+thread_local std::shared_ptr<MemoryManager> current_manager;
+
+// Times a host wait and adds it to the stall counter.
+class StallTimer {
+ public:
+  explicit StallTimer(double* total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~StallTimer() {
+    *total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  double* total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+// ---- Block ------------------------------------------------------------------------------------
+
+Block::Block(SyncedMemory* memory, std::shared_ptr<MemoryManager> manager, bool managed)
+    : memory_(memory), manager_(std::move(manager)), managed_(managed) {
+  manager_->Register(this);
+}
+
+Block::~Block() {
+  if (device_ != nullptr) {
+    if (in_flight_) manager_->WaitForCopies();
+    manager_->allocator_.Free(device_);
+  }
+  manager_->Unregister(this);
+}
+
+bool Block::Attach(SyncedMemory* memory) {
+  const std::shared_ptr<MemoryManager>& manager = current_manager;
+  if (!manager || memory->gpu_ptr_ != nullptr) return false;
+  memory->lms_block_ = new Block(memory, manager, manager->Manages(memory->size_));
+  return true;
+}
+
+size_t Block::bytes() const { return memory_->size_; }
+
+bool Block::dirty() const { return memory_->head_ == SyncedMemory::HEAD_AT_GPU; }
+
+void Block::Allocate() {
+  device_ = manager_->AllocateFor(this);
+  memory_->gpu_ptr_ = device_;
+}
+
+void Block::EnsureHome() {
+  if (memory_->cpu_ptr_ != nullptr) return;
+  bool pinned = false;
+  manager_->device_->HostAlloc(&memory_->cpu_ptr_, memory_->size_, &pinned);
+  memory_->cpu_malloc_use_cuda_ = pinned;
+  memory_->own_cpu_data_ = true;
+}
+
+void Block::SwapIn(bool wait) {
+  if (device_ == nullptr) Allocate();
+  manager_->device_->CopyToDeviceAsync(device_, memory_->cpu_ptr_, memory_->size_);
+  manager_->stats_.bytes_in += memory_->size_;
+  ++manager_->stats_.swaps_in;
+  memory_->head_ = SyncedMemory::SYNCED;
+  in_flight_ = true;
+  if (wait) {
+    StallTimer timer(&manager_->stats_.stall_seconds);
+    manager_->WaitForCopies();
+  }
+}
+
+void Block::ToDevice() {
+  switch (memory_->head_) {
+    case SyncedMemory::UNINITIALIZED:
+      Allocate();
+      manager_->device_->Zero(device_, memory_->size_);
+      memory_->head_ = SyncedMemory::HEAD_AT_GPU;
+      break;
+    case SyncedMemory::HEAD_AT_CPU:
+      SwapIn(/*wait=*/true);
+      break;
+    case SyncedMemory::HEAD_AT_GPU:
+    case SyncedMemory::SYNCED:
+      // Resident (eviction always leaves the head at the CPU); a prefetch may still be running.
+      if (in_flight_) manager_->device_->ComputeWaitsForCopies();
+      break;
+  }
+  manager_->Touch(this);
+  handout_epoch_ = manager_->epoch_;
+  handout_serial_ = ++manager_->serial_;
+}
+
+void Block::CopyToHost() {
+  if (memory_->head_ != SyncedMemory::HEAD_AT_GPU) return;
+  EnsureHome();
+  StallTimer timer(&manager_->stats_.stall_seconds);
+  manager_->device_->CopyToHostAsync(memory_->cpu_ptr_, device_, memory_->size_);
+  manager_->WaitForCopies();
+  manager_->stats_.bytes_out += memory_->size_;
+  ++manager_->stats_.swaps_out;
+  memory_->head_ = SyncedMemory::SYNCED;
+}
+
+void Block::Evict() {
+  if (device_ == nullptr) return;
+  if (in_flight_) manager_->WaitForCopies();
+  if (dirty()) {
+    CopyToHost();
+  } else if (memory_->head_ == SyncedMemory::SYNCED) {
+    ++manager_->stats_.clean_drops;
+  }
+  manager_->allocator_.Free(device_);
+  device_ = nullptr;
+  memory_->gpu_ptr_ = nullptr;
+  // The home is current now (or the device copy was stale: HEAD_AT_CPU already).
+  memory_->head_ = SyncedMemory::HEAD_AT_CPU;
+}
+
+void* Block::BeginHostView(SyncedMemory* memory, unsigned access, void** saved_ptr, bool* saved_own,
+                           bool* saved_pinned, int* saved_head) {
+  void* device =
+      (access & kWrite) ? memory->mutable_gpu_data() : const_cast<void*>(memory->gpu_data());
+  CHECK(memory->lms_block_ != nullptr &&
+        memory->lms_block_->manager()->device()->host_addressable())
+      << "HostView needs a buffer on a host-addressable LMS device";
+  *saved_ptr = memory->cpu_ptr_;
+  *saved_own = memory->own_cpu_data_;
+  *saved_pinned = memory->cpu_malloc_use_cuda_;
+  *saved_head = memory->head_;
+  memory->cpu_ptr_ = device;
+  memory->own_cpu_data_ = false;
+  memory->head_ = SyncedMemory::SYNCED;  // host code reads and writes in place
+  return device;
+}
+
+void Block::EndHostView(SyncedMemory* memory, unsigned access, void* saved_ptr, bool saved_own,
+                        bool saved_pinned, int saved_head) {
+  memory->cpu_ptr_ = saved_ptr;
+  memory->own_cpu_data_ = saved_own;
+  memory->cpu_malloc_use_cuda_ = saved_pinned;
+  memory->head_ = (access & kWrite) ? SyncedMemory::HEAD_AT_GPU
+                                    : static_cast<SyncedMemory::SyncedHead>(saved_head);
+}
+
+HostView::HostView(SyncedMemory* memory, unsigned access) : memory_(memory), access_(access) {
+  Block::BeginHostView(memory, access, &saved_ptr_, &saved_own_, &saved_pinned_, &saved_head_);
+}
+
+HostView::~HostView() {
+  Block::EndHostView(memory_, access_, saved_ptr_, saved_own_, saved_pinned_, saved_head_);
+}
+
+// ---- MemoryManager ----------------------------------------------------------------------------
+
+MemoryManager::MemoryManager(std::unique_ptr<Device> device, const Options& options)
+    : device_(std::move(device)), options_(options), allocator_(device_.get(), options.budget) {}
+
+MemoryManager::~MemoryManager() {
+  // Blocks hold the manager alive, so none is left here.
+  CHECK(lru_.empty()) << lru_.size() << " LMS blocks outlive their manager";
+}
+
+void MemoryManager::Install(std::shared_ptr<MemoryManager> manager) {
+  current_manager = std::move(manager);
+}
+
+const std::shared_ptr<MemoryManager>& MemoryManager::Current() { return current_manager; }
+
+bool MemoryManager::Manages(size_t bytes) const {
+  return options_.threshold_kb >= 0 &&
+         bytes >= static_cast<uint64_t>(options_.threshold_kb) * 1024u;
+}
+
+bool MemoryManager::awake() const {
+  return lms_enabled() &&
+         static_cast<double>(allocator_.in_use()) > options_.frac * allocator_.budget();
+}
+
+void MemoryManager::BeginStep(const std::string& label) {
+  step_label_ = label;
+  in_step_ = true;
+  ++epoch_;
+}
+
+void MemoryManager::EndStep() {
+  step_label_.clear();
+  in_step_ = false;
+  ++epoch_;
+}
+
+void MemoryManager::Pin(SyncedMemory* memory) {
+  if (memory->lms_block() != nullptr) ++memory->lms_block()->pins_;
+}
+
+void MemoryManager::Unpin(SyncedMemory* memory) {
+  Block* block = memory->lms_block();
+  if (block != nullptr && block->pins_ > 0) --block->pins_;
+}
+
+void MemoryManager::MakeResident(SyncedMemory* memory) {
+  if (memory->lms_block() == nullptr && !Block::Attach(memory)) return;
+  memory->lms_block()->ToDevice();
+}
+
+bool MemoryManager::Prefetch(SyncedMemory* memory) {
+  if (memory->head() != SyncedMemory::HEAD_AT_CPU) return false;  // nothing to copy, or resident
+  if (memory->lms_block() == nullptr && !Block::Attach(memory)) return false;
+  Block* block = memory->lms_block();
+  if (block->manager() != this || block->device_ != nullptr || !allocator_.Fits(memory->size())) {
+    return false;
+  }
+  block->SwapIn(/*wait=*/false);
+  ++stats_.prefetches;
+  Touch(block);
+  if (record_prefetches_) prefetch_log_.push_back(memory);
+  return true;
+}
+
+bool MemoryManager::Release(SyncedMemory* memory) {
+  Block* block = memory->lms_block();
+  if (block == nullptr || !block->managed_ || !block->resident() || block->pins_ > 0 || !awake()) {
+    return false;
+  }
+  block->Evict();
+  return true;
+}
+
+void MemoryManager::ReleaseAll() {
+  for (Block* block : lru_) {
+    if (block->managed_ && block->resident() && !Held(block)) block->Evict();
+  }
+}
+
+size_t MemoryManager::managed_bytes() const {
+  size_t bytes = 0;
+  for (const Block* block : lru_) bytes += block->managed_ ? block->bytes() : 0;
+  return bytes;
+}
+
+size_t MemoryManager::num_managed_blocks() const {
+  size_t count = 0;
+  for (const Block* block : lru_) count += block->managed_ ? 1 : 0;
+  return count;
+}
+
+void MemoryManager::Register(Block* block) {
+  block->lru_position_ = lru_.insert(lru_.end(), block);
+}
+
+void MemoryManager::Unregister(Block* block) { lru_.erase(block->lru_position_); }
+
+void MemoryManager::Touch(Block* block) { lru_.splice(lru_.end(), lru_, block->lru_position_); }
+
+bool MemoryManager::Held(const Block* block) const {
+  if (block->pins_ > 0) return true;
+  if (block->handout_epoch_ != epoch_) return false;
+  // Outside layer steps (a solver's update, a tool reading a blob) only the last few buffers
+  // handed out are held: enough for one kernel's operands.
+  return in_step_ || block->handout_serial_ + kHeldOutsideSteps > serial_;
+}
+
+void MemoryManager::WaitForCopies() {
+  device_->WaitForCopies();
+  for (Block* block : lru_) block->in_flight_ = false;
+}
+
+void* MemoryManager::AllocateFor(Block* block) {
+  const size_t bytes = block->bytes();
+  for (;;) {
+    void* ptr = allocator_.Allocate(bytes);
+    if (ptr != nullptr) return ptr;
+    Block* victim = nullptr;
+    for (Block* candidate : lru_) {
+      if (candidate != block && candidate->managed_ && candidate->resident() && !Held(candidate)) {
+        victim = candidate;
+        break;
+      }
+    }
+    if (victim == nullptr) break;
+    victim->Evict();
+    ++stats_.evictions;
+  }
+  size_t held = 0;
+  for (const Block* other : lru_) held += (other->resident() && Held(other)) ? other->bytes() : 0;
+  CAFFE_THROW() << "out of device memory" << (step_label_.empty() ? "" : " in " + step_label_)
+                << ": a buffer of " << bytes << " bytes does not fit; the budget is "
+                << allocator_.budget() << " bytes, " << allocator_.in_use() << " in use (" << held
+                << " held by the running layer"
+                << (lms_enabled() ? ", the rest below the -lms threshold)"
+                                  : "); -lms keeps large buffers in host memory")
+                << " on " << device_->name();
+}
+
+std::string MemoryManager::SettingsLine() const {
+  std::ostringstream line;
+  line << "[LMS] ";
+  if (options_.threshold_kb < 0) {
+    line << "off (-lms -1): device memory within the budget only";
+  } else {
+    line << "threshold " << options_.threshold_kb << " KB (buffers of "
+         << static_cast<uint64_t>(options_.threshold_kb) * 1024u
+         << " bytes or more live in host memory), lms_frac " << options_.frac << ", prefetch depth "
+         << options_.prefetch_depth;
+  }
+  line << "; budget " << allocator_.budget() << " bytes on " << device_->name();
+  return line.str();
+}
+
+std::string MemoryManager::StatsLine() const {
+  std::ostringstream line;
+  line << "[LMS] swapped in " << stats_.bytes_in << " bytes (" << stats_.swaps_in << " blocks, "
+       << stats_.prefetches << " prefetched), out " << stats_.bytes_out << " bytes ("
+       << stats_.swaps_out << " blocks), " << stats_.clean_drops
+       << " clean blocks dropped without a copy, " << stats_.evictions << " evictions; stalled "
+       << stats_.stall_seconds * 1000.0 << " ms; peak device memory " << allocator_.peak_reserved()
+       << " of " << allocator_.budget() << " bytes";
+  return line.str();
+}
+
+}  // namespace lms
+}  // namespace caffe

@@ -1,0 +1,189 @@
+#include "caffe/lms/planner.hpp"
+
+#include <map>
+#include <sstream>
+
+namespace caffe {
+namespace lms {
+
+template <typename Dtype>
+class Planner<Dtype>::Hook : public Net<Dtype>::Callback {
+ public:
+  Hook(Planner* planner, Pass pass, bool before)
+      : planner_(planner), pass_(pass), before_(before) {}
+  void run(int layer) override {
+    const int step =
+        pass_ == Pass::kForward ? planner_->forward_step(layer) : planner_->backward_step(layer);
+    if (before_) {
+      planner_->BeforeStep(step);
+    } else {
+      planner_->AfterStep(step);
+    }
+  }
+
+ private:
+  Planner* planner_;
+  Pass pass_;
+  bool before_;
+};
+
+template <typename Dtype>
+Planner<Dtype>::Planner(Net<Dtype>* net, std::shared_ptr<MemoryManager> manager)
+    : net_(net), manager_(std::move(manager)) {
+  Build();
+}
+
+template <typename Dtype>
+bool Planner<Dtype>::Declare(int step_index, MemoryUses* uses) const {
+  const Step& step = steps_[step_index];
+  const int i = step.layer;
+  if (step.pass == Pass::kBackward && !net_->layer_need_backward()[i]) return true;  // no work
+  return net_->layers()[i]->DeclareMemoryUse(step.pass, net_->bottom_vecs()[i], net_->top_vecs()[i],
+                                             net_->bottom_need_backward()[i], uses);
+}
+
+template <typename Dtype>
+void Planner<Dtype>::Build() {
+  const int layers = num_layers();
+  steps_.assign(2 * layers, Step());
+  on_demand_types_.clear();
+  for (int s = 0; s < 2 * layers; ++s) {
+    Step& step = steps_[s];
+    step.pass = s < layers ? Pass::kForward : Pass::kBackward;
+    step.layer = s < layers ? s : 2 * layers - 1 - s;
+    const Layer<Dtype>& layer = *net_->layers()[step.layer];
+    step.label = "layer '" + layer.layer_param().name() + "' (" + layer.type() + ") " +
+                 (step.pass == Pass::kForward ? "forward" : "backward");
+    MemoryUses uses;
+    step.planned = Declare(s, &uses);
+    if (step.planned) {
+      step.uses = uses.uses();
+    } else {
+      on_demand_types_.insert(layer.type());
+      if (warned_types_.insert(layer.type()).second) {
+        LOG(WARNING) << "[LMS] layer type " << layer.type() << " (layer '"
+                     << layer.layer_param().name()
+                     << "') does not declare its buffers; they are swapped on demand";
+      }
+    }
+  }
+  // Last use of each buffer within each pass.
+  for (int pass = 0; pass < 2; ++pass) {
+    std::map<SyncedMemory*, int> last_use;
+    for (int s = pass * layers; s < (pass + 1) * layers; ++s) {
+      for (const MemoryUse& use : steps_[s].uses) last_use[use.memory] = s;
+    }
+    for (const auto& entry : last_use) steps_[entry.second].release_after.push_back(entry.first);
+  }
+  for (int s = 0; s < 2 * layers; ++s) VLOG(1) << Describe(s);
+}
+
+template <typename Dtype>
+bool Planner<Dtype>::PlanIsCurrent(int step) const {
+  if (!steps_[step].planned) return true;
+  MemoryUses uses;
+  Declare(step, &uses);
+  const std::vector<MemoryUse>& planned = steps_[step].uses;
+  if (uses.uses().size() != planned.size()) return false;
+  for (size_t i = 0; i < planned.size(); ++i) {
+    if (uses.uses()[i].memory != planned[i].memory || uses.uses()[i].access != planned[i].access) {
+      return false;
+    }
+  }
+  return true;
+}
+
+template <typename Dtype>
+std::vector<SyncedMemory*> Planner<Dtype>::PrefetchCandidates(int step) const {
+  std::vector<SyncedMemory*> candidates;
+  const int depth = manager_->options().prefetch_depth;
+  for (int ahead = 1; ahead <= depth && step + ahead < static_cast<int>(steps_.size()); ++ahead) {
+    for (const MemoryUse& use : steps_[step + ahead].uses) candidates.push_back(use.memory);
+  }
+  return candidates;
+}
+
+template <typename Dtype>
+void Planner<Dtype>::BeforeStep(int step) {
+  // Blobs grow (a larger input reshapes the net): then the buffers are new and the plan is too.
+  if (!PlanIsCurrent(step)) {
+    VLOG(1) << "[LMS] " << steps_[step].label << " declares other buffers now; replanning";
+    Build();
+  }
+  const Step& current = steps_[step];
+  manager_->BeginStep(current.label);
+  for (const MemoryUse& use : current.uses) {
+    manager_->MakeResident(use.memory);
+    manager_->Pin(use.memory);
+  }
+  for (SyncedMemory* memory : PrefetchCandidates(step)) manager_->Prefetch(memory);
+}
+
+template <typename Dtype>
+void Planner<Dtype>::AfterStep(int step) {
+  const Step& current = steps_[step];
+  for (const MemoryUse& use : current.uses) manager_->Unpin(use.memory);
+  manager_->EndStep();
+  for (SyncedMemory* memory : current.release_after) manager_->Release(memory);
+}
+
+template <typename Dtype>
+void Planner<Dtype>::AttachToNet() {
+  hooks_.emplace_back(new Hook(this, Pass::kForward, true));
+  net_->add_before_forward(hooks_.back().get());
+  hooks_.emplace_back(new Hook(this, Pass::kForward, false));
+  net_->add_after_forward(hooks_.back().get());
+  hooks_.emplace_back(new Hook(this, Pass::kBackward, true));
+  net_->add_before_backward(hooks_.back().get());
+  hooks_.emplace_back(new Hook(this, Pass::kBackward, false));
+  net_->add_after_backward(hooks_.back().get());
+}
+
+template <typename Dtype>
+std::string Planner<Dtype>::Describe(int step) const {
+  const Step& current = steps_[step];
+  std::ostringstream line;
+  line << "[LMS] step " << step << ": " << current.label;
+  if (!current.planned) return line.str() + ": on demand";
+  for (const MemoryUse& use : current.uses) {
+    line << " "
+         << (use.access == kReadWrite ? "rw"
+             : use.access == kWrite   ? "w"
+                                      : "r")
+         << ":" << use.memory << "(" << use.memory->size() << ")";
+  }
+  if (!current.release_after.empty()) {
+    line << "; then release " << current.release_after.size();
+  }
+  return line.str();
+}
+
+template <typename Dtype>
+std::string Planner<Dtype>::SummaryLine() const {
+  std::set<SyncedMemory*> buffers;
+  for (const Step& step : steps_) {
+    for (const MemoryUse& use : step.uses) buffers.insert(use.memory);
+  }
+  size_t bytes = 0, managed = 0, managed_bytes = 0;
+  for (SyncedMemory* memory : buffers) {
+    bytes += memory->size();
+    if (manager_->Manages(memory->size())) {
+      ++managed;
+      managed_bytes += memory->size();
+    }
+  }
+  std::ostringstream line;
+  line << "[LMS] plan of net '" << net_->name() << "': " << steps_.size() << " steps, "
+       << buffers.size() << " buffers (" << bytes << " bytes) declared, " << managed
+       << " LMS-managed (" << managed_bytes << " bytes)";
+  if (!on_demand_types_.empty()) {
+    line << "; on demand:";
+    for (const std::string& type : on_demand_types_) line << " " << type;
+  }
+  return line.str();
+}
+
+INSTANTIATE_CLASS(Planner);
+
+}  // namespace lms
+}  // namespace caffe

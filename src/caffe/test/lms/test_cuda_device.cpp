@@ -1,0 +1,77 @@
+// LMS's CUDA device against the same expectations as the fake device: copies round-trip, the
+// budget holds, and the manager keeps every value under a budget smaller than the buffers.
+// Needs a GPU: skips with the reason on CPU-only builds and machines without one.
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "caffe/lms/memory_manager.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+#ifndef CPU_ONLY
+#include "caffe/lms/cuda_device.hpp"
+#endif
+
+namespace caffe {
+namespace lms {
+
+#ifdef CPU_ONLY
+TEST(CudaDeviceTest, NeedsAGpuBuild) {
+  GTEST_SKIP() << "CPU-only build: LMS's CUDA device is compiled only with CUDA";
+}
+#else
+
+class CudaDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+  }
+  void TearDown() override { MemoryManager::Install(nullptr); }
+};
+
+TEST_F(CudaDeviceTest, CopiesRoundTripThroughPinnedHomes) {
+  CudaDevice device(0);
+  EXPECT_GT(device.capacity(), 0u);
+  void* home = nullptr;
+  bool pinned = false;
+  device.HostAlloc(&home, 4096, &pinned);
+  EXPECT_TRUE(pinned);
+  std::memset(home, 7, 4096);
+  void* on_device = device.Malloc(4096);
+  ASSERT_NE(on_device, nullptr);
+  device.CopyToDeviceAsync(on_device, home, 4096);
+  std::vector<unsigned char> back(4096, 0);
+  device.CopyToHostAsync(back.data(), on_device, 4096);
+  device.WaitForCopies();
+  EXPECT_EQ(back, std::vector<unsigned char>(4096, 7));
+  device.Free(on_device);
+  CaffeFreeHost(home, pinned);
+}
+
+TEST_F(CudaDeviceTest, ManagerKeepsEveryValueUnderASmallBudget) {
+  Options options;
+  options.threshold_kb = 0;
+  options.budget = 3 << 20;  // three of the ten 1 MiB buffers
+  auto manager = std::make_shared<MemoryManager>(std::make_unique<CudaDevice>(0), options);
+  MemoryManager::Install(manager);
+  std::vector<std::unique_ptr<SyncedMemory> > buffers;
+  for (int i = 0; i < 10; ++i) {
+    buffers.emplace_back(new SyncedMemory(1 << 20));
+    std::memset(buffers.back()->mutable_cpu_data(), i, 1 << 20);
+    manager->BeginStep("test step");
+    buffers.back()->mutable_gpu_data();  // device copy newer: evictions must copy it home
+    manager->EndStep();
+  }
+  for (int i = 0; i < 10; ++i) {
+    std::vector<unsigned char> back(1 << 20);
+    manager->BeginStep("test step");
+    CUDA_CHECK(cudaMemcpy(back.data(), buffers[i]->gpu_data(), 1 << 20, cudaMemcpyDeviceToHost));
+    manager->EndStep();
+    EXPECT_EQ(back, std::vector<unsigned char>(1 << 20, static_cast<unsigned char>(i))) << i;
+  }
+  EXPECT_LE(manager->allocator().peak_reserved(), options.budget);
+  EXPECT_GT(manager->stats().swaps_out, 0u);
+}
+#endif
+
+}  // namespace lms
+}  // namespace caffe

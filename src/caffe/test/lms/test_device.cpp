@@ -1,0 +1,59 @@
+// The host-backed fake device: a real allocator with a capacity, poisoned fresh memory, and a
+// record of every copy (what the LMS tests check schedules against).
+#include <cstring>
+#include <vector>
+
+#include "caffe/lms/device.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+
+namespace caffe {
+namespace lms {
+
+TEST(FakeDeviceTest, AllocationsBeyondTheCapacityFail) {
+  FakeDevice device(1000);
+  void* first = device.Malloc(600);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(device.Malloc(401), nullptr);
+  void* second = device.Malloc(400);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(device.allocated_bytes(), 1000u);
+  device.Free(first);
+  EXPECT_EQ(device.allocated_bytes(), 400u);
+  EXPECT_EQ(device.peak_allocated_bytes(), 1000u);
+  EXPECT_NE(device.Malloc(600), nullptr);
+}
+
+TEST(FakeDeviceTest, FreshMemoryIsPoisonedAndZeroClearsIt) {
+  FakeDevice device(1 << 10);
+  auto* bytes = static_cast<unsigned char*>(device.Malloc(64));
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(bytes[i], FakeDevice::kPoison);
+  device.Zero(bytes, 64);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(bytes[i], 0);
+}
+
+TEST(FakeDeviceTest, CopiesRoundTripAndAreRecordedInOrder) {
+  FakeDevice device(1 << 10);
+  std::vector<float> host = {1.5f, -2.f, 3.25f};
+  std::vector<float> back(3, 0.f);
+  void* on_device = device.Malloc(sizeof(float) * 3);
+  device.CopyToDeviceAsync(on_device, host.data(), sizeof(float) * 3);
+  device.CopyToHostAsync(back.data(), on_device, sizeof(float) * 3);
+  device.WaitForCopies();
+  EXPECT_EQ(back, host);
+  ASSERT_EQ(device.copies().size(), 2u);
+  EXPECT_TRUE(device.copies()[0].to_device);
+  EXPECT_FALSE(device.copies()[1].to_device);
+  EXPECT_EQ(device.copies()[1].device, on_device);
+  EXPECT_EQ(device.copies()[1].bytes, sizeof(float) * 3);
+  EXPECT_TRUE(device.host_addressable());
+}
+
+TEST(FakeDeviceDeathTest, CopyOutsideALiveAllocationStops) {
+  FakeDevice device(1 << 10);
+  char host[32] = {};
+  auto* on_device = static_cast<char*>(device.Malloc(16));
+  EXPECT_DEATH(device.CopyToDeviceAsync(on_device, host, 32), "runs past its allocation");
+}
+
+}  // namespace lms
+}  // namespace caffe

@@ -1,0 +1,402 @@
+// The LMS planner over the fake device. A net whose buffers total several times the device's
+// capacity runs forward and backward step by step: before each step the planner makes the
+// layer's declared buffers resident and prefetches the next steps', the layer's CPU kernels then
+// run on the device copies themselves (HostView), and after the step the planner releases what
+// the pass no longer needs. Every blob, diff and parameter must be bit-identical to a plain run:
+// a swap schedule that lost a write, dropped a dirty copy, or let a layer read a stale or
+// never-copied (poisoned) buffer would show up as a difference.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "caffe/layers/neuron_layer.hpp"
+#include "caffe/lms/planner.hpp"
+#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/io.hpp"
+
+namespace caffe {
+
+/// A layer the planner cannot see into: top = 2 * bottom, declaring nothing (on demand).
+template <typename Dtype>
+class LmsOpaqueLayer : public NeuronLayer<Dtype> {
+ public:
+  using NeuronLayer<Dtype>::NeuronLayer;
+  const char* type() const override { return "LmsOpaque"; }
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override {
+    return false;
+  }
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override {
+    caffe_cpu_scale(bottom[0]->count(), Dtype(2), bottom[0]->cpu_data(),
+                    top[0]->mutable_cpu_data());
+  }
+  void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override {
+    if (!propagate_down[0]) return;
+    caffe_cpu_scale(top[0]->count(), Dtype(2), top[0]->cpu_diff(), bottom[0]->mutable_cpu_diff());
+  }
+};
+REGISTER_LAYER_CLASS(LmsOpaque);
+
+namespace lms {
+
+namespace {
+
+// Eight 3x3 convolutions with in-place ReLUs, max pooling, an inner product and a softmax loss;
+// `middle` is spliced in after the pooling (it reads "pool" and writes "mid").
+std::string NetText(const std::string& middle = "") {
+  std::string text = R"(
+    name: "LmsNet"
+    force_backward: true
+    layer { name: "data" type: "Input" top: "data" top: "label"
+      input_param { shape { dim: 4 dim: 3 dim: 16 dim: 16 } shape { dim: 4 } } }
+  )";
+  std::string bottom = "data";
+  for (int i = 1; i <= 8; ++i) {
+    const std::string name = "conv" + std::to_string(i);
+    text += "layer { name: '" + name + "' type: 'Convolution' bottom: '" + bottom + "' top: '" +
+            name + "' convolution_param { num_output: 8 kernel_size: 3 pad: 1 " +
+            "weight_filler { type: 'gaussian' std: 0.2 } bias_filler { type: 'constant' " +
+            "value: 0.01 } } }\n";
+    text += "layer { name: 'relu" + std::to_string(i) + "' type: 'ReLU' bottom: '" + name +
+            "' top: '" + name + "' }\n";
+    bottom = name;
+  }
+  text += "layer { name: 'pool' type: 'Pooling' bottom: '" + bottom +
+          "' top: 'pool' pooling_param { pool: MAX kernel_size: 2 stride: 2 } }\n";
+  text += middle;
+  text += "layer { name: 'ip' type: 'InnerProduct' bottom: '" +
+          std::string(middle.empty() ? "pool" : "mid") +
+          "' top: 'ip' inner_product_param { num_output: 10 "
+          "weight_filler { type: 'gaussian' std: 0.05 } } }\n"
+          "layer { name: 'loss' type: 'SoftmaxWithLoss' bottom: 'ip' bottom: 'label' "
+          "top: 'loss' }\n";
+  return text;
+}
+
+std::unique_ptr<Net<float>> MakeNet(const std::string& text) {
+  NetParameter param;
+  ParseProtoFromText(text, "LMS test net", &param);
+  Caffe::set_random_seed(1701);
+  auto net = std::make_unique<Net<float>>(param);
+  FillGaussian(net->blob_by_name("data").get(), /*seed=*/7);
+  float* label = net->blob_by_name("label")->mutable_cpu_data();
+  for (int i = 0; i < 4; ++i) label[i] = static_cast<float>((3 * i + 1) % 10);
+  return net;
+}
+
+// One forward and backward through the planner, each planned step's kernels on device copies.
+// `prefetched_at[s]` receives the buffers prefetched while preparing step s.
+void RunThroughPlanner(Net<float>* net, Planner<float>* planner, MemoryManager* manager,
+                       std::vector<std::vector<const SyncedMemory*>>* prefetched_at = nullptr) {
+  const int steps = 2 * planner->num_layers();
+  if (prefetched_at != nullptr) prefetched_at->assign(steps, {});
+  for (int s = 0; s < steps; ++s) {
+    const size_t logged = manager->prefetch_log().size();
+    planner->BeforeStep(s);
+    if (prefetched_at != nullptr) {
+      (*prefetched_at)[s].assign(manager->prefetch_log().begin() + logged,
+                                 manager->prefetch_log().end());
+    }
+    const Planner<float>::Step& step = planner->steps()[s];
+    {
+      std::vector<std::unique_ptr<HostView>> views;
+      if (step.planned) {
+        for (const MemoryUse& use : step.uses) {
+          views.emplace_back(new HostView(use.memory, use.access));
+        }
+      }
+      const int i = step.layer;
+      if (step.pass == Pass::kForward) {
+        net->layers()[i]->Forward(net->bottom_vecs()[i], net->top_vecs()[i]);
+      } else if (net->layer_need_backward()[i]) {
+        net->layers()[i]->Backward(net->top_vecs()[i], net->bottom_need_backward()[i],
+                                   net->bottom_vecs()[i]);
+      }
+    }
+    planner->AfterStep(s);
+  }
+}
+
+void ExpectSameBits(const char* what, const std::string& name, const float* expected,
+                    const float* actual, int count) {
+  EXPECT_EQ(std::memcmp(expected, actual, count * sizeof(float)), 0)
+      << what << " of " << name << " differs from the run without LMS";
+}
+
+void ExpectBitIdentical(Net<float>* expected, Net<float>* actual) {
+  for (size_t i = 0; i < expected->blobs().size(); ++i) {
+    const Blob<float>& want = *expected->blobs()[i];
+    const Blob<float>& got = *actual->blobs()[i];
+    ExpectSameBits("data", expected->blob_names()[i], want.cpu_data(), got.cpu_data(),
+                   want.count());
+    ExpectSameBits("diff", expected->blob_names()[i], want.cpu_diff(), got.cpu_diff(),
+                   want.count());
+  }
+  for (size_t i = 0; i < expected->params().size(); ++i) {
+    const Blob<float>& want = *expected->params()[i];
+    const Blob<float>& got = *actual->params()[i];
+    const std::string name = "param " + std::to_string(i);
+    ExpectSameBits("data", name, want.cpu_data(), got.cpu_data(), want.count());
+    ExpectSameBits("diff", name, want.cpu_diff(), got.cpu_diff(), want.count());
+  }
+}
+
+// Bytes of every buffer the plan declares, and the most one step needs at once.
+void PlanSizes(const Planner<float>& planner, size_t* total, size_t* largest_step) {
+  std::set<SyncedMemory*> buffers;
+  *largest_step = 0;
+  for (const auto& step : planner.steps()) {
+    size_t bytes = 0;
+    for (const MemoryUse& use : step.uses) {
+      buffers.insert(use.memory);
+      bytes += DeviceAllocator::SizeClass(use.memory->size());
+    }
+    *largest_step = std::max(*largest_step, bytes);
+  }
+  *total = 0;
+  for (SyncedMemory* memory : buffers) *total += memory->size();
+}
+
+class PlannerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Caffe::set_mode(Caffe::CPU); }
+  void TearDown() override { MemoryManager::Install(nullptr); }
+
+  // Runs `iterations` plain iterations of a fresh net as the reference.
+  std::unique_ptr<Net<float>> Reference(const std::string& text, int iterations) {
+    std::unique_ptr<Net<float>> net = MakeNet(text);
+    for (int i = 0; i < iterations; ++i) {
+      net->Forward();
+      net->Backward();
+    }
+    return net;
+  }
+
+  // A manager over a fake device a quarter the size of the net's buffers (at least one step's
+  // worth), installed on this thread.
+  std::shared_ptr<MemoryManager> SmallDevice(Net<float>* net, const Options& base, size_t* total,
+                                             size_t* capacity) {
+    Options options = base;
+    auto probe = std::make_shared<MemoryManager>(std::make_unique<FakeDevice>(1), options);
+    Planner<float> plan(net, probe);
+    size_t largest_step = 0;
+    PlanSizes(plan, total, &largest_step);
+    *capacity = std::max(*total / 4, largest_step);
+    auto device = std::make_unique<FakeDevice>(*capacity);
+    device_ = device.get();
+    auto manager = std::make_shared<MemoryManager>(std::move(device), options);
+    MemoryManager::Install(manager);
+    return manager;
+  }
+
+  FakeDevice* device_ = nullptr;
+};
+
+}  // namespace
+
+TEST_F(PlannerTest, NetSeveralTimesTheCapacityGivesBitIdenticalResults) {
+  const std::string text = NetText();
+  std::unique_ptr<Net<float>> expected = Reference(text, 2);
+  for (int depth : {0, 1, 2}) {
+    for (double frac : {0.0, 0.5}) {
+      SCOPED_TRACE("prefetch depth " + std::to_string(depth) + ", lms_frac " +
+                   std::to_string(frac));
+      std::unique_ptr<Net<float>> net = MakeNet(text);
+      Options options;
+      options.threshold_kb = 0;
+      options.frac = frac;
+      options.prefetch_depth = depth;
+      size_t total = 0, capacity = 0;
+      std::shared_ptr<MemoryManager> manager = SmallDevice(net.get(), options, &total, &capacity);
+      ASSERT_GE(total, 3 * capacity) << "the test net should be several times the device";
+      Planner<float> planner(net.get(), manager);
+      RunThroughPlanner(net.get(), &planner, manager.get());
+      RunThroughPlanner(net.get(), &planner, manager.get());
+      EXPECT_LE(device_->peak_allocated_bytes(), capacity);
+      EXPECT_GT(manager->stats().swaps_out, 0u);
+      EXPECT_GT(manager->stats().clean_drops, 0u);
+      EXPECT_GT(manager->stats().bytes_in, total) << "buffers came back in for backward";
+      ExpectBitIdentical(expected.get(), net.get());
+      MemoryManager::Install(nullptr);
+    }
+  }
+}
+
+TEST_F(PlannerTest, PrefetchesFollowThePlanAndHideSwapIns) {
+  const std::string text = NetText();
+  uint64_t on_demand[3] = {0, 0, 0};
+  for (int depth : {0, 1, 2}) {
+    std::unique_ptr<Net<float>> net = MakeNet(text);
+    Options options;
+    options.threshold_kb = 0;
+    options.prefetch_depth = depth;
+    size_t total = 0, capacity = 0;
+    std::shared_ptr<MemoryManager> manager = SmallDevice(net.get(), options, &total, &capacity);
+    manager->set_record_prefetches(true);
+    Planner<float> planner(net.get(), manager);
+    std::vector<std::vector<const SyncedMemory*>> prefetched_at;
+    RunThroughPlanner(net.get(), &planner, manager.get(), &prefetched_at);
+    // Each step's prefetches are buffers of the next `depth` steps, in the plan's order.
+    for (size_t s = 0; s < prefetched_at.size(); ++s) {
+      const std::vector<SyncedMemory*> candidates = planner.PrefetchCandidates(s);
+      size_t next = 0;
+      for (const SyncedMemory* memory : prefetched_at[s]) {
+        while (next < candidates.size() && candidates[next] != memory) ++next;
+        ASSERT_LT(next, candidates.size())
+            << "step " << s << " prefetched a buffer out of the plan's order";
+        ++next;
+      }
+    }
+    if (depth == 0) {
+      EXPECT_TRUE(manager->prefetch_log().empty());
+    } else {
+      EXPECT_GT(manager->prefetch_log().size(), 0u);
+      // Depth 1: exactly the next step's declared buffers are the candidates.
+      if (depth == 1) {
+        std::vector<SyncedMemory*> next_uses;
+        for (const MemoryUse& use : planner.steps()[1].uses) next_uses.push_back(use.memory);
+        EXPECT_EQ(planner.PrefetchCandidates(0), next_uses);
+      }
+    }
+    on_demand[depth] = manager->stats().swaps_in - manager->stats().prefetches;
+    MemoryManager::Install(nullptr);
+  }
+  EXPECT_LT(on_demand[1], on_demand[0]);
+  EXPECT_LT(on_demand[2], on_demand[0]);
+}
+
+namespace {
+// Counts the planner's warnings about one layer type.
+class WarningCounter : public google::LogSink {
+ public:
+  void send(google::LogSeverity severity, const char* full_filename, const char* base_filename,
+            int line, const google::LogMessageTime& time, const char* message,
+            size_t message_len) override {
+    if (std::string(message, message_len).find("[LMS] layer type LmsOpaque") != std::string::npos) {
+      ++count;
+    }
+  }
+  int count = 0;
+};
+}  // namespace
+
+TEST_F(PlannerTest, LayerThatCannotDeclareRunsOnDemandWithOneWarning) {
+  const std::string middle =
+      "layer { name: 'opaque1' type: 'LmsOpaque' bottom: 'pool' top: 'opaque1' }\n"
+      "layer { name: 'opaque2' type: 'LmsOpaque' bottom: 'opaque1' top: 'mid' }\n";
+  const std::string text = NetText(middle);
+  std::unique_ptr<Net<float>> expected = Reference(text, 1);
+  std::unique_ptr<Net<float>> net = MakeNet(text);
+  Options options;
+  options.threshold_kb = 0;
+  size_t total = 0, capacity = 0;
+  std::shared_ptr<MemoryManager> manager = SmallDevice(net.get(), options, &total, &capacity);
+  WarningCounter warnings;
+  const int32_t quiet = FLAGS_minloglevel;
+  FLAGS_minloglevel = google::WARNING;  // the test main hides warnings
+  google::AddLogSink(&warnings);
+  Planner<float> planner(net.get(), manager);
+  planner.Build();  // building again (a replan) does not warn again
+  google::RemoveLogSink(&warnings);
+  FLAGS_minloglevel = quiet;
+  EXPECT_EQ(warnings.count, 1);
+  EXPECT_EQ(planner.on_demand_types(), std::set<std::string>{"LmsOpaque"});
+  int on_demand_steps = 0;
+  for (const auto& step : planner.steps()) on_demand_steps += step.planned ? 0 : 1;
+  EXPECT_EQ(on_demand_steps, 4);  // two layers, forward and backward
+  EXPECT_NE(planner.SummaryLine().find("on demand: LmsOpaque"), std::string::npos)
+      << planner.SummaryLine();
+  RunThroughPlanner(net.get(), &planner, manager.get());
+  ExpectBitIdentical(expected.get(), net.get());
+}
+
+TEST_F(PlannerTest, DefaultDeclarationCoversBottomsTopsAndParams) {
+  std::unique_ptr<Net<float>> net = MakeNet(NetText());
+  const int ip = 2 * 8 + 2;  // data, 8 x (conv, relu), pool, ip
+  ASSERT_EQ(net->layer_names()[ip], "ip");
+  Layer<float>& layer = *net->layers()[ip];
+  Blob<float>& bottom = *net->bottom_vecs()[ip][0];
+  Blob<float>& top = *net->top_vecs()[ip][0];
+  Blob<float>& weights = *layer.blobs()[0];
+  MemoryUses forward;
+  ASSERT_TRUE(layer.DeclareMemoryUse(Pass::kForward, net->bottom_vecs()[ip], net->top_vecs()[ip],
+                                     {true}, &forward));
+  const std::vector<MemoryUse> want_forward = {{bottom.data().get(), kRead},
+                                               {weights.data().get(), kRead},
+                                               {layer.blobs()[1]->data().get(), kRead},
+                                               {top.data().get(), kWrite}};
+  ASSERT_EQ(forward.uses().size(), want_forward.size());
+  for (size_t i = 0; i < want_forward.size(); ++i) {
+    EXPECT_EQ(forward.uses()[i].memory, want_forward[i].memory) << i;
+    EXPECT_EQ(forward.uses()[i].access, want_forward[i].access) << i;
+  }
+  MemoryUses backward;
+  layer.DeclareMemoryUse(Pass::kBackward, net->bottom_vecs()[ip], net->top_vecs()[ip], {true},
+                         &backward);
+  auto access_of = [&](SyncedMemory* memory) {
+    for (const MemoryUse& use : backward.uses()) {
+      if (use.memory == memory) return use.access;
+    }
+    return 0u;
+  };
+  EXPECT_EQ(access_of(top.diff().get()), kRead);
+  EXPECT_EQ(access_of(bottom.diff().get()), kWrite);
+  EXPECT_EQ(access_of(weights.diff().get()), kReadWrite);
+  EXPECT_EQ(access_of(weights.data().get()), kRead);
+  MemoryUses no_propagation;
+  layer.DeclareMemoryUse(Pass::kBackward, net->bottom_vecs()[ip], net->top_vecs()[ip], {false},
+                         &no_propagation);
+  for (const MemoryUse& use : no_propagation.uses()) EXPECT_NE(use.memory, bottom.diff().get());
+}
+
+TEST_F(PlannerTest, LayersWithInternalBuffersDeclareThem) {
+  std::unique_ptr<Net<float>> net = MakeNet(NetText());
+  for (const char* name : {"conv1", "pool", "loss"}) {
+    const int i = std::find(net->layer_names().begin(), net->layer_names().end(), name) -
+                  net->layer_names().begin();
+    const Layer<float>& layer = *net->layers()[i];
+    MemoryUses own, base;
+    layer.DeclareMemoryUse(Pass::kForward, net->bottom_vecs()[i], net->top_vecs()[i],
+                           net->bottom_need_backward()[i], &own);
+    layer.Layer<float>::DeclareMemoryUse(Pass::kForward, net->bottom_vecs()[i], net->top_vecs()[i],
+                                         net->bottom_need_backward()[i], &base);
+    EXPECT_GT(own.uses().size(), base.uses().size()) << name << " declares no internal buffer";
+  }
+}
+
+TEST_F(PlannerTest, ReleasesEachBufferAfterItsLastUseInThePass) {
+  std::unique_ptr<Net<float>> net = MakeNet(NetText());
+  Options options;
+  options.threshold_kb = 0;
+  auto manager = std::make_shared<MemoryManager>(std::make_unique<FakeDevice>(1 << 20), options);
+  Planner<float> planner(net.get(), manager);
+  const int layers = planner.num_layers();
+  for (int pass = 0; pass < 2; ++pass) {
+    std::map<SyncedMemory*, int> last;
+    for (int s = pass * layers; s < (pass + 1) * layers; ++s) {
+      for (const MemoryUse& use : planner.steps()[s].uses) last[use.memory] = s;
+    }
+    size_t released = 0;
+    for (int s = pass * layers; s < (pass + 1) * layers; ++s) {
+      for (SyncedMemory* memory : planner.steps()[s].release_after) {
+        EXPECT_EQ(last[memory], s);
+        ++released;
+      }
+    }
+    EXPECT_EQ(released, last.size());
+  }
+  EXPECT_NE(planner.SummaryLine().find("[LMS] plan of net 'LmsNet': " + std::to_string(2 * layers) +
+                                       " steps"),
+            std::string::npos)
+      << planner.SummaryLine();
+}
+
+}  // namespace lms
+}  // namespace caffe
