@@ -40,6 +40,26 @@ get_filename_component(OpenBLAS_LIBRARY_DIR ${OpenBLAS_LIBRARY} DIRECTORY)
 list(APPEND CMAKE_BUILD_RPATH ${OpenBLAS_LIBRARY_DIR})
 list(APPEND CMAKE_INSTALL_RPATH ${OpenBLAS_LIBRARY_DIR})
 
+# oneDNN: optional (the CPU engine for Convolution; see include/caffe/util/cpu_engine.hpp). Debian's
+# libdnnl-dev ships no CMake package, so header and library are looked up directly. Its OpenMP
+# runtime is GNU's, the same pool as Caffe's loops and OpenBLAS. Exposed as the target caffe_dnnl.
+set(CAFFE_HAVE_DNNL OFF)
+if(NOT CAFFE_DNNL STREQUAL "OFF")
+  find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+  find_library(DNNL_LIBRARY dnnl)
+  if(DNNL_INCLUDE_DIR AND DNNL_LIBRARY)
+    add_library(caffe_dnnl INTERFACE)
+    target_include_directories(caffe_dnnl INTERFACE ${DNNL_INCLUDE_DIR})
+    target_link_libraries(caffe_dnnl INTERFACE ${DNNL_LIBRARY})
+    set(CAFFE_HAVE_DNNL ON)
+  elseif(CAFFE_DNNL STREQUAL "ON")
+    message(FATAL_ERROR "CAFFE_DNNL=ON but oneDNN was not found: run scripts/install_deps.sh "
+                        "(libdnnl-dev)")
+  else()
+    message(STATUS "oneDNN not found: Convolution runs on Caffe's own engine only")
+  endif()
+endif()
+
 # CUDA: optional. AUTO enables it when nvcc is found.
 set(CAFFE_HAVE_CUDA OFF)
 if(NOT CAFFE_CUDA STREQUAL "OFF")

@@ -1,8 +1,14 @@
 #include "caffe/layers/convolution_layer.hpp"
 
+#include <type_traits>
 #include <vector>
 
+#include "caffe/layer_factory.hpp"
+#include "caffe/util/cpu_engine.hpp"
 #include "caffe/util/im2col.hpp"
+#ifdef USE_DNNL
+#include "caffe/layers/dnnl_convolution_layer.hpp"
+#endif
 
 namespace caffe {
 
@@ -55,6 +61,23 @@ void ConvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 }
 
 INSTANTIATE_CLASS(ConvolutionLayer);
-REGISTER_LAYER_CLASS(Convolution);
+
+// oneDNN's engine for float where chosen (include/caffe/util/cpu_engine.hpp), Caffe's otherwise.
+template <typename Dtype>
+shared_ptr<Layer<Dtype>> GetConvolutionLayer(const LayerParameter& param) {
+  const CpuEngine engine =
+      ChooseCpuEngine(param, ConvolutionParameter::Engine_Name(param.convolution_param().engine()));
+#ifdef USE_DNNL
+  if constexpr (std::is_same_v<Dtype, float>) {
+    if (engine != CpuEngine::kCaffe) {
+      return std::make_shared<DnnlConvolutionLayer>(param, engine == CpuEngine::kDefault);
+    }
+  }
+#endif
+  (void)engine;
+  return std::make_shared<ConvolutionLayer<Dtype>>(param);
+}
+
+REGISTER_LAYER_CREATOR(Convolution, GetConvolutionLayer);
 
 }  // namespace caffe

@@ -2,13 +2,18 @@
 // BVLC's net (TEST phase) and weights, feed BVLC's inputs, and compare every forward blob, every
 // backward diff and every parameter diff (util/reference_check, as `caffe compare` does). The bar:
 // max |ours - BVLC| <= 1e-4 * max |BVLC| for each blob, unless a looser bound is listed (with the
-// reason) in kLooserTolerances.
+// reason) in kLooserTolerances. Each folder runs on both CPU engines for Convolution: Caffe's own
+// (im2col + GEMM, BVLC's arithmetic) and oneDNN's (the default where built), whose different
+// summation order changes low bits.
+#include <cstdlib>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "caffe/net.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/cpu_engine.hpp"
 #include "caffe/util/reference_check.hpp"
 
 namespace caffe {
@@ -17,16 +22,43 @@ namespace {
 
 constexpr double kRelativeTolerance = 1e-4;
 
-// (folder, blob comparison) -> tolerance, each with its reason.
-const std::map<std::pair<std::string, std::string>, double> kLooserTolerances = {};
+// caffenet_small on oneDNN: every forward blob agrees at 1e-4, but pool5 (MAX over ReLU outputs)
+// has windows whose candidates differ by less than the engines' low-bit differences (conv5's
+// outputs differ by up to 3.6e-7 from BVLC's on oneDNN, 1.2e-7 on Caffe's engine), so some windows
+// pick another maximum and send their gradient to a neighbouring position. Every diff upstream of
+// pool5 then differs at those positions (relative 0.001-0.57), and only its scale is checked here.
+// The same engine's layer is checked against Caffe's on the same inputs in
+// test_dnnl_convolution_layer, and this folder passes at 1e-4 on Caffe's engine.
+std::map<std::string, double> CaffenetSmallOnDnnl() {
+  std::map<std::string, double> tolerances;
+  for (const char* blob : {"conv1", "pool1", "norm1", "conv2", "pool2", "norm2", "conv3", "conv4",
+                           "conv5"}) {
+    tolerances[std::string("backward/") + blob] = 1;
+  }
+  for (const char* layer : {"conv1", "conv2", "conv3", "conv4", "conv5"}) {
+    for (const char* index : {"/0", "/1"}) {
+      tolerances[std::string("param_diff/") + layer + index] = 1;
+    }
+  }
+  return tolerances;
+}
+
+// (folder, engine) -> (blob comparison -> tolerance), each with its reason above.
+const std::map<std::pair<std::string, std::string>, std::map<std::string, double>>
+    kLooserTolerances = {{{"caffenet_small", "dnnl"}, CaffenetSmallOnDnnl()}};
 
 }  // namespace
 
-class GoldenNetTest : public ::testing::TestWithParam<std::string> {};
+class GoldenNetTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
+ protected:
+  ~GoldenNetTest() override { unsetenv("CAFFE_CPU_ENGINE"); }
+};
 
 TEST_P(GoldenNetTest, ForwardBackwardAndParamDiffsMatchBvlc) {
   CAFFE_REQUIRE_SHARED_DIR();
-  const std::string name = GetParam();
+  const auto& [name, engine] = GetParam();
+  if (engine == "dnnl" && !DnnlBuilt()) GTEST_SKIP() << "this build has no oneDNN (libdnnl-dev)";
+  setenv("CAFFE_CPU_ENGINE", engine.c_str(), 1);  // read when the net creates its layers
   const std::string folder = SharedDir() + "/fixtures/golden/" + name;
   Caffe::set_mode(Caffe::CPU);
   Net<float> net(folder + "/net.prototxt", TEST);
@@ -44,8 +76,11 @@ TEST_P(GoldenNetTest, ForwardBackwardAndParamDiffsMatchBvlc) {
         << comparison.what << " is missing from the reference";
     if (!comparison.present) continue;
     ++compared;
-    auto looser = kLooserTolerances.find({name, comparison.what});
-    const double tolerance = looser == kLooserTolerances.end() ? kRelativeTolerance : looser->second;
+    double tolerance = kRelativeTolerance;
+    auto looser = kLooserTolerances.find({name, engine});
+    if (looser != kLooserTolerances.end() && looser->second.count(comparison.what)) {
+      tolerance = looser->second.at(comparison.what);
+    }
     EXPECT_TRUE(comparison.shapes_match) << comparison.what << ": shape differs from BVLC's";
     EXPECT_LE(comparison.max_abs_diff, tolerance * comparison.max_abs_reference)
         << comparison.what << " drifted: max |ours - BVLC| = " << comparison.max_abs_diff
@@ -55,11 +90,13 @@ TEST_P(GoldenNetTest, ForwardBackwardAndParamDiffsMatchBvlc) {
   EXPECT_GE(compared, static_cast<int>(net.blobs().size()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Bvlc, GoldenNetTest,
-                         ::testing::Values("lenet", "cifar10_quick", "caffenet_small",
-                                           "caffenet_small_msra", "googlenet_small", "layerzoo"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Bvlc, GoldenNetTest,
+    ::testing::Combine(::testing::Values("lenet", "cifar10_quick", "caffenet_small",
+                                         "caffenet_small_msra", "googlenet_small", "layerzoo"),
+                       ::testing::Values("caffe", "dnnl")),
+    [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
+      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+    });
 
 }  // namespace caffe
