@@ -10,23 +10,8 @@
 set -euo pipefail
 
 DIR="$(cd "$(dirname "$0")" && pwd -P)"
+. "$DIR/../download_lib.sh"
 URL="${ILSVRC_AUX_URL:-http://dl.caffe.berkeleyvision.org/caffe_ilsvrc12.tar.gz}"
-
-fail() {
-  echo "get_ilsvrc_aux.sh: $*" >&2
-  exit 1
-}
-
-download() {
-  local url="$1" out="$2"
-  if command -v wget > /dev/null; then
-    wget --no-verbose -O "$out" "$url"
-  elif command -v curl > /dev/null; then
-    curl --fail --location --silent --show-error -o "$out" "$url"
-  else
-    fail "neither wget nor curl is installed"
-  fi
-}
 
 cd "$DIR"
 if [ -e synset_words.txt ] && [ -e train.txt ] && [ -e val.txt ] && \
@@ -35,18 +20,10 @@ if [ -e synset_words.txt ] && [ -e train.txt ] && [ -e val.txt ] && \
   exit 0
 fi
 echo "Downloading..."
-rm -f caffe_ilsvrc12.tar.gz.part
-if ! download "$URL" caffe_ilsvrc12.tar.gz.part; then
-  rm -f caffe_ilsvrc12.tar.gz.part
-  fail "could not download $URL (no internet access? fetch caffe_ilsvrc12.tar.gz by hand into \
-$DIR and unpack it there with tar -xzf, or set ILSVRC_AUX_URL to a mirror)"
-fi
+fetch "$URL" caffe_ilsvrc12.tar.gz "no internet access? fetch caffe_ilsvrc12.tar.gz by hand into \
+$DIR and unpack it there with tar -xzf, or set ILSVRC_AUX_URL to a mirror"
 echo "Unzipping..."
-if ! tar -xzf caffe_ilsvrc12.tar.gz.part; then
-  rm -f caffe_ilsvrc12.tar.gz.part
-  fail "$URL is not a valid .tar.gz archive (an error page instead of the data?)"
-fi
-rm -f caffe_ilsvrc12.tar.gz.part
+unpack caffe_ilsvrc12.tar.gz "$URL"
 for file in synsets.txt synset_words.txt train.txt val.txt imagenet_mean.binaryproto; do
   [ -e "$file" ] || fail "$DIR/$file is missing after unpacking"
 done

@@ -6,6 +6,7 @@
 set -euo pipefail
 
 DIR="$(cd "$(dirname "$0")" && pwd -P)"
+. "$DIR/../download_lib.sh"
 BASE_URL="${MNIST_URL:-http://yann.lecun.com/exdb/mnist}"
 
 # name and size in bytes after gunzip (idx header + items)
@@ -16,22 +17,6 @@ FILES=(
   "t10k-labels-idx1-ubyte 10008"
 )
 
-fail() {
-  echo "get_mnist.sh: $*" >&2
-  exit 1
-}
-
-download() {
-  local url="$1" out="$2"
-  if command -v wget > /dev/null; then
-    wget --no-verbose -O "$out" "$url"
-  elif command -v curl > /dev/null; then
-    curl --fail --location --silent --show-error -o "$out" "$url"
-  else
-    fail "neither wget nor curl is installed"
-  fi
-}
-
 cd "$DIR"
 echo "Downloading..."
 for entry in "${FILES[@]}"; do
@@ -39,22 +24,15 @@ for entry in "${FILES[@]}"; do
   if [ -e "$name" ]; then
     echo "$name is already here."
   else
-    rm -f "$name.gz.part"
-    if ! download "$BASE_URL/$name.gz" "$name.gz.part"; then
-      rm -f "$name.gz.part"
-      fail "could not download $BASE_URL/$name.gz (no internet access? the site may also refuse \
-scripted downloads: fetch the four .gz files by hand into $DIR and gunzip them, or set MNIST_URL \
-to a mirror)"
-    fi
-    if ! gunzip -c "$name.gz.part" > "$name.part"; then
-      rm -f "$name.gz.part" "$name.part"
+    fetch "$BASE_URL/$name.gz" "$name.gz" "no internet access? the site may also refuse scripted \
+downloads: fetch the four .gz files by hand into $DIR and gunzip them, or set MNIST_URL to a mirror"
+    if ! gunzip -c "$name.gz" > "$name.part"; then
+      rm -f "$name.gz" "$name.part"
       fail "$BASE_URL/$name.gz is not a valid gzip file (an error page instead of the data?)"
     fi
-    rm -f "$name.gz.part"
+    rm -f "$name.gz"
     mv "$name.part" "$name"
   fi
-  actual="$(wc -c < "$name")"
-  [ "$actual" -eq "$size" ] || fail "$DIR/$name has $actual bytes, expected $size: remove it \
-and run this script again"
+  check_size "$name" "$size"
 done
 echo "Done."

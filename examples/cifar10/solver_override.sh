@@ -1,8 +1,13 @@
-# Sourced by the CIFAR-10 training scripts. `solver FILE MAX_ITER` prints the solver file to train
-# with: FILE itself when MAX_ITER is its own max_iter and TEST_ITER is unset, otherwise a copy in a
-# temporary folder (removed when the script exits) with max_iter and, when TEST_ITER is set,
-# test_iter replaced. Paths inside a solver stay relative to the repository root, where the
-# scripts run.
+# Sourced by the CIFAR-10 training scripts, from the repository root.
+#   solver FILE MAX_ITER   prints the solver file to train with: FILE itself when MAX_ITER is its
+#                          own max_iter and TEST_ITER is unset, otherwise a copy in a temporary
+#                          folder (removed when the script exits) with max_iter and, when
+#                          TEST_ITER is set, test_iter replaced. Paths inside a solver stay
+#                          relative to the repository root, where the scripts run.
+#   train_stage FILE MAX_ITER SNAPSHOT [ARGS...]
+#                          runs `caffe train` with `solver FILE MAX_ITER`, resumed from SNAPSHOT
+#                          unless it is empty; ARGS go to caffe (e.g. -gpu 0,1).
+TOOLS=./build/bin
 OVERRIDES="$(mktemp -d)"
 trap 'rm -rf "$OVERRIDES"' EXIT
 
@@ -18,4 +23,15 @@ solver() {
   sed -e "s/^max_iter:.*/max_iter: $max_iter/" \
       -e "s/^test_iter:.*/test_iter: ${TEST_ITER:-100}/" "$file" > "$copy"
   echo "$copy"
+}
+
+train_stage() {
+  stage_solver="$(solver "$1" "$2")"
+  snapshot="$3"
+  shift 3
+  if [ -n "$snapshot" ]; then
+    $TOOLS/caffe train --solver="$stage_solver" --snapshot="$snapshot" "$@"
+  else
+    $TOOLS/caffe train --solver="$stage_solver" "$@"
+  fi
 }

@@ -6,22 +6,17 @@
 # batches per test (100).
 set -e
 cd "$(dirname "$0")/../.."
-
-TOOLS=./build/bin
 . examples/cifar10/solver_override.sh
 ITERS="${ITERS:-60000}"
 ITERS_LR1="${ITERS_LR1:-65000}"
 ITERS_LR2="${ITERS_LR2:-70000}"
 
-$TOOLS/caffe train \
-    --solver="$(solver examples/cifar10/cifar10_full_solver.prototxt "$ITERS")" "$@"
+train_stage examples/cifar10/cifar10_full_solver.prototxt "$ITERS" "" "$@"
 
 # reduce learning rate by factor of 10
-$TOOLS/caffe train \
-    --solver="$(solver examples/cifar10/cifar10_full_solver_lr1.prototxt "$ITERS_LR1")" \
-    --snapshot=examples/cifar10/cifar10_full_iter_"$ITERS".solverstate.h5 "$@"
+train_stage examples/cifar10/cifar10_full_solver_lr1.prototxt "$ITERS_LR1" \
+  examples/cifar10/cifar10_full_iter_"$ITERS".solverstate.h5 "$@"
 
 # reduce learning rate by factor of 10
-$TOOLS/caffe train \
-    --solver="$(solver examples/cifar10/cifar10_full_solver_lr2.prototxt "$ITERS_LR2")" \
-    --snapshot=examples/cifar10/cifar10_full_iter_"$ITERS_LR1".solverstate.h5 "$@"
+train_stage examples/cifar10/cifar10_full_solver_lr2.prototxt "$ITERS_LR2" \
+  examples/cifar10/cifar10_full_iter_"$ITERS_LR1".solverstate.h5 "$@"

@@ -6,16 +6,12 @@
 # (100); e.g. a quick check: ITERS=20 ITERS_LR1=30 TEST_ITER=2 examples/cifar10/train_quick.sh
 set -e
 cd "$(dirname "$0")/../.."
-
-TOOLS=./build/bin
 . examples/cifar10/solver_override.sh
 ITERS="${ITERS:-4000}"
 ITERS_LR1="${ITERS_LR1:-5000}"
 
-$TOOLS/caffe train \
-  --solver="$(solver examples/cifar10/cifar10_quick_solver.prototxt "$ITERS")" "$@"
+train_stage examples/cifar10/cifar10_quick_solver.prototxt "$ITERS" "" "$@"
 
 # reduce learning rate by factor of 10 after 8 epochs
-$TOOLS/caffe train \
-  --solver="$(solver examples/cifar10/cifar10_quick_solver_lr1.prototxt "$ITERS_LR1")" \
-  --snapshot=examples/cifar10/cifar10_quick_iter_"$ITERS".solverstate "$@"
+train_stage examples/cifar10/cifar10_quick_solver_lr1.prototxt "$ITERS_LR1" \
+  examples/cifar10/cifar10_quick_iter_"$ITERS".solverstate "$@"

@@ -18,6 +18,7 @@
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
+#include "caffe/test/data_layer_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
@@ -83,21 +84,10 @@ class DataLayerTest : public MultiDeviceTest<TypeParam> {
   }
 
   /// Runs one Forward and returns the labels.
-  vector<int> ForwardLabels(DataLayer<Dtype>* layer) {
-    layer->Forward({}, top_);
-    vector<int> labels;
-    for (int i = 0; i < label_.count(); ++i)
-      labels.push_back(static_cast<int>(label_.cpu_data()[i]));
-    return labels;
-  }
+  vector<int> ForwardLabels(DataLayer<Dtype>* layer) { return ForwardBatchLabels(layer, top_); }
 
   /// Runs one Forward and returns data followed by labels.
-  vector<Dtype> ForwardValues(DataLayer<Dtype>* layer) {
-    layer->Forward({}, top_);
-    vector<Dtype> values(data_.cpu_data(), data_.cpu_data() + data_.count());
-    values.insert(values.end(), label_.cpu_data(), label_.cpu_data() + label_.count());
-    return values;
-  }
+  vector<Dtype> ForwardValues(DataLayer<Dtype>* layer) { return ForwardBatchValues(layer, top_); }
 
   ScopedTempDir dir_;
   string source_;
@@ -387,22 +377,15 @@ TYPED_TEST(DataLayerTest, BadParametersAreRefused) {
 TYPED_TEST(DataLayerTest, AnyNumberOfThreadsGivesTheSameBatches) {
   using Dtype = typename TypeParam::Dtype;
   this->WriteLMDB(11);
-  vector<vector<Dtype>> reference;
-  for (int threads : {1, 2, 4}) {
-    Caffe::set_random_seed(31);
-    LayerParameter param =
-        this->MakeParam(4, "transform_param { crop_size: 2 mirror: true scale: 2 }");
-    param.mutable_data_param()->set_threads(threads);
-    auto layer = this->MakeLayer(param);
-    for (int batch = 0; batch < 4; ++batch) {
-      const vector<Dtype> values = this->ForwardValues(layer.get());
-      if (threads == 1) {
-        reference.push_back(values);
-      } else {
-        EXPECT_EQ(values, reference[batch]) << threads << " threads, batch " << batch;
-      }
-    }
-  }
+  ExpectSameBatchesForAnyThreadCount<Dtype>(
+      {1, 2, 4}, /*batches=*/4, /*seed=*/31,
+      [this](int threads) -> std::unique_ptr<Layer<Dtype>> {
+        LayerParameter param =
+            this->MakeParam(4, "transform_param { crop_size: 2 mirror: true scale: 2 }");
+        param.mutable_data_param()->set_threads(threads);
+        return this->MakeLayer(param);
+      },
+      this->top_);
 }
 
 TYPED_TEST(DataLayerTest, MeanFileOfAnotherShapeNamesBothShapes) {

@@ -13,6 +13,7 @@
 #include "caffe/blob.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/image_data_layer.hpp"
+#include "caffe/test/data_layer_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
@@ -69,18 +70,11 @@ class ImageDataLayerTest : public MultiDeviceTest<TypeParam> {
   }
 
   vector<int> ForwardLabels(ImageDataLayer<Dtype>* layer) {
-    layer->Forward({}, top_);
-    vector<int> labels;
-    for (int i = 0; i < label_.count(); ++i)
-      labels.push_back(static_cast<int>(label_.cpu_data()[i]));
-    return labels;
+    return ForwardBatchLabels(layer, top_);
   }
 
   vector<Dtype> ForwardValues(ImageDataLayer<Dtype>* layer) {
-    layer->Forward({}, top_);
-    vector<Dtype> values(data_.cpu_data(), data_.cpu_data() + data_.count());
-    values.insert(values.end(), label_.cpu_data(), label_.cpu_data() + label_.count());
-    return values;
+    return ForwardBatchValues(layer, top_);
   }
 
   /// What image `index` of the folder should give (decoded by OpenCV, resized if asked).
@@ -220,21 +214,14 @@ TYPED_TEST(ImageDataLayerTest, SolversShareTheListAndTestNetsReadAll) {
 
 TYPED_TEST(ImageDataLayerTest, AnyNumberOfThreadsGivesTheSameBatches) {
   using Dtype = typename TypeParam::Dtype;
-  const string transform = "crop_size: 5 mirror: true scale: 0.5";
-  vector<vector<Dtype>> reference;
-  for (int threads : {1, 2, 5}) {
-    Caffe::set_random_seed(77);
-    auto layer = this->MakeLayer(
-        this->MakeParam(4, "shuffle: true threads: " + std::to_string(threads), transform));
-    for (int batch = 0; batch < 4; ++batch) {
-      const vector<Dtype> values = this->ForwardValues(layer.get());
-      if (threads == 1) {
-        reference.push_back(values);
-      } else {
-        EXPECT_EQ(values, reference[batch]) << threads << " threads, batch " << batch;
-      }
-    }
-  }
+  ExpectSameBatchesForAnyThreadCount<Dtype>(
+      {1, 2, 5}, /*batches=*/4, /*seed=*/77,
+      [this](int threads) -> std::unique_ptr<Layer<Dtype>> {
+        const string image_param = "shuffle: true threads: " + std::to_string(threads);
+        return this->MakeLayer(
+            this->MakeParam(4, image_param, "crop_size: 5 mirror: true scale: 0.5"));
+      },
+      this->top_);
 }
 
 TYPED_TEST(ImageDataLayerTest, RestoredCursorContinuesWithIdenticalBatches) {

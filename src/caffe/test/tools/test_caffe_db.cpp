@@ -9,6 +9,7 @@
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/test/tool_test_util.hpp"
 #include "caffe/util/db.hpp"
 #include "caffe/util/io.hpp"
 
@@ -46,14 +47,7 @@ class CaffeDbTest : public ::testing::Test {
   ToolResult Run(const vector<string>& args) { return RunTool("caffe_db", args, dir_.path()); }
 
   void ExpectOneLineError(const ToolResult& result, const vector<string>& fragments) {
-    EXPECT_EQ(result.exit_code, 1) << result.err;
-    const vector<string> lines = NonLogLines(result.err);
-    ASSERT_EQ(lines.size(), 1u) << result.err;
-    EXPECT_EQ(lines[0].rfind("caffe_db: ", 0), 0u) << lines[0];
-    for (const string& fragment : fragments) {
-      EXPECT_NE(lines[0].find(fragment), string::npos)
-          << "'" << fragment << "' not in: " << lines[0];
-    }
+    ExpectOneLineToolError(result, "caffe_db", fragments);
   }
 
   ScopedTempDir dir_;

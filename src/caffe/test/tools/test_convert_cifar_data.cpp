@@ -11,6 +11,7 @@
 #include "caffe/layers/data_layer.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/test/tool_test_util.hpp"
 #include "caffe/util/db.hpp"
 #include "caffe/util/io.hpp"
 
@@ -69,14 +70,7 @@ class ConvertCifarDataTest : public ::testing::Test {
   }
 
   void ExpectOneLineError(const ToolResult& result, const vector<string>& fragments) {
-    EXPECT_EQ(result.exit_code, 1) << result.err;
-    const vector<string> lines = NonLogLines(result.err);
-    ASSERT_EQ(lines.size(), 1u) << result.err;
-    EXPECT_EQ(lines[0].rfind("convert_cifar_data: ", 0), 0u) << lines[0];
-    for (const string& fragment : fragments) {
-      EXPECT_NE(lines[0].find(fragment), string::npos)
-          << "'" << fragment << "' not in: " << lines[0];
-    }
+    ExpectOneLineToolError(result, "convert_cifar_data", fragments);
     EXPECT_TRUE(std::filesystem::is_empty(output_)) << "nothing is written for bad input";
   }
 

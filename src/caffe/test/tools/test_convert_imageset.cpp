@@ -1,6 +1,7 @@
 // convert_imageset, run as a program on a folder of PNG and JPEG images written here: raw and
 // encoded, resized, gray and shuffled conversions read back through the Data layer with the
-// expected pixels and labels; compute_image_mean against a mean computed here; and bad input:
+// expected pixels and labels; the ImageData layer on the same folder giving the Data layer's
+// batches; compute_image_mean against a mean computed here; and bad input:
 // missing and corrupt images (skipped with a warning and a count, or stopping), labels that are not
 // integers, --check_size with differing sizes, an existing output, and a conversion killed midway
 // that leaves no database looking complete.
@@ -20,9 +21,12 @@
 #include <vector>
 
 #include "caffe/layers/data_layer.hpp"
+#include "caffe/layers/image_data_layer.hpp"
+#include "caffe/test/data_layer_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/test/tool_test_util.hpp"
 #include "caffe/util/db.hpp"
 #include "caffe/util/io.hpp"
 
@@ -95,12 +99,10 @@ class ConvertImagesetTest : public ::testing::Test {
         transform + " }");
     param.set_phase(TEST);
     Blob<float> data, label;
+    const Blobs<float> top{&data, &label};
     DataLayer<float> layer(param);
-    layer.SetUp({}, {&data, &label});
-    layer.Forward({}, {&data, &label});
-    vector<float> values(data.cpu_data(), data.cpu_data() + data.count());
-    values.insert(values.end(), label.cpu_data(), label.cpu_data() + label.count());
-    return values;
+    layer.SetUp({}, top);
+    return ForwardBatchValues(&layer, top);
   }
 
   /// The C x H x W values Caffe should read from image `index`.
@@ -109,14 +111,7 @@ class ConvertImagesetTest : public ::testing::Test {
   }
 
   void ExpectOneLineError(const ToolResult& result, const vector<string>& fragments) {
-    EXPECT_EQ(result.exit_code, 1) << result.err;
-    const vector<string> lines = NonLogLines(result.err);
-    ASSERT_EQ(lines.size(), 1u) << result.err;
-    EXPECT_EQ(lines[0].rfind("convert_imageset: ", 0), 0u) << lines[0];
-    for (const string& fragment : fragments) {
-      EXPECT_NE(lines[0].find(fragment), string::npos)
-          << "'" << fragment << "' not in: " << lines[0];
-    }
+    ExpectOneLineToolError(result, "convert_imageset", fragments);
   }
 
   /// Nothing at the database path and no partial folder beside it.
@@ -212,6 +207,32 @@ TEST_F(ConvertImagesetTest, EncodedRecordsGiveTheDataLayerWhatRawOnesGive) {
   records = ReadDB(db_);
   for (const auto& record : records) EXPECT_EQ(record.second.data().substr(1, 3), "PNG");
   EXPECT_EQ(DataLayerBatch(db_, kImages, transform), raw);
+}
+
+TEST_F(ConvertImagesetTest, ImageDataLayerOnTheSameFolderGivesWhatTheDataLayerGives) {
+  // Colour at the files' size, and gray resized, each with a centred crop and a mean.
+  const vector<std::pair<vector<string>, string>> cases = {
+      {{}, "is_color: true"},
+      {{"--gray", "--resize_height=5", "--resize_width=7"},
+       "is_color: false new_height: 5 new_width: 7"}};
+  const string transform = "crop_size: 4 mean_value: 90 scale: 0.5";
+  for (const auto& [flags, image_param] : cases) {
+    std::filesystem::remove_all(db_);
+    const ToolResult result = Run(flags);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const vector<float> from_db = DataLayerBatch(db_, kImages, transform);
+
+    LayerParameter param = ParseLayerParam(
+        "name: 'images' type: 'ImageData' top: 'data' top: 'label' image_data_param { source: '" +
+        list_ + "' root_folder: '" + root_ + "' batch_size: " + std::to_string(kImages) + " " +
+        image_param + " } transform_param { " + transform + " }");
+    param.set_phase(TEST);
+    Blob<float> data, label;
+    const Blobs<float> top{&data, &label};
+    ImageDataLayer<float> layer(param);
+    layer.SetUp({}, top);
+    EXPECT_EQ(ForwardBatchValues(&layer, top), from_db) << image_param;
+  }
 }
 
 TEST_F(ConvertImagesetTest, ComputeImageMeanEqualsTheMeanComputedHere) {

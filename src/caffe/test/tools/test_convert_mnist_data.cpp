@@ -8,6 +8,7 @@
 
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/test/tool_test_util.hpp"
 #include "caffe/util/db.hpp"
 #include "caffe/util/io.hpp"
 
@@ -54,14 +55,7 @@ class ConvertMnistDataTest : public ::testing::Test {
 
   /// Expects exit status 1 and exactly one non-log line on stderr, containing every fragment.
   void ExpectOneLineError(const ToolResult& result, const vector<string>& fragments) {
-    EXPECT_EQ(result.exit_code, 1) << result.err;
-    const vector<string> lines = NonLogLines(result.err);
-    ASSERT_EQ(lines.size(), 1u) << result.err;
-    EXPECT_EQ(lines[0].rfind("convert_mnist_data: ", 0), 0u) << lines[0];
-    for (const string& fragment : fragments) {
-      EXPECT_NE(lines[0].find(fragment), string::npos)
-          << "'" << fragment << "' not in: " << lines[0];
-    }
+    ExpectOneLineToolError(result, "convert_mnist_data", fragments);
   }
 
   ScopedTempDir dir_;

@@ -3,7 +3,8 @@
 // create_cifar10.sh on CIFAR-format batches written here and both stages of train_quick.sh,
 // the second resumed from the first one's snapshot (--snapshot), with the iteration counts made
 // small; ImageNet's create_imagenet.sh with RESIZE=true and make_imagenet_mean.sh on a small
-// folder of JPEG images; and the training scripts' solver and net files.
+// folder of JPEG images; train_full.sh's three stages; the training scripts' solver and net
+// files; and the download scripts of data/ on local archives (unpacking, size checks, errors).
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -130,6 +131,98 @@ TEST_F(ExampleScriptTest, Cifar10CreateAndBothStagesOfTrainQuick) {
   // The solver files themselves are untouched: the overrides went into temporary copies.
   EXPECT_EQ(ReadWholeFile(example + "/cifar10_quick_solver.prototxt"),
             ReadWholeFile((kSource / "examples/cifar10/cifar10_quick_solver.prototxt").string()));
+
+  // train_full.sh: three stages, each resumed from the previous one's HDF5 snapshot.
+  ASSERT_EQ(RunScript("examples/cifar10/train_full.sh",
+                      "ITERS=2 ITERS_LR1=3 ITERS_LR2=4 TEST_ITER=1", &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("Resuming from examples/cifar10/cifar10_full_iter_2.solverstate.h5"),
+            string::npos)
+      << log;
+  EXPECT_NE(log.find("Resuming from examples/cifar10/cifar10_full_iter_3.solverstate.h5"),
+            string::npos)
+      << log;
+  EXPECT_TRUE(FileExists(example + "/cifar10_full_iter_4.caffemodel.h5"));
+}
+
+/// Runs a data/ download script with `url_variable` pointing at a local file, through a `wget`
+/// on PATH that copies file:// URLs (the machine needs no internet); returns the exit status.
+int RunDownloadScript(const fs::path& root, const string& script, const string& url_variable,
+                      const fs::path& archive, string* log) {
+  const fs::path shim = root / "shim";
+  fs::create_directories(shim);
+  std::ofstream(shim / "wget") << "#!/bin/sh\n# wget --no-verbose -O OUT URL\n"
+                                  "cp \"${4#file://}\" \"$3\"\n";
+  fs::permissions(shim / "wget", fs::perms::owner_all);
+  const string log_file = (root / "download.log").string();
+  const string command = "env PATH=" + shim.string() + ":$PATH " + url_variable + "=file://" +
+                         archive.string() + " bash " + (root / script).string() + " > " + log_file +
+                         " 2>&1";
+  const int status = std::system(command.c_str());
+  *log = ReadWholeFile(log_file);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST_F(ExampleScriptTest, DownloadScriptsUnpackCheckAndExplainFailures) {
+  fs::create_directories(root_ / "data" / "ilsvrc12");
+  fs::create_directories(root_ / "data" / "cifar10");
+  fs::copy_file(kSource / "data/download_lib.sh", root_ / "data/download_lib.sh");
+  fs::copy_file(kSource / "data/ilsvrc12/get_ilsvrc_aux.sh",
+                root_ / "data/ilsvrc12/get_ilsvrc_aux.sh");
+  fs::copy_file(kSource / "data/cifar10/get_cifar10.sh", root_ / "data/cifar10/get_cifar10.sh");
+
+  // get_ilsvrc_aux.sh unpacks the archive and removes it; a second run finds the files.
+  const fs::path aux = root_ / "aux";
+  fs::create_directories(aux);
+  for (const string file :
+       {"synsets.txt", "synset_words.txt", "train.txt", "val.txt", "imagenet_mean.binaryproto"}) {
+    std::ofstream(aux / file) << file << "\n";
+  }
+  const string pack_aux =
+      "tar -czf " + (root_ / "aux.tar.gz").string() + " -C " + aux.string() + " .";
+  ASSERT_EQ(std::system(pack_aux.c_str()), 0);
+  string log;
+  ASSERT_EQ(RunDownloadScript(root_, "data/ilsvrc12/get_ilsvrc_aux.sh", "ILSVRC_AUX_URL",
+                              root_ / "aux.tar.gz", &log),
+            0)
+      << log;
+  EXPECT_EQ(ReadWholeFile((root_ / "data/ilsvrc12/synset_words.txt").string()),
+            "synset_words.txt\n");
+  EXPECT_FALSE(fs::exists(root_ / "data/ilsvrc12/caffe_ilsvrc12.tar.gz"));
+  EXPECT_FALSE(fs::exists(root_ / "data/ilsvrc12/caffe_ilsvrc12.tar.gz.part"));
+  ASSERT_EQ(RunDownloadScript(root_, "data/ilsvrc12/get_ilsvrc_aux.sh", "ILSVRC_AUX_URL",
+                              root_ / "missing.tar.gz", &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("already here"), string::npos) << log;
+
+  // get_cifar10.sh: a failed download, a file that is no archive and batches of the wrong size
+  // each end in one line naming the script, and leave no partial download behind.
+  const string cifar = "data/cifar10/get_cifar10.sh";
+  EXPECT_EQ(RunDownloadScript(root_, cifar, "CIFAR10_URL", root_ / "missing.tar.gz", &log), 1);
+  EXPECT_NE(log.find("get_cifar10.sh: could not download file://"), string::npos) << log;
+  EXPECT_NE(log.find("set CIFAR10_URL to a mirror"), string::npos) << log;
+  std::ofstream(root_ / "page.html") << "<html>Not found</html>\n";
+  EXPECT_EQ(RunDownloadScript(root_, cifar, "CIFAR10_URL", root_ / "page.html", &log), 1);
+  EXPECT_NE(log.find("get_cifar10.sh: file://" + (root_ / "page.html").string() +
+                     " is not a valid .tar.gz archive"),
+            string::npos)
+      << log;
+  const fs::path batches = root_ / "cifar-10-batches-bin";
+  fs::create_directories(batches);
+  for (const string batch : {"data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4",
+                             "data_batch_5", "test_batch"}) {
+    std::ofstream(batches / (batch + ".bin"), std::ios::binary) << CifarBatch(2, 0);
+  }
+  const string pack_cifar = "tar -czf " + (root_ / "cifar.tar.gz").string() + " -C " +
+                            root_.string() + " cifar-10-batches-bin";
+  ASSERT_EQ(std::system(pack_cifar.c_str()), 0);
+  EXPECT_EQ(RunDownloadScript(root_, cifar, "CIFAR10_URL", root_ / "cifar.tar.gz", &log), 1);
+  EXPECT_NE(log.find("data_batch_1.bin has 6146 bytes, expected 30730000"), string::npos) << log;
+  for (const auto& entry : fs::directory_iterator(root_ / "data/cifar10")) {
+    EXPECT_EQ(entry.path().string().find(".tar.gz"), string::npos) << entry.path() << " was left";
+  }
 }
 
 TEST_F(ExampleScriptTest, TrainingScriptsNameSolversAndNetsThatExist) {
