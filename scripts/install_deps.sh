@@ -11,10 +11,14 @@ PACKAGES=(
   libhdf5-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libopenblas-openmp-dev
+  libdnnl-dev                 # oneDNN: the fast CPU convolution engine
   libopenmpi-dev openmpi-bin  # DDL (caffe train -ddl) and its mpi tests
   iproute2                    # ip netns, tc: benchmarks/comm/netns_cluster.sh
   libgtest-dev
   python3
+  # pycaffe (python/): build, tests (golden blobs via h5py), draw_net.py and plot_training_log.py
+  python3-dev python3-numpy pybind11-dev python3-protobuf python3-pytest python3-h5py
+  python3-matplotlib graphviz
   time
 )
 

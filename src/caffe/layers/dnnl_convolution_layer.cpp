@@ -29,14 +29,15 @@ dnnl::stream& Stream() {
 
 // Staging memory for the blocked copies of one call's arguments, shared by every oneDNN layer on
 // the thread: layers run one at a time, so a net needs the largest call's worth, not one copy of
-// every activation per layer. Slot s holds argument s of the running call.
+// every activation per layer. Slots: 0 src, 1 weights, 2 dst or diff_src, 3 diff_dst, 4
+// diff_weights (the backward passes run one after the other, so they share).
 float* ScratchSlot(int slot, size_t bytes) {
   struct Buffer {
     float* data = nullptr;
     size_t bytes = 0;
     ~Buffer() { std::free(data); }
   };
-  thread_local std::vector<Buffer> slots(8);
+  thread_local std::vector<Buffer> slots(5);
   Buffer& buffer = slots.at(slot);
   if (buffer.bytes < bytes) {
     std::free(buffer.data);
@@ -150,7 +151,7 @@ struct DnnlConvolutionLayer::Primitives {
                                               Any(dst_md), strides, dilates, pad_left, pad_right),
         Engine(), forward_pd);
     backward_data = dnnl::convolution_backward_data(data_pd);
-    data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), 0);
+    data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), 3);
     data_weights = Staged(weights_md, data_pd.weights_desc(), 1);
     data_diff_src = Staged(src_md, data_pd.diff_src_desc(), 2);
     auto weights_desc =
@@ -163,9 +164,9 @@ struct DnnlConvolutionLayer::Primitives {
     dnnl::convolution_backward_weights::primitive_desc weights_pd(weights_desc, Engine(),
                                                                   forward_pd);
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
-    weights_src = Staged(src_md, weights_pd.src_desc(), 3);
-    weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), 4);
-    weights_diff_weights = Staged(weights_md, weights_pd.diff_weights_desc(), 5);
+    weights_src = Staged(src_md, weights_pd.src_desc(), 0);
+    weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), 3);
+    weights_diff_weights = Staged(weights_md, weights_pd.diff_weights_desc(), 4);
     weight_diff.resize(weights_md.get_size() / sizeof(float));
     bias_diff.resize(bias ? bias_md.get_size() / sizeof(float) : 0);
     backward_ready = true;
@@ -248,13 +249,15 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
   const bool bias_grad = bias_term_ && param_propagate_down_[1];
   for (size_t i = 0; i < top.size(); ++i) {
     const float* top_diff = top[i]->cpu_diff();
+    memory weights_diff_dst;  // the top diff as backward-weights wants it, once made
     if (weight_grad || bias_grad) {
+      weights_diff_dst = p.weights_diff_dst.In(top_diff);
       // oneDNN writes the gradients; Caffe's accumulate (iter_size, shared weights, several
       // bottoms), so they are computed apart and added.
       const memory diff_weights = p.weights_diff_weights.Target(p.weight_diff.data());
       std::unordered_map<int, memory> args{
           {DNNL_ARG_SRC, p.weights_src.In(bottom[i]->cpu_data())},
-          {DNNL_ARG_DIFF_DST, p.weights_diff_dst.In(top_diff)},
+          {DNNL_ARG_DIFF_DST, weights_diff_dst},
           {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
       if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, Engine(), p.bias_diff.data());
       p.backward_weights.execute(Stream(), args);
@@ -272,7 +275,10 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
     if (propagate_down[i]) {
       float* bottom_diff = bottom[i]->mutable_cpu_diff();
       const memory diff_src = p.data_diff_src.Target(bottom_diff);
-      p.backward_data.execute(Stream(), {{DNNL_ARG_DIFF_DST, p.data_diff_dst.In(top_diff)},
+      // Both backward passes usually want the same layout: reorder the top diff once.
+      const bool reuse = weights_diff_dst && p.data_diff_dst.wanted() == p.weights_diff_dst.wanted();
+      p.backward_data.execute(Stream(), {{DNNL_ARG_DIFF_DST,
+                                          reuse ? weights_diff_dst : p.data_diff_dst.In(top_diff)},
                                          {DNNL_ARG_WEIGHTS, p.data_weights.In(blobs_[0]->cpu_data())},
                                          {DNNL_ARG_DIFF_SRC, diff_src}});
       p.data_diff_src.Out(diff_src, bottom_diff);
