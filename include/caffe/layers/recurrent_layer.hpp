@@ -66,6 +66,15 @@ class RecurrentLayer : public Layer<Dtype> {
   /// Names of the unrolled net's blobs that become this layer's tops.
   virtual void OutputBlobNames(vector<string>* names) const = 0;
 
+  /// Adds the layers LSTM and RNN share that bring x and cont to each timestep: "cont_slice"
+  /// (cont into cont_t), "x_transform" (W_x<g> x + b_<g>, params "W_x<g>" and "b_<g>", from
+  /// biased_hidden_param), with a static input "W_x<g>_x_static" (hidden_param over x_static,
+  /// param "W_x<g>_static", reshaped to (1, N, dim)), and "W_x<g>_x_slice" (W_x<g>_x into
+  /// timesteps). The caller adds the two slices' per-timestep tops.
+  void AddInputTransform(const string& g, int dim, const LayerParameter& hidden_param,
+                         const LayerParameter& biased_hidden_param, NetParameter* net_param,
+                         LayerParameter** cont_slice_param, LayerParameter** x_slice_param) const;
+
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;

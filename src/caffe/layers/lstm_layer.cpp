@@ -65,9 +65,6 @@ void LSTMLayer<Dtype>::FillUnrolledNet(NetParameter* net_param) const {
   LayerParameter scale_param;  // multiplies by cont over the (timestep, stream) axes
   scale_param.set_type("Scale");
   scale_param.mutable_scale_param()->set_axis(0);
-  LayerParameter slice_param;  // splits into timesteps
-  slice_param.set_type("Slice");
-  slice_param.mutable_slice_param()->set_axis(0);
 
   vector<BlobShape> input_shapes;
   RecurrentInputShapes(&input_shapes);
@@ -78,46 +75,10 @@ void LSTMLayer<Dtype>::FillUnrolledNet(NetParameter* net_param) const {
   input_layer_param->add_top("h_0");
   input_layer_param->mutable_input_param()->add_shape()->CopyFrom(input_shapes[0]);
 
-  LayerParameter* cont_slice_param = net_param->add_layer();
-  cont_slice_param->CopyFrom(slice_param);
-  cont_slice_param->set_name("cont_slice");
-  cont_slice_param->add_bottom("cont");
-
-  LayerParameter* x_transform_param = net_param->add_layer();
-  x_transform_param->CopyFrom(biased_hidden_param);
-  x_transform_param->set_name("x_transform");
-  x_transform_param->add_param()->set_name("W_xc");
-  x_transform_param->add_param()->set_name("b_c");
-  x_transform_param->add_bottom("x");
-  x_transform_param->add_top("W_xc_x");
-  // x is an input of the unrolled net, which would otherwise get no gradient.
-  x_transform_param->add_propagate_down(true);
-
-  if (this->static_input_) {
-    LayerParameter* static_transform_param = net_param->add_layer();
-    static_transform_param->CopyFrom(hidden_param);
-    static_transform_param->mutable_inner_product_param()->set_axis(1);
-    static_transform_param->set_name("W_xc_x_static");
-    static_transform_param->add_param()->set_name("W_xc_static");
-    static_transform_param->add_bottom("x_static");
-    static_transform_param->add_top("W_xc_x_static_preshape");
-    static_transform_param->add_propagate_down(true);
-
-    LayerParameter* reshape_param = net_param->add_layer();
-    reshape_param->set_type("Reshape");
-    BlobShape* new_shape = reshape_param->mutable_reshape_param()->mutable_shape();
-    new_shape->add_dim(1);   // one timestep
-    new_shape->add_dim(-1);  // N, inferred so that the batch may change
-    new_shape->add_dim(gate_dim);
-    reshape_param->set_name("W_xc_x_static_reshape");
-    reshape_param->add_bottom("W_xc_x_static_preshape");
-    reshape_param->add_top("W_xc_x_static");
-  }
-
-  LayerParameter* x_slice_param = net_param->add_layer();
-  x_slice_param->CopyFrom(slice_param);
-  x_slice_param->add_bottom("W_xc_x");
-  x_slice_param->set_name("W_xc_x_slice");
+  LayerParameter* cont_slice_param = nullptr;
+  LayerParameter* x_slice_param = nullptr;
+  this->AddInputTransform("c", gate_dim, hidden_param, biased_hidden_param, net_param,
+                          &cont_slice_param, &x_slice_param);
 
   LayerParameter output_concat_layer;
   output_concat_layer.set_name("h_concat");

@@ -31,6 +31,59 @@ int RecurrentLayer<Dtype>::ExactNumTopBlobs() const {
 }
 
 template <typename Dtype>
+void RecurrentLayer<Dtype>::AddInputTransform(const string& g, int dim,
+                                              const LayerParameter& hidden_param,
+                                              const LayerParameter& biased_hidden_param,
+                                              NetParameter* net_param,
+                                              LayerParameter** cont_slice_param,
+                                              LayerParameter** x_slice_param) const {
+  const string w_x = "W_x" + g;  // W_xc (LSTM) or W_xh (RNN)
+  LayerParameter slice_param;       // splits into timesteps
+  slice_param.set_type("Slice");
+  slice_param.mutable_slice_param()->set_axis(0);
+  *cont_slice_param = net_param->add_layer();
+  (*cont_slice_param)->CopyFrom(slice_param);
+  (*cont_slice_param)->set_name("cont_slice");
+  (*cont_slice_param)->add_bottom("cont");
+
+  LayerParameter* x_transform_param = net_param->add_layer();
+  x_transform_param->CopyFrom(biased_hidden_param);
+  x_transform_param->set_name("x_transform");
+  x_transform_param->add_param()->set_name(w_x);
+  x_transform_param->add_param()->set_name("b_" + g);
+  x_transform_param->add_bottom("x");
+  x_transform_param->add_top(w_x + "_x");
+  // x is an input of the unrolled net, which would otherwise get no gradient.
+  x_transform_param->add_propagate_down(true);
+
+  if (static_input_) {
+    LayerParameter* static_transform_param = net_param->add_layer();
+    static_transform_param->CopyFrom(hidden_param);
+    static_transform_param->mutable_inner_product_param()->set_axis(1);
+    static_transform_param->set_name(w_x + "_x_static");
+    static_transform_param->add_param()->set_name(w_x + "_static");
+    static_transform_param->add_bottom("x_static");
+    static_transform_param->add_top(w_x + "_x_static_preshape");
+    static_transform_param->add_propagate_down(true);
+
+    LayerParameter* reshape_param = net_param->add_layer();
+    reshape_param->set_type("Reshape");
+    BlobShape* new_shape = reshape_param->mutable_reshape_param()->mutable_shape();
+    new_shape->add_dim(1);   // one timestep
+    new_shape->add_dim(-1);  // N, inferred so that the batch may change
+    new_shape->add_dim(dim);
+    reshape_param->set_name(w_x + "_x_static_reshape");
+    reshape_param->add_bottom(w_x + "_x_static_preshape");
+    reshape_param->add_top(w_x + "_x_static");
+  }
+
+  *x_slice_param = net_param->add_layer();
+  (*x_slice_param)->CopyFrom(slice_param);
+  (*x_slice_param)->set_name(w_x + "_x_slice");
+  (*x_slice_param)->add_bottom(w_x + "_x");
+}
+
+template <typename Dtype>
 void RecurrentLayer<Dtype>::CheckSequenceBottoms(const Blobs<Dtype>& bottom) const {
   LAYER_CHECK_GE(bottom[0]->num_axes(), 2)
       << "bottom[0] (x) " << bottom[0]->shape_string()
