@@ -5,6 +5,7 @@
 #ifndef CAFFE_PARALLEL_EXPLORER_HPP_
 #define CAFFE_PARALLEL_EXPLORER_HPP_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,11 +22,16 @@ class Explorer {
     int chosen = 0;               // index into the candidates
     std::vector<double> seconds;  // per candidate: the slowest member's median time
   };
+  /// Seconds since any fixed point; the default reads std::chrono::steady_clock. Tests pass a
+  /// clock of their own so that the choice does not hang on how busy the machine is.
+  using Clock = std::function<double()>;
   /// Collective over `group`, which every candidate reduces over: each candidate runs one
   /// warm-up and `repeats` timed allreduces of `count` elements (the buffer is on the device for
   /// device candidates); the lowest time wins, ties going to the earlier candidate.
   static Choice Pick(const std::vector<TwoPhaseCommunicator<Dtype>*>& candidates,
-                     const MpiGroup& group, size_t count, int repeats = 5);
+                     const MpiGroup& group, size_t count, int repeats = 5,
+                     const Clock& clock = SteadyClock);
+  static double SteadyClock();
   /// "ring 1.20 ms, rcs 0.95 ms, mpi 1.10 ms".
   static std::string Describe(const std::vector<TwoPhaseCommunicator<Dtype>*>& candidates,
                               const Choice& choice);

@@ -12,7 +12,7 @@ namespace caffe {
 template <typename Dtype>
 typename Explorer<Dtype>::Choice Explorer<Dtype>::Pick(
     const std::vector<TwoPhaseCommunicator<Dtype>*>& candidates, const MpiGroup& group,
-    size_t count, int repeats) {
+    size_t count, int repeats, const Clock& clock) {
   CAFFE_CHECK(!candidates.empty()) << "the explorer needs at least one candidate algorithm";
   Choice choice;
   choice.seconds.assign(candidates.size(), 0);
@@ -30,10 +30,9 @@ typename Explorer<Dtype>::Choice Explorer<Dtype>::Pick(
       for (int run = 0; run <= repeats; ++run) {
         // Members start together, so a candidate is not charged for the previous one's stragglers.
         MPI_CHECK(MPI_Barrier(group.comm()));
-        const auto start = std::chrono::steady_clock::now();
+        const double start = clock();
         candidate->Allreduce(buffer, count);
-        const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-        if (run > 0) times.push_back(elapsed.count());  // run 0 warms up
+        if (run > 0) times.push_back(clock() - start);  // run 0 warms up
       }
       std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
       choice.seconds[c] = times[times.size() / 2];
@@ -45,6 +44,11 @@ typename Explorer<Dtype>::Choice Explorer<Dtype>::Pick(
         std::min_element(choice.seconds.begin(), choice.seconds.end()) - choice.seconds.begin());
   }
   return choice;
+}
+
+template <typename Dtype>
+double Explorer<Dtype>::SteadyClock() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 template <typename Dtype>
