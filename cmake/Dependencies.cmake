@@ -76,10 +76,34 @@ if(NOT CAFFE_CUDA STREQUAL "OFF")
     message(STATUS "CUDA not found: building the CPU-only variant")
   endif()
 endif()
+set(CAFFE_HAVE_CUDNN OFF)
 if(CAFFE_HAVE_CUDA)
-  set(CAFFE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures (PTX of the last is embedded)")
+  # "90" builds sm_90 code and embeds compute_90 PTX, which newer GPUs compile at load time.
+  set(CAFFE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures (PTX of each is embedded)")
   set(CMAKE_CUDA_ARCHITECTURES ${CAFFE_CUDA_ARCHITECTURES})
   enable_language(CUDA)
+  set(CMAKE_CUDA_STANDARD 17)
+  set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+  set(CMAKE_CUDA_FLAGS_RELEASE "-O3 -DNDEBUG")
+  add_compile_options($<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=${CAFFE_CUDA_HOST_WARNINGS}>)
+  # cuBLAS and cuRAND come with the toolkit; cuDNN is optional (engine: CUDNN layers).
+  if(NOT TARGET CUDA::cublas OR NOT TARGET CUDA::curand)
+    message(FATAL_ERROR "the CUDA toolkit at ${CUDAToolkit_LIBRARY_DIR} lacks cuBLAS or cuRAND")
+  endif()
+  if(NOT CAFFE_CUDNN STREQUAL "OFF")
+    find_path(CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+    find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+    if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
+      add_library(caffe_cudnn INTERFACE)
+      target_include_directories(caffe_cudnn INTERFACE ${CUDNN_INCLUDE_DIR})
+      target_link_libraries(caffe_cudnn INTERFACE ${CUDNN_LIBRARY})
+      set(CAFFE_HAVE_CUDNN ON)
+    elseif(CAFFE_CUDNN STREQUAL "ON")
+      message(FATAL_ERROR "CAFFE_CUDNN=ON but cudnn.h or libcudnn was not found")
+    else()
+      message(STATUS "cuDNN not found: GPU layers use Caffe's own kernels")
+    endif()
+  endif()
 endif()
 
 # OpenCV: optional (image decoding and resizing: convert_imageset, ImageData, encoded Datums).
@@ -134,7 +158,8 @@ if(NOT CAFFE_MPI STREQUAL "OFF")
 endif()
 
 # NCCL: the GPU collective library (CUDA builds only), from the CUDA toolkit's folders or the
-# system's. DDL uses it for its GPU communicator when MPI is also built. Exposed as caffe_nccl.
+# system's. DDL uses it for its GPU communicator when MPI is also built, and multi-GPU training in
+# one process (`caffe train -gpu 0,1`) for its allreduce. Exposed as caffe_nccl.
 set(CAFFE_HAVE_NCCL OFF)
 if(CAFFE_HAVE_CUDA)
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
@@ -147,7 +172,8 @@ if(CAFFE_HAVE_CUDA)
     endif()
     set(CAFFE_HAVE_NCCL ON)
   else()
-    message(STATUS "NCCL not found: GPU learners reduce through MPI on the host")
+    message(STATUS "NCCL not found: GPU learners reduce through MPI on the host, and "
+                   "multi-GPU training in one process sums gradients in host memory")
   endif()
 endif()
 

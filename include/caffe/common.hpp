@@ -97,6 +97,12 @@ class Caffe {
   static void DeviceQuery();
   /// Whether a usable GPU exists (false in a CPU-only build or without a driver).
   static bool GpuAvailable();
+#ifndef CPU_ONLY
+  /// This thread's cuBLAS handle and cuRAND generator on its current GPU, made on first use
+  /// (and made again after SetDevice moves the thread to another GPU).
+  static cublasHandle_t cublas_handle();
+  static curandGenerator_t curand_generator();
+#endif
 
   // Parallel training: how many solvers run together, and which one this thread is.
   static int solver_count() { return Get().solver_count_; }
@@ -117,6 +123,12 @@ class Caffe {
   int solver_count_ = 1;
   int solver_rank_ = 0;
   bool multiprocess_ = false;
+#ifndef CPU_ONLY
+  void ReleaseGpuHandles();
+  cublasHandle_t cublas_handle_ = nullptr;
+  curandGenerator_t curand_generator_ = nullptr;
+  int64_t curand_seed_ = -1;  // -1: seeded from cluster_seedgen() when made
+#endif
 
   DISABLE_COPY_AND_ASSIGN(Caffe);
 };

@@ -50,7 +50,11 @@ bool Caffe::RNG::LoadState(const std::string& state) {
   return true;
 }
 
-Caffe::~Caffe() = default;
+Caffe::~Caffe() {
+#ifndef CPU_ONLY
+  ReleaseGpuHandles();
+#endif
+}
 
 Caffe& Caffe::Get() {
   if (!thread_instance) thread_instance.reset(new Caffe());
@@ -59,6 +63,13 @@ Caffe& Caffe::Get() {
 
 void Caffe::set_random_seed(int64_t seed) {
   Get().rng_ = std::make_unique<RNG>(static_cast<uint64_t>(seed));
+#ifndef CPU_ONLY
+  Get().curand_seed_ = seed;
+  if (Get().curand_generator_ != nullptr) {
+    CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(Get().curand_generator_, seed));
+    CURAND_CHECK(curandSetGeneratorOffset(Get().curand_generator_, 0));
+  }
+#endif
 }
 
 #ifdef CPU_ONLY
@@ -83,7 +94,36 @@ void Caffe::SetDevice(int device_id) {
       << "cannot use GPU " << device_id << ": this machine has " << count
       << " visible GPU(s) (CUDA_VISIBLE_DEVICES applies)";
   CUDA_CHECK(cudaSetDevice(device_id));
+  if (Get().device_ != device_id) Get().ReleaseGpuHandles();  // handles belong to one GPU
   Get().device_ = device_id;
+}
+
+void Caffe::ReleaseGpuHandles() {
+  // Destructors do not throw: a failure here only leaks what the thread is about to drop.
+  if (cublas_handle_ != nullptr) cublasDestroy(cublas_handle_);
+  if (curand_generator_ != nullptr) curandDestroyGenerator(curand_generator_);
+  cublas_handle_ = nullptr;
+  curand_generator_ = nullptr;
+}
+
+cublasHandle_t Caffe::cublas_handle() {
+  Caffe& caffe = Get();
+  if (caffe.cublas_handle_ == nullptr) {
+    CUBLAS_CHECK(cublasCreate(&caffe.cublas_handle_));
+    // Tensor cores in TF32 only where the user asked for them; fp32 results match the CPU's.
+    CUBLAS_CHECK(cublasSetMathMode(caffe.cublas_handle_, CUBLAS_DEFAULT_MATH));
+  }
+  return caffe.cublas_handle_;
+}
+
+curandGenerator_t Caffe::curand_generator() {
+  Caffe& caffe = Get();
+  if (caffe.curand_generator_ == nullptr) {
+    CURAND_CHECK(curandCreateGenerator(&caffe.curand_generator_, CURAND_RNG_PSEUDO_DEFAULT));
+    const int64_t seed = caffe.curand_seed_ >= 0 ? caffe.curand_seed_ : cluster_seedgen();
+    CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(caffe.curand_generator_, seed));
+  }
+  return caffe.curand_generator_;
 }
 
 void Caffe::DeviceQuery() {

@@ -42,6 +42,14 @@ Dtype Layer<Dtype>::Forward(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top)
     if (!this->loss(static_cast<int>(top_id))) continue;
     const int count = top[top_id]->count();
     // The loss weight of every element of a loss top is stored in its diff.
+#ifndef CPU_ONLY
+    if (Caffe::mode() == Caffe::GPU) {
+      Dtype top_loss = 0;
+      caffe_gpu_dot(count, top[top_id]->gpu_data(), top[top_id]->gpu_diff(), &top_loss);
+      loss += top_loss;
+      continue;
+    }
+#endif
     loss += caffe_cpu_dot(count, top[top_id]->cpu_data(), top[top_id]->cpu_diff());
   }
   return loss;

@@ -4,6 +4,9 @@
 #include <cstring>
 
 #include "caffe/lms/memory_manager.hpp"
+#ifndef CPU_ONLY
+#include "caffe/util/gpu_memory.hpp"
+#endif
 
 namespace caffe {
 
@@ -52,13 +55,8 @@ void SyncedMemory::FreeDevice() {
     return;
   }
 #ifndef CPU_ONLY
-  if (gpu_ptr_ && own_gpu_data_) {
-    int current = -1;
-    cudaGetDevice(&current);
-    if (device_ >= 0 && current != device_) cudaSetDevice(device_);
-    cudaFree(gpu_ptr_);
-    if (device_ >= 0 && current != device_) cudaSetDevice(current);
-  }
+  // Back to the GPU's caching allocator, which frees nothing: no device switch needed.
+  if (gpu_ptr_ && own_gpu_data_) GpuMemory::Free(gpu_ptr_, device_);
 #endif
   gpu_ptr_ = nullptr;
   own_gpu_data_ = false;
@@ -105,7 +103,7 @@ void SyncedMemory::to_gpu() {
   switch (head_) {
     case UNINITIALIZED:
       CUDA_CHECK(cudaGetDevice(&device_));
-      CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
+      gpu_ptr_ = GpuMemory::Allocate(size_, device_);
       CUDA_CHECK(cudaMemset(gpu_ptr_, 0, size_));
       head_ = HEAD_AT_GPU;
       own_gpu_data_ = true;
@@ -113,7 +111,7 @@ void SyncedMemory::to_gpu() {
     case HEAD_AT_CPU:
       if (gpu_ptr_ == nullptr) {
         CUDA_CHECK(cudaGetDevice(&device_));
-        CUDA_CHECK(cudaMalloc(&gpu_ptr_, size_));
+        gpu_ptr_ = GpuMemory::Allocate(size_, device_);
         own_gpu_data_ = true;
       }
       CUDA_CHECK(cudaMemcpy(gpu_ptr_, cpu_ptr_, size_, cudaMemcpyHostToDevice));

@@ -33,6 +33,9 @@ class DeviceAllocator {
 
   Device* device() const { return device_; }
   size_t budget() const { return budget_; }
+  /// A new budget (0: the device's capacity) for allocations from now on; what is held beyond it
+  /// is not taken back, but cached blocks are handed back first when it is exceeded.
+  void set_budget(size_t budget) { budget_ = budget == 0 ? device_->capacity() : budget; }
   /// Bytes handed out (by size class), bytes held from the device (in use plus cached).
   size_t in_use() const { return in_use_; }
   size_t reserved() const { return reserved_; }

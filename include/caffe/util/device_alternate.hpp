@@ -5,7 +5,9 @@
 
 #ifndef CPU_ONLY
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <curand.h>
 
 #include "caffe/util/error.hpp"
 
@@ -19,6 +21,38 @@
   } while (0)
 
 #define CUDA_POST_KERNEL_CHECK CUDA_CHECK(cudaPeekAtLastError())
+
+#define CUBLAS_CHECK(condition)                                                               \
+  do {                                                                                        \
+    cublasStatus_t caffe_cublas_status_ = (condition);                                        \
+    CAFFE_CHECK(caffe_cublas_status_ == CUBLAS_STATUS_SUCCESS)                                \
+        << "cuBLAS call failed: " #condition ": " << cublasGetStatusString(caffe_cublas_status_); \
+  } while (0)
+
+#define CURAND_CHECK(condition)                                                             \
+  do {                                                                                      \
+    curandStatus_t caffe_curand_status_ = (condition);                                      \
+    CAFFE_CHECK(caffe_curand_status_ == CURAND_STATUS_SUCCESS)                              \
+        << "cuRAND call failed: " #condition ": status "                                    \
+        << static_cast<int>(caffe_curand_status_);                                          \
+  } while (0)
+
+// Explicit instantiation of a layer's GPU passes for float and double, in its .cu file.
+#define INSTANTIATE_LAYER_GPU_FORWARD(classname)                                         \
+  template void classname<float>::Forward_gpu(const Blobs<float>& bottom,               \
+                                              const Blobs<float>& top);                 \
+  template void classname<double>::Forward_gpu(const Blobs<double>& bottom,             \
+                                               const Blobs<double>& top)
+#define INSTANTIATE_LAYER_GPU_BACKWARD(classname)                                         \
+  template void classname<float>::Backward_gpu(const Blobs<float>& top,                  \
+                                               const std::vector<bool>& propagate_down,  \
+                                               const Blobs<float>& bottom);              \
+  template void classname<double>::Backward_gpu(const Blobs<double>& top,                \
+                                                const std::vector<bool>& propagate_down, \
+                                                const Blobs<double>& bottom)
+#define INSTANTIATE_LAYER_GPU_FUNCS(classname) \
+  INSTANTIATE_LAYER_GPU_FORWARD(classname);    \
+  INSTANTIATE_LAYER_GPU_BACKWARD(classname)
 
 // Grid-stride loop over n elements.
 #define CUDA_KERNEL_LOOP(i, n)                                                       \

@@ -109,6 +109,82 @@ Dtype caffe_nextafter(Dtype b);
 void caffe_set_num_threads(int n);
 int caffe_num_threads();
 
+#ifndef CPU_ONLY
+// The same operations on device arrays (math_functions.cu): cuBLAS for BLAS, kernels for the
+// element-wise ones, cuRAND for random fills. All run on the calling thread's current GPU, in
+// order with its other work; results that come back to the host (dot, asum) wait for it.
+
+/// C = alpha * op(A) * op(B) + beta * C, row-major like caffe_cpu_gemm.
+template <typename Dtype>
+void caffe_gpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                    Dtype alpha, const Dtype* A, const Dtype* B, Dtype beta, Dtype* C);
+/// y = alpha * op(A) * x + beta * y; A is M x N, row-major.
+template <typename Dtype>
+void caffe_gpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A,
+                    const Dtype* x, Dtype beta, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_axpy(int N, Dtype alpha, const Dtype* X, Dtype* Y);
+/// Y = alpha * X + beta * Y.
+template <typename Dtype>
+void caffe_gpu_axpby(int N, Dtype alpha, const Dtype* X, Dtype beta, Dtype* Y);
+/// Copies N bytes between any two of host and device memory.
+void caffe_gpu_memcpy(size_t N, const void* X, void* Y);
+/// Copies N elements between device arrays (no-op when X == Y).
+template <typename Dtype>
+void caffe_gpu_copy(int N, const Dtype* X, Dtype* Y);
+template <typename Dtype>
+void caffe_gpu_set(int N, Dtype alpha, Dtype* X);
+void caffe_gpu_memset(size_t N, int alpha, void* X);
+template <typename Dtype>
+void caffe_gpu_add_scalar(int N, Dtype alpha, Dtype* X);
+template <typename Dtype>
+void caffe_gpu_scal(int N, Dtype alpha, Dtype* X);
+/// y = alpha * x.
+template <typename Dtype>
+void caffe_gpu_scale(int n, Dtype alpha, const Dtype* x, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_add(int N, const Dtype* a, const Dtype* b, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_sub(int N, const Dtype* a, const Dtype* b, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_mul(int N, const Dtype* a, const Dtype* b, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_div(int N, const Dtype* a, const Dtype* b, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_abs(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_exp(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_log(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_sqr(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_sqrt(int N, const Dtype* a, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_powx(int N, const Dtype* a, Dtype b, Dtype* y);
+/// y = sign(x): -1, 0 or 1.
+template <typename Dtype>
+void caffe_gpu_sign(int N, const Dtype* x, Dtype* y);
+/// y = 1 where x's sign bit is set, else 0.
+template <typename Dtype>
+void caffe_gpu_sgnbit(int N, const Dtype* x, Dtype* y);
+template <typename Dtype>
+void caffe_gpu_fabs(int N, const Dtype* x, Dtype* y);
+/// *out = x . y (a host value).
+template <typename Dtype>
+void caffe_gpu_dot(int n, const Dtype* x, const Dtype* y, Dtype* out);
+/// *out = sum |x| (a host value).
+template <typename Dtype>
+void caffe_gpu_asum(int n, const Dtype* x, Dtype* out);
+/// Uniform 32-bit integers.
+void caffe_gpu_rng_uniform(int n, unsigned int* r);
+/// U(a, b), half-open like caffe_rng_uniform.
+template <typename Dtype>
+void caffe_gpu_rng_uniform(int n, Dtype a, Dtype b, Dtype* r);
+template <typename Dtype>
+void caffe_gpu_rng_gaussian(int n, Dtype mu, Dtype sigma, Dtype* r);
+#endif  // CPU_ONLY
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_MATH_FUNCTIONS_HPP_

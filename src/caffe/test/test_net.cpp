@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "caffe/filler.hpp"
+#include "caffe/layer_factory.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/hdf5.hpp"
@@ -40,7 +41,50 @@ const char kTinyNet[] = R"(
     include { phase: TEST } }
 )";
 
+// Passes its bottom through, and fails in the pass its name says with an error that does not
+// know the layer (as one from device memory or a blob would), to see that the net names it.
+template <typename Dtype>
+class FailsInPassLayer : public Layer<Dtype> {
+ public:
+  using Layer<Dtype>::Layer;
+  const char* type() const override { return "FailsInPass"; }
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override {
+    top[0]->ReshapeLike(*bottom[0]);
+  }
+
+ protected:
+  void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override {
+    if (this->layer_param().name() == "forward") CAFFE_THROW() << "out of device memory";
+    top[0]->ShareData(*bottom[0]);
+  }
+  void Backward_cpu(const Blobs<Dtype>& top, const std::vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override {
+    CAFFE_THROW() << "out of device memory";
+  }
+};
+REGISTER_LAYER_CLASS(FailsInPass);
+
 }  // namespace
+
+TEST(NetErrorTest, AFailureInsideALayerPassNamesTheLayer) {
+  for (const std::string pass : {"forward", "backward"}) {
+    NetParameter param = ParseNet(R"(
+      layer { name: "data" type: "DummyData" top: "data"
+              dummy_data_param { shape { dim: 2 dim: 3 } } }
+      layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+              inner_product_param { num_output: 2 } }
+      layer { name: ")" + pass + R"(" type: "FailsInPass" bottom: "ip" top: "out" }
+      layer { name: "loss" type: "EuclideanLoss" bottom: "out" bottom: "ip" top: "loss" })");
+    Net<float> net(param);
+    try {
+      net.ForwardBackward();
+      ADD_FAILURE() << "the " << pass << " pass did not fail";
+    } catch (const Error& error) {
+      EXPECT_EQ(std::string(error.what()),
+                pass + " pass of FailsInPass layer '" + pass + "': out of device memory");
+    }
+  }
+}
 
 template <typename TypeParam>
 class NetTest : public MultiDeviceTest<TypeParam> {

@@ -67,7 +67,9 @@ TYPED_TEST(NcclCommunicatorTest, GpuLearnersModesNAndB) {
     const DdlOptions options = ParseDdlOptions(mode);
     auto comm = CreateDdlCommunicator<TypeParam>(options, ResolveDdlTopology(options, WorldSize()),
                                                  true, 4096);
-    if (WorldSize() > 1 && std::string(mode) != "-mode r") EXPECT_EQ(comm->name(), "nccl");
+    if (WorldSize() > 1 && std::string(mode) != "-mode r") {
+      EXPECT_EQ(comm->name(), "nccl");
+    }
     ExpectExactOnDevice(comm.get(), WorldSize());
   }
 }

@@ -101,7 +101,9 @@ TEST(ReferenceCheckTest, ANetMatchesItsOwnStoredResultsAndADifferentOneDoesNot) 
   Net<float> other(param_text);
   bool any_drift = false;
   for (const BlobComparison& c : CompareNetWithReference(&other, reference)) {
-    if (c.what == "forward/y/out") EXPECT_FALSE(c.Within(1e-4));
+    if (c.what == "forward/y/out") {
+      EXPECT_FALSE(c.Within(1e-4));
+    }
     any_drift |= !c.Within(1e-4);
   }
   EXPECT_TRUE(any_drift);
