@@ -34,6 +34,10 @@ class AccuracyLayer final : public Layer<Dtype> {
   /// Accuracy is not differentiable: throws if any bottom is asked for a gradient.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  /// Ranks on the GPU; the counts come back to the host, which forms the tops.
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+#endif
 
  private:
   int top_k_ = 1;
@@ -44,6 +48,9 @@ class AccuracyLayer final : public Layer<Dtype> {
   int channels_ = 0;  // C
   int inner_num_ = 0;
   std::vector<int> class_count_;  // (C): positions per true class, for top[1]
+#ifndef CPU_ONLY
+  Blob<int> counters_;  // GPU forward: correct, counted, first bad label, per-class counts
+#endif
 };
 
 }  // namespace caffe

@@ -80,6 +80,19 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   /// sums[c] += sum over n, s of data[n][c][s].
   static void AccumulateChannelSums(const Dtype* data, int num, int channels, int spatial,
                                     Dtype* sums);
+#ifndef CPU_ONLY
+  // The same four on device arrays (base_conv_layer.cu), with the same semantics: one image per
+  // GEMM per group (as BVLC) through one column buffer, gpu_col_buffer_, instead of the CPU's
+  // chunks and per-thread buffers; a 1x1 convolution multiplies the image itself; images whose
+  // columns exceed max_image_column_values() go in tiles of output lines, as on the CPU.
+  void ImageToOutputGpu(const Dtype* im, int num, const Dtype* weights, const Dtype* bias,
+                        Dtype* out);
+  void BackwardGemmGpu(const Dtype* out_diff, const Dtype* im, int num, const Dtype* weights,
+                       Dtype* weight_diff, Dtype* im_diff);
+  static void AddChannelBiasGpu(Dtype* data, int num, int channels, int spatial, const Dtype* bias);
+  static void AccumulateChannelSumsGpu(const Dtype* data, int num, int channels, int spatial,
+                                       Dtype* sums);
+#endif
 
   // From the parameters (LayerSetUp). One entry per spatial axis.
   std::vector<int> kernel_shape_, stride_, pad_, dilation_;
@@ -118,6 +131,18 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   void AddTransposedWeightDiffs(const Dtype* weight_diff_t, const std::vector<char>& thread_used,
                                 Dtype* weight_diff) const;
 
+#ifndef CPU_ONLY
+  // gpu_col_buffer_ shaped (K * G, columns), on the device.
+  Dtype* GpuColumnBuffer(int columns);
+  // One image's columns / its col2im (overwriting `im`), on the device.
+  void Im2ColGpu(const Dtype* im, Dtype* col);
+  void Col2ImGpu(const Dtype* col, Dtype* im);
+  void ImageToOutputTiledGpu(const Dtype* im, int num, const Dtype* weights, const Dtype* bias,
+                             Dtype* out);
+  void BackwardGemmTiledGpu(const Dtype* out_diff, const Dtype* im, int num, const Dtype* weights,
+                            Dtype* weight_diff, Dtype* im_diff);
+#endif
+
   static long max_image_column_values_;
 
   int conv_in_channels_ = 0;           // channels on the image side
@@ -138,6 +163,11 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   Blob<Dtype> col_buffer_;     // per thread: (K * G, chunk_images_ * S)
   Blob<Dtype> out_buffer_;     // per thread: (conv_out_channels_, chunk_images_ * S), if chunked
   Blob<Dtype> weight_diff_t_;  // per thread, per group: the weight gradient transposed (K x C_out / G)
+#ifndef CPU_ONLY
+  // The GPU path's columns of one image, or of one tile of output lines: (K * G, columns). Sized
+  // on first use; the CPU buffers above are not used in GPU mode.
+  Blob<Dtype> gpu_col_buffer_;
+#endif
 };
 
 }  // namespace caffe

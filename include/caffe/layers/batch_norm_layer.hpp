@@ -36,6 +36,11 @@ class BatchNormLayer : public Layer<Dtype> {
   /// means over N and S of each channel. Never writes the blobs' diffs.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   int channels_ = 0;  // C
   int num_ = 0;       // N

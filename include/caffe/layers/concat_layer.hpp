@@ -27,6 +27,11 @@ class ConcatLayer : public Layer<Dtype> {
   /// bottom[i]_diff = its slice of top_diff, for each bottom with propagate_down.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   int concat_axis_ = 0;
   int outer_ = 0;  // product of the dims before concat_axis_

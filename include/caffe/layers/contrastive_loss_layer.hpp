@@ -32,6 +32,11 @@ class ContrastiveLossLayer final : public LossLayer<Dtype> {
   /// in BVLC.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
  private:
   Blob<Dtype> diff_;     // a - b, (N, C), saved by forward for backward

@@ -30,6 +30,11 @@ class CropLayer : public Layer<Dtype> {
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
  private:
   /// Calls copy(bottom_offset, top_offset) for every run of the top's last axis.

@@ -23,6 +23,11 @@ class DropoutLayer final : public NeuronLayer<Dtype> {
   /// TRAIN: bottom_diff = top_diff * mask * scale, with the mask of the last forward; TEST: copy.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
  private:
   Blob<unsigned int> mask_;  // bottom's shape; 1 keeps an element, 0 drops it

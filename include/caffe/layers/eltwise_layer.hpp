@@ -31,6 +31,11 @@ class EltwiseLayer : public Layer<Dtype> {
   /// or top_diff * top / bottom[i]; SUM: coeff[i] * top_diff; MAX: top_diff where i won, else 0.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;
   vector<Dtype> coeffs_;          // SUM: one per bottom

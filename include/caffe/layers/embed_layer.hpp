@@ -29,11 +29,20 @@ class EmbedLayer : public Layer<Dtype> {
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   int indices_ = 0;     // M
   int input_dim_ = 0;   // K
   int num_output_ = 0;  // N
   bool bias_term_ = true;
+#ifndef CPU_ONLY
+  // GPU forward: the first position of an invalid index, written by the kernel (1 value).
+  Blob<int> first_invalid_;
+#endif
 };
 
 }  // namespace caffe

@@ -30,9 +30,19 @@ class FilterLayer : public Layer<Dtype> {
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   bool first_reshape_ = true;
   std::vector<int> selected_;  // the selected items, in increasing order
+#ifndef CPU_ONLY
+  /// Copies selected_ to selected_gpu_ and returns its device pointer.
+  const int* SelectedOnGpu();
+  Blob<int> selected_gpu_;  // selected_ on the device, for the GPU passes
+#endif
 };
 
 }  // namespace caffe

@@ -21,6 +21,11 @@ class LogLayer : public NeuronLayer<Dtype> {
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   Dtype base_scale_ = 1;          // 1 / ln(base)
   Dtype input_scale_ = 1;         // scale

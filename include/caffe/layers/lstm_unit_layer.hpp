@@ -32,6 +32,11 @@ class LSTMUnitLayer : public Layer<Dtype> {
   /// Writes (overwrites) the diffs of c_{t-1} and of the gate inputs from the diffs of c_t, h_t.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
  private:
   int hidden_dim_ = 0;  // H

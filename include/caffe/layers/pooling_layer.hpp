@@ -19,7 +19,10 @@ namespace caffe {
 /// window would start in the padding (as BVLC). MAX: the window maximum, the first one in
 /// row-major order on ties; an optional top[1] receives its index h * W + w in the channel, as a
 /// value. AVE: the window sum divided by the window size clipped to the padded input (padding
-/// counts as zeros). STOCHASTIC is GPU-only, as in BVLC.
+/// counts as zeros). STOCHASTIC is GPU-only, as in BVLC, and takes no padding: in TRAIN each
+/// window's output is one of its inputs, drawn with probability proportional to its value
+/// (inputs should be >= 0, e.g. after a ReLU), and the gradient goes to that input; in TEST the
+/// output is sum(x^2) / sum(x) over the window, with no backward pass.
 template <typename Dtype>
 class PoolingLayer : public Layer<Dtype> {
  public:
@@ -42,6 +45,11 @@ class PoolingLayer : public Layer<Dtype> {
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
  private:
   // Spatial axes are held as three (depth, height, width); missing leading axes have size 1,
@@ -71,6 +79,11 @@ class PoolingLayer : public Layer<Dtype> {
   int planes_ = 0;                 // N * C
   AxisWindows windows_[kAxes];
   Blob<int> max_idx_;  // the argmax of each output when top[1] does not hold it (MAX)
+#ifndef CPU_ONLY
+  // STOCHASTIC in TRAIN: a U[0, 1) draw per output, replaced by forward with the index (in the
+  // plane) of the input it picked, which backward routes the gradient to. Shape of top[0].
+  Blob<Dtype> rand_idx_;
+#endif
 };
 
 }  // namespace caffe

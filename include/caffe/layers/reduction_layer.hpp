@@ -26,6 +26,11 @@ class ReductionLayer : public Layer<Dtype> {
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   ReductionParameter_ReductionOp op_ = ReductionParameter_ReductionOp_SUM;
   Dtype coeff_ = 1;  // coeff, divided by D for MEAN

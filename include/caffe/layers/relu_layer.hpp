@@ -21,6 +21,11 @@ class ReLULayer : public NeuronLayer<Dtype> {
   /// output, which has the input's sign, so the same rule applies (as in BVLC).
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   Dtype negative_slope_ = 0;
 };

@@ -33,6 +33,11 @@ class ScaleLayer : public Layer<Dtype> {
   /// learned blob accumulates, bottom[1] is overwritten); bias_diff += sum_{o,i} top_diff.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   int axis_ = 0;
   int outer_ = 0;

@@ -34,6 +34,11 @@ class SigmoidCrossEntropyLossLayer final : public LossLayer<Dtype> {
   /// Throws if asked for a gradient with respect to the targets.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
  private:
   std::unique_ptr<SigmoidLayer<Dtype>> sigmoid_layer_;  // maps scores to s for the gradient
@@ -45,6 +50,10 @@ class SigmoidCrossEntropyLossLayer final : public LossLayer<Dtype> {
   Dtype normalizer_ = 1;  // of the last forward, reused by backward
   int outer_num_ = 0;     // N
   int inner_num_ = 0;     // D
+#ifndef CPU_ONLY
+  Blob<Dtype> value_loss_;     // (N * D) GPU forward: each value's loss, 0 where ignored
+  Blob<Dtype> value_counted_;  // (N * D) 1 where counted, else 0
+#endif
 };
 
 }  // namespace caffe

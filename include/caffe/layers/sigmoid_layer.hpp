@@ -19,6 +19,11 @@ class SigmoidLayer : public NeuronLayer<Dtype> {
   /// bottom_diff = top_diff * top * (1 - top): reads only the top, so in-place use is safe.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 };
 
 }  // namespace caffe

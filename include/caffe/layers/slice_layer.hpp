@@ -28,6 +28,11 @@ class SliceLayer : public Layer<Dtype> {
   /// bottom_diff = the tops' diffs put back in place (the slices cover the whole bottom).
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   int slice_axis_ = 0;
   int outer_ = 0;  // product of the dims before slice_axis_

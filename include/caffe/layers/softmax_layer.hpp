@@ -28,6 +28,11 @@ class SoftmaxLayer : public Layer<Dtype> {
   /// bottom_diff = (top_diff - sum_c top_diff * top) * top; reads only the top, so in place works.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
   int outer_num_ = 0;
   int channels_ = 0;  // C

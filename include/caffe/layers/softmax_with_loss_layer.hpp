@@ -36,10 +36,22 @@ class SoftmaxWithLossLayer final : public LossLayer<Dtype> {
   /// throws if asked for a gradient with respect to the labels.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+#endif
 
  private:
   /// Throws caffe::Error naming the label and its position unless 0 <= label < C.
   void CheckLabel(int label_value, int position) const;
+#ifndef CPU_ONLY
+  /// After a GPU kernel recorded first_bad_label_: throws as CheckLabel for that position.
+  void ThrowIfBadLabelOnGpu(const Blob<Dtype>& label);
+  Blob<Dtype> position_loss_;     // (outer * inner) GPU forward: each position's loss, or 0
+  Blob<Dtype> position_counted_;  // (outer * inner) 1 where the label is counted, else 0
+  Blob<int> first_bad_label_;     // (1) first position with an out-of-range label, or INT_MAX
+#endif
 
   shared_ptr<Layer<Dtype>> softmax_layer_;  // created through LayerRegistry (engine choice)
   Blob<Dtype> prob_;                        // the softmax output, bottom[0]'s shape

@@ -21,6 +21,10 @@ class ThresholdLayer : public NeuronLayer<Dtype> {
   /// Throws caffe::Error if propagate_down[0] is set; does nothing otherwise.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+#ifndef CPU_ONLY
+  // No Backward_gpu: the CPU one only checks propagate_down and touches no data.
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+#endif
 
   Dtype threshold_ = 0;
 };

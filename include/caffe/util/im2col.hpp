@@ -71,6 +71,52 @@ void col2im_nd_lines_add_cpu(const Dtype* data_col, int num_spatial_axes, const 
                              const int* stride, const int* dilation, int line_begin,
                              int line_end, Dtype* data_im);
 
+#ifndef CPU_ONLY
+// The same routines on the GPU (im2col.cu), with the same arguments and column layout: data_im
+// and data_col are device arrays; the shape arrays of the N-D routines (im_shape, col_shape,
+// kernel_shape, pad, stride, dilation) stay HOST arrays, as for the _cpu ones (BVLC's _gpu
+// versions took device arrays), and are handed to the kernels by value. The N-D routines serve
+// at most kMaxIm2colGpuAxes spatial axes. All run on the default stream, without synchronizing.
+
+constexpr int kMaxIm2colGpuAxes = 10;
+
+template <typename Dtype>
+void im2col_gpu(const Dtype* data_im, int channels, int height, int width, int kernel_h,
+                int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
+                int dilation_w, Dtype* data_col, int col_row_stride = 0);
+
+/// Overwrites data_im, like col2im_cpu.
+template <typename Dtype>
+void col2im_gpu(const Dtype* data_col, int channels, int height, int width, int kernel_h,
+                int kernel_w, int pad_h, int pad_w, int stride_h, int stride_w, int dilation_h,
+                int dilation_w, Dtype* data_im, int col_row_stride = 0);
+
+template <typename Dtype>
+void im2col_nd_gpu(const Dtype* data_im, int num_spatial_axes, const int* im_shape,
+                   const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
+                   const int* dilation, Dtype* data_col, int col_row_stride = 0);
+
+/// Overwrites data_im, like col2im_nd_cpu.
+template <typename Dtype>
+void col2im_nd_gpu(const Dtype* data_col, int num_spatial_axes, const int* im_shape,
+                   const int* col_shape, const int* kernel_shape, const int* pad, const int* stride,
+                   const int* dilation, Dtype* data_im, int col_row_stride = 0);
+
+/// The output lines [line_begin, line_end) only, as im2col_nd_lines_cpu.
+template <typename Dtype>
+void im2col_nd_lines_gpu(const Dtype* data_im, int num_spatial_axes, const int* im_shape,
+                         const int* col_shape, const int* kernel_shape, const int* pad,
+                         const int* stride, const int* dilation, int line_begin, int line_end,
+                         Dtype* data_col);
+
+/// ADDS the tile's column entries into data_im, as col2im_nd_lines_add_cpu.
+template <typename Dtype>
+void col2im_nd_lines_add_gpu(const Dtype* data_col, int num_spatial_axes, const int* im_shape,
+                             const int* col_shape, const int* kernel_shape, const int* pad,
+                             const int* stride, const int* dilation, int line_begin, int line_end,
+                             Dtype* data_im);
+#endif  // CPU_ONLY
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_IM2COL_HPP_

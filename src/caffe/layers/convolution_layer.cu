@@ -1,0 +1,43 @@
+// Convolution on the GPU: the base class's im2col + cuBLAS helpers (base_conv_layer.cu), called
+// as Forward_cpu / Backward_cpu call their CPU counterparts.
+#include <vector>
+
+#include "caffe/layers/convolution_layer.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+void ConvolutionLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const Dtype* weights = this->blobs_[0]->gpu_data();
+  const Dtype* bias = this->bias_term_ ? this->blobs_[1]->gpu_data() : nullptr;
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    this->ImageToOutputGpu(bottom[i]->gpu_data(), this->num_, weights, bias,
+                           top[i]->mutable_gpu_data());
+  }
+}
+
+template <typename Dtype>
+void ConvolutionLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
+                                           const vector<bool>& propagate_down,
+                                           const Blobs<Dtype>& bottom) {
+  const Dtype* weights = this->blobs_[0]->gpu_data();
+  // Param diffs accumulate, as on the CPU.
+  Dtype* weight_diff =
+      this->param_propagate_down_[0] ? this->blobs_[0]->mutable_gpu_diff() : nullptr;
+  for (size_t i = 0; i < top.size(); ++i) {
+    const Dtype* top_diff = top[i]->gpu_diff();
+    if (this->bias_term_ && this->param_propagate_down_[1]) {
+      this->AccumulateChannelSumsGpu(top_diff, this->num_, this->num_output_,
+                                     this->out_spatial_dim_, this->blobs_[1]->mutable_gpu_diff());
+    }
+    Dtype* bottom_diff = propagate_down[i] ? bottom[i]->mutable_gpu_diff() : nullptr;
+    if (weight_diff || bottom_diff) {
+      this->BackwardGemmGpu(top_diff, weight_diff ? bottom[i]->gpu_data() : nullptr, this->num_,
+                            weights, weight_diff, bottom_diff);
+    }
+  }
+}
+
+INSTANTIATE_LAYER_GPU_FUNCS(ConvolutionLayer);
+
+}  // namespace caffe

@@ -1,0 +1,127 @@
+// Eltwise on the GPU: PROD and SUM run the CPU path's sequence of array operations with the
+// caffe_gpu_* functions; MAX runs one kernel per bottom that keeps the running maximum and the
+// index of the bottom it came from (max_idx_, BVLC's tie rule), which routes the gradient.
+#include "caffe/layers/eltwise_layer.hpp"
+
+namespace caffe {
+
+namespace {
+
+// The first two bottoms: bottom[1] wins a tie against bottom[0].
+template <typename Dtype>
+__global__ void EltwiseMaxFirstPairKernel(int count, const Dtype* first, const Dtype* second,
+                                          Dtype* top_data, int* max_idx) {
+  CUDA_KERNEL_LOOP(j, count) {
+    const bool first_wins = first[j] > second[j];
+    top_data[j] = first_wins ? first[j] : second[j];
+    max_idx[j] = first_wins ? 0 : 1;
+  }
+}
+
+// Every later bottom wins only when strictly greater.
+template <typename Dtype>
+__global__ void EltwiseMaxUpdateKernel(int count, int bottom_index, const Dtype* bottom_data,
+                                       Dtype* top_data, int* max_idx) {
+  CUDA_KERNEL_LOOP(j, count) {
+    if (bottom_data[j] > top_data[j]) {
+      top_data[j] = bottom_data[j];
+      max_idx[j] = bottom_index;
+    }
+  }
+}
+
+template <typename Dtype>
+__global__ void EltwiseMaxBackwardKernel(int count, int bottom_index, const int* max_idx,
+                                         const Dtype* top_diff, Dtype* bottom_diff) {
+  CUDA_KERNEL_LOOP(j, count) {
+    bottom_diff[j] = max_idx[j] == bottom_index ? top_diff[j] : Dtype(0);
+  }
+}
+
+}  // namespace
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const int count = top[0]->count();
+  if (count == 0) return;
+  Dtype* top_data = top[0]->mutable_gpu_data();
+  switch (op_) {
+    case EltwiseParameter::PROD:
+      caffe_gpu_mul(count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), top_data);
+      for (size_t i = 2; i < bottom.size(); ++i) {
+        caffe_gpu_mul(count, top_data, bottom[i]->gpu_data(), top_data);
+      }
+      break;
+    case EltwiseParameter::SUM:
+      caffe_gpu_scale(count, coeffs_[0], bottom[0]->gpu_data(), top_data);
+      for (size_t i = 1; i < bottom.size(); ++i) {
+        caffe_gpu_axpy(count, coeffs_[i], bottom[i]->gpu_data(), top_data);
+      }
+      break;
+    case EltwiseParameter::MAX: {
+      int* max_idx = max_idx_.mutable_gpu_data();
+      EltwiseMaxFirstPairKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+          count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), top_data, max_idx);
+      CUDA_POST_KERNEL_CHECK;
+      for (size_t i = 2; i < bottom.size(); ++i) {
+        EltwiseMaxUpdateKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+            count, static_cast<int>(i), bottom[i]->gpu_data(), top_data, max_idx);
+        CUDA_POST_KERNEL_CHECK;
+      }
+      break;
+    }
+    default:
+      LAYER_THROW() << "unknown eltwise_param.operation " << static_cast<int>(op_);
+  }
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       const Blobs<Dtype>& bottom) {
+  const int count = top[0]->count();
+  if (count == 0) return;
+  const Dtype* top_data = top[0]->gpu_data();
+  const Dtype* top_diff = top[0]->gpu_diff();
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    if (!propagate_down[i]) continue;
+    Dtype* bottom_diff = bottom[i]->mutable_gpu_diff();
+    switch (op_) {
+      case EltwiseParameter::PROD:
+        if (stable_prod_grad_) {
+          // The product of the other bottoms, recomputed so a zero in bottom[i] is harmless.
+          bool initialized = false;
+          for (size_t j = 0; j < bottom.size(); ++j) {
+            if (j == i) continue;
+            if (!initialized) {
+              caffe_gpu_copy(count, bottom[j]->gpu_data(), bottom_diff);
+              initialized = true;
+            } else {
+              caffe_gpu_mul(count, bottom[j]->gpu_data(), bottom_diff, bottom_diff);
+            }
+          }
+        } else {
+          caffe_gpu_div(count, top_data, bottom[i]->gpu_data(), bottom_diff);
+        }
+        caffe_gpu_mul(count, bottom_diff, top_diff, bottom_diff);
+        break;
+      case EltwiseParameter::SUM:
+        if (coeffs_[i] == Dtype(1)) {
+          caffe_gpu_copy(count, top_diff, bottom_diff);
+        } else {
+          caffe_gpu_scale(count, coeffs_[i], top_diff, bottom_diff);
+        }
+        break;
+      case EltwiseParameter::MAX:
+        EltwiseMaxBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+            count, static_cast<int>(i), max_idx_.gpu_data(), top_diff, bottom_diff);
+        CUDA_POST_KERNEL_CHECK;
+        break;
+      default:
+        LAYER_THROW() << "unknown eltwise_param.operation " << static_cast<int>(op_);
+    }
+  }
+}
+
+INSTANTIATE_LAYER_GPU_FUNCS(EltwiseLayer);
+
+}  // namespace caffe
