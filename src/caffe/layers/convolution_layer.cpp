@@ -1,10 +1,13 @@
 #include "caffe/layers/convolution_layer.hpp"
 
+#include <string>
 #include <type_traits>
 #include <vector>
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/layers/cudnn_convolution_layer.hpp"
 #include "caffe/util/cpu_engine.hpp"
+#include "caffe/util/cudnn.hpp"
 #include "caffe/util/im2col.hpp"
 #ifdef USE_DNNL
 #include "caffe/layers/dnnl_convolution_layer.hpp"
@@ -62,11 +65,23 @@ void ConvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 
 INSTANTIATE_CLASS(ConvolutionLayer);
 
-// oneDNN's engine for float where chosen (include/caffe/util/cpu_engine.hpp), Caffe's otherwise.
+// GPU mode: cuDNN's engine where this build has it and the engine asked allows it
+// (include/caffe/util/cudnn.hpp), Caffe's otherwise; oneDNN runs only on the CPU.
+// CPU mode: oneDNN's engine for float where chosen (include/caffe/util/cpu_engine.hpp), Caffe's
+// otherwise.
 template <typename Dtype>
 shared_ptr<Layer<Dtype>> GetConvolutionLayer(const LayerParameter& param) {
-  const CpuEngine engine =
-      ChooseCpuEngine(param, ConvolutionParameter::Engine_Name(param.convolution_param().engine()));
+  const std::string engine_name =
+      ConvolutionParameter::Engine_Name(param.convolution_param().engine());
+  if (Caffe::mode() == Caffe::GPU) {
+    const bool cudnn = UseCudnnEngine(param, engine_name);
+#ifdef USE_CUDNN
+    if (cudnn) return std::make_shared<CuDNNConvolutionLayer<Dtype>>(param);
+#endif
+    (void)cudnn;
+    return std::make_shared<ConvolutionLayer<Dtype>>(param);
+  }
+  const CpuEngine engine = ChooseCpuEngine(param, engine_name);
 #ifdef USE_DNNL
   if constexpr (std::is_same_v<Dtype, float>) {
     if (engine != CpuEngine::kCaffe) {

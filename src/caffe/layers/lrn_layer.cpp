@@ -1,12 +1,13 @@
 // Legend as in lrn_layer.hpp: N images, C channels, H/W height/width, n local_size, p = (n-1)/2.
 #include "caffe/layers/lrn_layer.hpp"
 
-#include "caffe/util/parallel.hpp"
-
 #include <algorithm>
 #include <cmath>
 
+#include "caffe/layers/cudnn_lrn_layer.hpp"
+#include "caffe/util/cudnn.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel.hpp"
 
 namespace caffe {
 
@@ -229,6 +230,23 @@ void LRNLayer<Dtype>::WithinChannelBackward(const Dtype* top_diff, const Dtype* 
 }
 
 INSTANTIATE_CLASS(LRNLayer);
-REGISTER_LAYER_CLASS(LRN);
+
+// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
+// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
+template <typename Dtype>
+shared_ptr<Layer<Dtype>> GetLRNLayer(const LayerParameter& param) {
+  const bool cudnn =
+      UseCudnnEngine(param, LRNParameter::Engine_Name(param.lrn_param().engine()));
+#ifdef USE_CUDNN
+  // cuDNN's within-channel normalization is not Caffe's WITHIN_CHANNEL.
+  if (cudnn && param.lrn_param().norm_region() == LRNParameter_NormRegion_ACROSS_CHANNELS) {
+    return std::make_shared<CuDNNLRNLayer<Dtype>>(param);
+  }
+#endif
+  (void)cudnn;
+  return std::make_shared<LRNLayer<Dtype>>(param);
+}
+
+REGISTER_LAYER_CREATOR(LRN, GetLRNLayer);
 
 }  // namespace caffe

@@ -5,6 +5,8 @@
 #include <cfloat>
 #include <vector>
 
+#include "caffe/layers/cudnn_pooling_layer.hpp"
+#include "caffe/util/cudnn.hpp"
 #include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel.hpp"
 
@@ -404,6 +406,24 @@ bool PoolingLayer<Dtype>::DeclareMemoryUse(
 }
 
 INSTANTIATE_CLASS(PoolingLayer);
-REGISTER_LAYER_CLASS(Pooling);
+
+// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
+// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
+template <typename Dtype>
+shared_ptr<Layer<Dtype>> GetPoolingLayer(const LayerParameter& param) {
+  const bool cudnn =
+      UseCudnnEngine(param, PoolingParameter::Engine_Name(param.pooling_param().engine()));
+#ifdef USE_CUDNN
+  // cuDNN gives no argmax top, and has no STOCHASTIC pooling.
+  if (cudnn && param.top_size() <= 1 &&
+      param.pooling_param().pool() != PoolingParameter_PoolMethod_STOCHASTIC) {
+    return std::make_shared<CuDNNPoolingLayer<Dtype>>(param);
+  }
+#endif
+  (void)cudnn;
+  return std::make_shared<PoolingLayer<Dtype>>(param);
+}
+
+REGISTER_LAYER_CREATOR(Pooling, GetPoolingLayer);
 
 }  // namespace caffe

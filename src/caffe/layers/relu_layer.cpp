@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "caffe/layers/cudnn_relu_layer.hpp"
+#include "caffe/util/cudnn.hpp"
 #include "caffe/util/parallel.hpp"
 
 namespace caffe {
@@ -40,6 +42,23 @@ void ReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
 }
 
 INSTANTIATE_CLASS(ReLULayer);
-REGISTER_LAYER_CLASS(ReLU);
+
+// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
+// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
+template <typename Dtype>
+shared_ptr<Layer<Dtype>> GetReLULayer(const LayerParameter& param) {
+  const bool cudnn =
+      UseCudnnEngine(param, ReLUParameter::Engine_Name(param.relu_param().engine()));
+#ifdef USE_CUDNN
+  // cuDNN has no leaky ReLU.
+  if (cudnn && param.relu_param().negative_slope() == 0) {
+    return std::make_shared<CuDNNReLULayer<Dtype>>(param);
+  }
+#endif
+  (void)cudnn;
+  return std::make_shared<ReLULayer<Dtype>>(param);
+}
+
+REGISTER_LAYER_CREATOR(ReLU, GetReLULayer);
 
 }  // namespace caffe

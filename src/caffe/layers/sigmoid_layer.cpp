@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "caffe/layers/cudnn_sigmoid_layer.hpp"
+#include "caffe/util/cudnn.hpp"
+
 namespace caffe {
 
 template <typename Dtype>
@@ -29,6 +32,20 @@ void SigmoidLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
 }
 
 INSTANTIATE_CLASS(SigmoidLayer);
-REGISTER_LAYER_CLASS(Sigmoid);
+
+// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
+// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
+template <typename Dtype>
+shared_ptr<Layer<Dtype>> GetSigmoidLayer(const LayerParameter& param) {
+  const bool cudnn =
+      UseCudnnEngine(param, SigmoidParameter::Engine_Name(param.sigmoid_param().engine()));
+#ifdef USE_CUDNN
+  if (cudnn) return std::make_shared<CuDNNSigmoidLayer<Dtype>>(param);
+#endif
+  (void)cudnn;
+  return std::make_shared<SigmoidLayer<Dtype>>(param);
+}
+
+REGISTER_LAYER_CREATOR(Sigmoid, GetSigmoidLayer);
 
 }  // namespace caffe

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "caffe/layers/cudnn_softmax_layer.hpp"
+#include "caffe/util/cudnn.hpp"
+
 namespace caffe {
 
 template <typename Dtype>
@@ -114,6 +117,20 @@ bool SoftmaxLayer<Dtype>::DeclareMemoryUse(
 }
 
 INSTANTIATE_CLASS(SoftmaxLayer);
-REGISTER_LAYER_CLASS(Softmax);
+
+// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
+// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
+template <typename Dtype>
+shared_ptr<Layer<Dtype>> GetSoftmaxLayer(const LayerParameter& param) {
+  const bool cudnn =
+      UseCudnnEngine(param, SoftmaxParameter::Engine_Name(param.softmax_param().engine()));
+#ifdef USE_CUDNN
+  if (cudnn) return std::make_shared<CuDNNSoftmaxLayer<Dtype>>(param);
+#endif
+  (void)cudnn;
+  return std::make_shared<SoftmaxLayer<Dtype>>(param);
+}
+
+REGISTER_LAYER_CREATOR(Softmax, GetSoftmaxLayer);
 
 }  // namespace caffe

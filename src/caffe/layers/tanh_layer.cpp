@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "caffe/layers/cudnn_tanh_layer.hpp"
+#include "caffe/util/cudnn.hpp"
+
 namespace caffe {
 
 template <typename Dtype>
@@ -27,6 +30,20 @@ void TanHLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
 }
 
 INSTANTIATE_CLASS(TanHLayer);
-REGISTER_LAYER_CLASS(TanH);
+
+// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
+// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
+template <typename Dtype>
+shared_ptr<Layer<Dtype>> GetTanHLayer(const LayerParameter& param) {
+  const bool cudnn =
+      UseCudnnEngine(param, TanHParameter::Engine_Name(param.tanh_param().engine()));
+#ifdef USE_CUDNN
+  if (cudnn) return std::make_shared<CuDNNTanHLayer<Dtype>>(param);
+#endif
+  (void)cudnn;
+  return std::make_shared<TanHLayer<Dtype>>(param);
+}
+
+REGISTER_LAYER_CREATOR(TanH, GetTanHLayer);
 
 }  // namespace caffe

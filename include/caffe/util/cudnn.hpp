@@ -1,0 +1,253 @@
+// cuDNN for the GPU engines (the CuDNN*Layer classes): which engine a layer created now gets
+// (every build), and, in builds with cuDNN (USE_CUDNN), the error macro, this thread's handle,
+// the shared workspace, descriptors made from Caffe's shapes, and CudnnConvolution, the
+// descriptors and algorithms of one convolution that Convolution and Deconvolution share.
+//
+// cuDNN 9 keeps the descriptor ("legacy") API used here in cudnn_ops.h and cudnn_cnn.h; its
+// headers mark it deprecated, which warns only where CUDNN_WARN_DEPRECATED is defined (it is not).
+// Everything runs on the default stream, like the rest of Caffe's GPU code.
+//
+// Legend: N images, C channels, G group, x the convolution's image side (its input), y its output
+// side, w its filters (C_y, C_x / G, kernel...).
+#ifndef CAFFE_UTIL_CUDNN_HPP_
+#define CAFFE_UTIL_CUDNN_HPP_
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "caffe/common.hpp"
+#include "caffe/proto/caffe.pb.h"
+
+namespace caffe {
+
+/// True where this build links cuDNN.
+constexpr bool CudnnBuilt() {
+#ifdef USE_CUDNN
+  return true;
+#else
+  return false;
+#endif
+}
+
+/// Whether the layer `param` describes, created now, runs on cuDNN. Only in GPU mode (a net made
+/// in CPU mode never gets a cuDNN layer). `layer_engine` is the name of the layer's own engine
+/// value ("DEFAULT", "CAFFE", "CUDNN", "MKLDNN", ...); when it is DEFAULT, LayerParameter's
+/// string `engine` decides. CAFFE: Caffe's GPU kernels. DEFAULT and CUDNN: cuDNN where this
+/// build has it; an explicit CUDNN without it runs Caffe's engine with a warning (as oneDNN does
+/// on the CPU). The CPU engines' names (MKLDNN, MKL2017, DNNL, ONEDNN) say nothing about GPUs:
+/// they get the GPU default. An unknown name is an error naming the layer.
+inline bool UseCudnnEngine(const LayerParameter& param, const std::string& layer_engine) {
+  if (Caffe::mode() != Caffe::GPU) return false;
+  std::string asked = layer_engine;
+  if (asked == "DEFAULT") {
+    // Intel Caffe writes e.g. "MKLDNN:DLCP"; what follows a colon is its own business.
+    asked = param.engine().substr(0, param.engine().find(':'));
+    std::transform(asked.begin(), asked.end(), asked.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    if (asked.empty()) asked = "DEFAULT";
+  }
+  if (asked == "CAFFE") return false;
+  const bool cpu_engine =
+      asked == "MKLDNN" || asked == "MKL2017" || asked == "DNNL" || asked == "ONEDNN";
+  if (asked != "DEFAULT" && asked != "CUDNN" && !cpu_engine) {
+    CAFFE_THROW() << "layer '" << param.name() << "': unknown engine \"" << param.engine()
+                  << "\"; expected one of CAFFE, CUDNN, MKLDNN, MKL2017, DNNL";
+  }
+  if (!CudnnBuilt()) {
+    if (asked == "CUDNN") {
+      LOG(WARNING) << "layer '" << param.name() << "' asks for engine CUDNN, but this build has "
+                   << "no cuDNN (install cuDNN and rebuild): using CAFFE";
+    }
+    return false;
+  }
+  return true;
+}
+
+}  // namespace caffe
+
+#ifdef USE_CUDNN
+
+#include <cudnn.h>
+
+// A failed cuDNN call is a caffe::Error with the call and cuDNN's description of the failure.
+#define CUDNN_CHECK(condition)                                                                 \
+  do {                                                                                         \
+    cudnnStatus_t caffe_cudnn_status_ = (condition);                                           \
+    CAFFE_CHECK(caffe_cudnn_status_ == CUDNN_STATUS_SUCCESS)                                   \
+        << "cuDNN call failed: " #condition ": " << cudnnGetErrorString(caffe_cudnn_status_); \
+  } while (0)
+
+namespace caffe {
+
+/// This thread's cuDNN handle on its current GPU, made on first use, bound to the default stream.
+cudnnHandle_t CudnnHandle();
+
+/// At least `bytes` of device memory on the current GPU, shared by every cuDNN call of this
+/// thread (layers run one after another on one stream, so one buffer serves them all). Valid
+/// until the next call; grows, never shrinks. nullptr for 0 bytes.
+void* CudnnWorkspace(size_t bytes);
+
+/// The most workspace a convolution's algorithms may use: CAFFE_CUDNN_WORKSPACE_MB MiB from the
+/// environment, else 64 MiB.
+size_t CudnnWorkspaceLimit();
+
+/// cuDNN's name for Dtype.
+template <typename Dtype>
+constexpr cudnnDataType_t CudnnDataType() {
+  static_assert(std::is_same_v<Dtype, float> || std::is_same_v<Dtype, double>,
+                "cuDNN layers exist for float and double");
+  return std::is_same_v<Dtype, float> ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+}
+
+/// The scaling factors cuDNN's calls take (result = one * op(...) + zero * result); of the
+/// tensors' type, as cuDNN requires for float and double.
+template <typename Dtype>
+const void* CudnnOne() {
+  static const Dtype one = 1;
+  return &one;
+}
+template <typename Dtype>
+const void* CudnnZero() {
+  static const Dtype zero = 0;
+  return &zero;
+}
+
+/// The same for a tensor type known at run time.
+inline const void* CudnnOne(cudnnDataType_t type) {
+  return type == CUDNN_DATA_FLOAT ? CudnnOne<float>() : CudnnOne<double>();
+}
+inline const void* CudnnZero(cudnnDataType_t type) {
+  return type == CUDNN_DATA_FLOAT ? CudnnZero<float>() : CudnnZero<double>();
+}
+
+/// Whether cuDNN can hold a tensor of `count` values: not empty, and int-indexable.
+inline bool CudnnCanHold(long count) { return count > 0 && count <= 0x7fffffffL; }
+
+/// Owns one cuDNN descriptor, made on first use (so a layer can be built without a GPU).
+template <typename Descriptor, cudnnStatus_t (*Create)(Descriptor*),
+          cudnnStatus_t (*Destroy)(Descriptor)>
+class CudnnDescriptor {
+ public:
+  CudnnDescriptor() = default;
+  ~CudnnDescriptor() {
+    if (descriptor_ != nullptr) Destroy(descriptor_);  // destructors do not throw
+  }
+  Descriptor get() {
+    if (descriptor_ == nullptr) CUDNN_CHECK(Create(&descriptor_));
+    return descriptor_;
+  }
+
+ private:
+  Descriptor descriptor_ = nullptr;
+  DISABLE_COPY_AND_ASSIGN(CudnnDescriptor);
+};
+
+using CudnnTensorDescriptor = CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                                              cudnnDestroyTensorDescriptor>;
+using CudnnFilterDescriptor = CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
+                                              cudnnDestroyFilterDescriptor>;
+using CudnnConvolutionDescriptor =
+    CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
+                    cudnnDestroyConvolutionDescriptor>;
+using CudnnPoolingDescriptor =
+    CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
+                    cudnnDestroyPoolingDescriptor>;
+using CudnnActivationDescriptor =
+    CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor,
+                    cudnnDestroyActivationDescriptor>;
+using CudnnLRNDescriptor =
+    CudnnDescriptor<cudnnLRNDescriptor_t, cudnnCreateLRNDescriptor, cudnnDestroyLRNDescriptor>;
+
+/// A packed (row-major, NCHW-like) tensor of `dims`; fewer than 4 dims get trailing 1s, since
+/// cuDNN's routines want 4 or more.
+void SetCudnnTensor(cudnnTensorDescriptor_t descriptor, cudnnDataType_t type,
+                    std::vector<int> dims);
+
+/// An element-wise activation (ReLU, sigmoid, tanh) over a blob of any shape.
+class CudnnActivation {
+ public:
+  CudnnActivation() = default;
+  /// `shape` is the blob's; axes beyond the fourth are folded into it. False where cuDNN cannot
+  /// hold the blob (empty, or beyond int indexing): the caller runs Caffe's path.
+  bool Configure(cudnnActivationMode_t mode, cudnnDataType_t type, const std::vector<int>& shape);
+  /// y = f(x); y may be x.
+  void Forward(const void* x, void* y);
+  /// dx = dy * f'(x), from y = f(x) (and x, which cuDNN may read); dx may be dy, x may be y.
+  void Backward(const void* y, const void* dy, const void* x, void* dx);
+
+ private:
+  cudnnDataType_t type_ = CUDNN_DATA_FLOAT;
+  CudnnTensorDescriptor tensor_;
+  CudnnActivationDescriptor activation_;
+  DISABLE_COPY_AND_ASSIGN(CudnnActivation);
+};
+
+/// The descriptors and chosen algorithms of one convolution x -> y with filters w, for
+/// Convolution (x = bottom, y = top) and Deconvolution (x = top, y = bottom). The algorithms come
+/// from cuDNN's heuristics (cudnnGet*Algorithm_v7): the first one, in cuDNN's order of expected
+/// speed, that runs with FMA math for float (no TF32 tensor cores: results match the CPU's),
+/// needs at most CudnnWorkspaceLimit() bytes, and (for the two backward passes, where some
+/// algorithms add with atomics) is deterministic if any such algorithm qualifies.
+class CudnnConvolution {
+ public:
+  enum class Side { kImage, kOutput };  // x, y
+  struct Geometry {
+    cudnnDataType_t type = CUDNN_DATA_FLOAT;
+    int num = 0;                      // N
+    int image_channels = 0;           // C_x
+    int output_channels = 0;          // C_y
+    int group = 1;                    // G
+    std::vector<int> image_spatial;   // x's spatial dims
+    std::vector<int> output_spatial;  // y's spatial dims
+    std::vector<int> kernel, pad, stride, dilation;
+    bool operator==(const Geometry& other) const;
+  };
+
+  CudnnConvolution() = default;
+  /// Sets up `geometry` (at once when it is the one set up last). False where cuDNN cannot run
+  /// it: 1 to 3 spatial axes (fewer than 2 get unit axes in front), no empty or int-overflowing
+  /// tensors, and an algorithm for each pass within the workspace limit; the caller then runs
+  /// Caffe's engine.
+  bool Configure(const Geometry& geometry);
+
+  /// y = conv(x, w).
+  void Forward(const void* image, const void* weights, void* output);
+  /// dx = the adjoint of conv(., w) applied to dy (overwrites dx).
+  void BackwardData(const void* weights, const void* output_diff, void* image_diff);
+  /// dw += the filter gradient for x and dy.
+  void BackwardFilter(const void* image, const void* output_diff, void* weight_diff);
+  /// data[n][c][...] += bias[c] over the tensor on `side`.
+  void AddBias(Side side, const void* bias, void* data);
+  /// bias_diff[c] += the sum over n and positions of diff[n][c][...] on `side`.
+  void AccumulateBiasDiff(Side side, const void* diff, void* bias_diff);
+
+ private:
+  const void* One() const;
+  const void* Zero() const;
+  bool ChooseAlgorithms();
+
+  Geometry geometry_;
+  bool configured_ = false;  // geometry_ was set up (successfully or not)
+  bool usable_ = false;
+  CudnnTensorDescriptor image_, output_, image_bias_, output_bias_;
+  CudnnFilterDescriptor filter_;
+  CudnnConvolutionDescriptor convolution_;
+  cudnnConvolutionFwdAlgo_t forward_algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  cudnnConvolutionBwdDataAlgo_t backward_data_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
+  cudnnConvolutionBwdFilterAlgo_t backward_filter_algo_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
+  size_t forward_bytes_ = 0, backward_data_bytes_ = 0, backward_filter_bytes_ = 0;
+  // The math type each algorithm was chosen with (cuDNN pairs an algorithm with one).
+  cudnnMathType_t forward_math_ = CUDNN_DEFAULT_MATH;
+  cudnnMathType_t backward_data_math_ = CUDNN_DEFAULT_MATH;
+  cudnnMathType_t backward_filter_math_ = CUDNN_DEFAULT_MATH;
+
+  DISABLE_COPY_AND_ASSIGN(CudnnConvolution);
+};
+
+}  // namespace caffe
+
+#endif  // USE_CUDNN
+#endif  // CAFFE_UTIL_CUDNN_HPP_

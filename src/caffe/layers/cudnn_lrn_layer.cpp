@@ -1,0 +1,38 @@
+// Setup of CuDNNLRNLayer (include/caffe/layers/cudnn_lrn_layer.hpp); its passes are in
+// cudnn_lrn_layer.cu. Empty in builds without cuDNN.
+#ifdef USE_CUDNN
+
+#include "caffe/layers/cudnn_lrn_layer.hpp"
+
+namespace caffe {
+
+template <typename Dtype>
+void CuDNNLRNLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  LRNLayer<Dtype>::LayerSetUp(bottom, top);
+  const LRNParameter& param = this->layer_param_.lrn_param();
+  const unsigned size = param.local_size();
+  parameters_fit_ = param.norm_region() == LRNParameter_NormRegion_ACROSS_CHANNELS &&
+                    size >= CUDNN_LRN_MIN_N && size <= CUDNN_LRN_MAX_N &&
+                    param.k() >= CUDNN_LRN_MIN_K && param.beta() >= CUDNN_LRN_MIN_BETA;
+}
+
+template <typename Dtype>
+void CuDNNLRNLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  LRNLayer<Dtype>::Reshape(bottom, top);
+  use_cudnn_ = false;
+  if (!parameters_fit_ || Caffe::mode() != Caffe::GPU || !CudnnCanHold(bottom[0]->count())) {
+    return;
+  }
+  // cuDNN divides alpha by n itself, as Caffe's formula does.
+  const LRNParameter& param = this->layer_param_.lrn_param();
+  CUDNN_CHECK(cudnnSetLRNDescriptor(lrn_desc_.get(), param.local_size(), param.alpha(),
+                                    param.beta(), param.k()));
+  SetCudnnTensor(tensor_desc_.get(), CudnnDataType<Dtype>(), bottom[0]->shape());
+  use_cudnn_ = true;
+}
+
+INSTANTIATE_CLASS(CuDNNLRNLayer);
+
+}  // namespace caffe
+
+#endif  // USE_CUDNN

@@ -1,0 +1,352 @@
+// util/cudnn: which engine UseCudnnEngine picks (CPU mode never cuDNN; in GPU mode the layer's
+// own engine, else LayerParameter's string engine, else the default; an unknown name is an
+// error), the same decisions seen through the layer creators, and, in builds with cuDNN, the
+// helpers: data types and scaling factors, CudnnCanHold, the workspace limit read from
+// CAFFE_CUDNN_WORKSPACE_MB, the per-thread handle and workspace, packed tensor descriptors,
+// CudnnActivation and the cases CudnnConvolution::Configure turns down. Engine choice and the
+// host-only helpers run without a GPU; the rest skips where there is none. The cuDNN layers
+// themselves are tested in src/caffe/test/layers/test_cudnn_*_layer.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "caffe/test/cudnn_test_util.hpp"
+
+namespace caffe {
+
+namespace {
+
+// A layer whose own engine is decided elsewhere, named 'r', with LayerParameter's string engine.
+LayerParameter WithStringEngine(const std::string& engine) {
+  LayerParameter param;
+  param.set_name("r");
+  param.set_type("ReLU");
+  param.set_engine(engine);
+  return param;
+}
+
+}  // namespace
+
+// ---- UseCudnnEngine (no GPU needed: only the mode is set) ----
+
+class UseCudnnEngineTest : public ::testing::Test {
+ protected:
+  void TearDown() override { Caffe::set_mode(Caffe::CPU); }
+};
+
+TEST_F(UseCudnnEngineTest, CpuModeNeverPicksCudnn) {
+  Caffe::set_mode(Caffe::CPU);
+  for (const std::string layer_engine : {"DEFAULT", "CAFFE", "CUDNN", "MKLDNN"}) {
+    // Not even an unknown string engine is looked at in CPU mode.
+    for (const std::string string_engine : {"", "CUDNN", "caffe", "FASTEST"}) {
+      EXPECT_FALSE(UseCudnnEngine(WithStringEngine(string_engine), layer_engine))
+          << layer_engine << " / '" << string_engine << "'";
+    }
+  }
+}
+
+TEST_F(UseCudnnEngineTest, GpuModeFollowsTheLayersOwnEngine) {
+  Caffe::set_mode(Caffe::GPU);
+  const LayerParameter param = WithStringEngine("");
+  EXPECT_EQ(CudnnBuilt(), UseCudnnEngine(param, "DEFAULT"));
+  EXPECT_EQ(CudnnBuilt(), UseCudnnEngine(param, "CUDNN"));
+  EXPECT_FALSE(UseCudnnEngine(param, "CAFFE"));
+  // The CPU engines' names say nothing about GPUs: the GPU default.
+  EXPECT_EQ(CudnnBuilt(), UseCudnnEngine(param, "MKLDNN"));
+  EXPECT_EQ(CudnnBuilt(), UseCudnnEngine(param, "MKL2017"));
+  // A layer engine other than DEFAULT wins over the string.
+  EXPECT_FALSE(UseCudnnEngine(WithStringEngine("CUDNN"), "CAFFE"));
+  EXPECT_EQ(CudnnBuilt(), UseCudnnEngine(WithStringEngine("CAFFE"), "CUDNN"));
+}
+
+TEST_F(UseCudnnEngineTest, GpuModeReadsTheStringEngineWhenTheLayersIsDefault) {
+  Caffe::set_mode(Caffe::GPU);
+  EXPECT_FALSE(UseCudnnEngine(WithStringEngine("CAFFE"), "DEFAULT"));
+  EXPECT_FALSE(UseCudnnEngine(WithStringEngine("caffe"), "DEFAULT"));
+  for (const std::string engine :
+       {"", "CUDNN", "cudnn", "MKLDNN", "MKLDNN:DLCP", "MKL2017", "DNNL", "ONEDNN"}) {
+    EXPECT_EQ(CudnnBuilt(), UseCudnnEngine(WithStringEngine(engine), "DEFAULT"))
+        << "'" << engine << "'";
+  }
+}
+
+TEST_F(UseCudnnEngineTest, GpuModeRejectsAnUnknownStringEngine) {
+  Caffe::set_mode(Caffe::GPU);
+  try {
+    UseCudnnEngine(WithStringEngine("FASTEST"), "DEFAULT");
+    ADD_FAILURE() << "engine 'FASTEST' was accepted";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("layer 'r'"), std::string::npos) << message;
+    EXPECT_NE(message.find("FASTEST"), std::string::npos) << message;
+  }
+}
+
+// ---- The same decisions through the layer creators ----
+
+// Runs without a GPU: creating a layer touches no device.
+template <typename Dtype>
+class CudnnCreatorTest : public ::testing::Test {
+ protected:
+  void TearDown() override { Caffe::set_mode(Caffe::CPU); }
+};
+TYPED_TEST_SUITE(CudnnCreatorTest, TestDtypes);
+
+TYPED_TEST(CudnnCreatorTest, CpuModeNeverBuildsCudnnLayers) {
+  for (const std::string& type : CudnnEngineLayerTypes()) {
+    ExpectCpuModeNeverBuildsCudnn<TypeParam>(type);
+  }
+}
+
+TYPED_TEST(CudnnCreatorTest, UnknownStringEngineInGpuModeIsAnError) {
+  Caffe::set_mode(Caffe::GPU);
+  const LayerParameter param = ParseLayerParam("name: 'r' type: 'ReLU' engine: 'FASTEST'");
+  EXPECT_THROW(LayerRegistry<TypeParam>::CreateLayer(param), Error);
+}
+
+template <typename Dtype>
+class CudnnGpuCreatorTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(CudnnGpuCreatorTest, TestDtypes);
+
+TYPED_TEST(CudnnGpuCreatorTest, GpuModeReadsLayerParameterStringEngine) {
+  Caffe::set_mode(Caffe::GPU);
+  // LayerParameter's string engine (Intel Caffe's field) when the layer's own is DEFAULT.
+  std::shared_ptr<Layer<TypeParam>> caffe_named = LayerRegistry<TypeParam>::CreateLayer(
+      ParseLayerParam("name: 'r' type: 'ReLU' engine: 'CAFFE'"));
+  EXPECT_FALSE(IsCudnnLayer(caffe_named.get()));
+  std::shared_ptr<Layer<TypeParam>> cudnn_named = LayerRegistry<TypeParam>::CreateLayer(
+      ParseLayerParam("name: 'r' type: 'ReLU' engine: 'cudnn'"));
+  EXPECT_EQ(CudnnBuilt(), IsCudnnLayer(cudnn_named.get()));
+  // A CPU engine's name says nothing about the GPU: the GPU default.
+  std::shared_ptr<Layer<TypeParam>> mkldnn_named = LayerRegistry<TypeParam>::CreateLayer(
+      ParseLayerParam("name: 'c' type: 'Convolution' engine: 'MKLDNN' "
+                      "convolution_param { num_output: 2 kernel_size: 3 }"));
+  EXPECT_EQ(CudnnBuilt(), IsCudnnLayer(mkldnn_named.get()));
+}
+
+#ifdef USE_CUDNN
+
+// ---- Host-only helpers (no GPU needed) ----
+
+TEST(CudnnHelpersTest, DataTypesAndScalingFactors) {
+  EXPECT_EQ(CUDNN_DATA_FLOAT, CudnnDataType<float>());
+  EXPECT_EQ(CUDNN_DATA_DOUBLE, CudnnDataType<double>());
+  EXPECT_EQ(1.0f, *static_cast<const float*>(CudnnOne<float>()));
+  EXPECT_EQ(0.0f, *static_cast<const float*>(CudnnZero<float>()));
+  EXPECT_EQ(1.0, *static_cast<const double*>(CudnnOne<double>()));
+  EXPECT_EQ(0.0, *static_cast<const double*>(CudnnZero<double>()));
+  EXPECT_EQ(CudnnOne<float>(), CudnnOne(CUDNN_DATA_FLOAT));
+  EXPECT_EQ(CudnnZero<float>(), CudnnZero(CUDNN_DATA_FLOAT));
+  EXPECT_EQ(CudnnOne<double>(), CudnnOne(CUDNN_DATA_DOUBLE));
+  EXPECT_EQ(CudnnZero<double>(), CudnnZero(CUDNN_DATA_DOUBLE));
+}
+
+TEST(CudnnHelpersTest, CanHoldNonEmptyIntIndexableTensors) {
+  EXPECT_FALSE(CudnnCanHold(0));
+  EXPECT_FALSE(CudnnCanHold(-1));
+  EXPECT_TRUE(CudnnCanHold(1));
+  EXPECT_TRUE(CudnnCanHold(0x7fffffffL));
+  EXPECT_FALSE(CudnnCanHold(0x80000000L));
+}
+
+TEST(CudnnHelpersTest, NoWorkspaceForZeroBytes) { EXPECT_EQ(nullptr, CudnnWorkspace(0)); }
+
+namespace {
+
+// A 2-D convolution of 2 x 4 x 9 x 8 images with 3 x 3 filters, unpadded, stride 1: 7 x 6 out.
+CudnnConvolution::Geometry SmallGeometry() {
+  CudnnConvolution::Geometry geometry;
+  geometry.type = CUDNN_DATA_FLOAT;
+  geometry.num = 2;
+  geometry.image_channels = 4;
+  geometry.output_channels = 6;
+  geometry.group = 2;
+  geometry.image_spatial = {9, 8};
+  geometry.output_spatial = {7, 6};
+  geometry.kernel = {3, 3};
+  geometry.pad = {0, 0};
+  geometry.stride = {1, 1};
+  geometry.dilation = {1, 1};
+  return geometry;
+}
+
+}  // namespace
+
+TEST(CudnnHelpersTest, ConvolutionGeometriesCompareByEveryField) {
+  const CudnnConvolution::Geometry geometry = SmallGeometry();
+  EXPECT_TRUE(geometry == SmallGeometry());
+  CudnnConvolution::Geometry dilated = SmallGeometry();
+  dilated.dilation = {1, 2};
+  EXPECT_FALSE(geometry == dilated);
+  CudnnConvolution::Geometry in_double = SmallGeometry();
+  in_double.type = CUDNN_DATA_DOUBLE;
+  EXPECT_FALSE(geometry == in_double);
+}
+
+TEST(CudnnHelpersTest, ConvolutionTurnsDownMoreThanThreeAxesAndNoGroups) {
+  // Both are refused before cuDNN is called.
+  CudnnConvolution four_axes;
+  CudnnConvolution::Geometry geometry = SmallGeometry();
+  geometry.image_spatial = {3, 4, 3, 4};
+  geometry.output_spatial = {2, 3, 2, 3};
+  geometry.kernel = {2, 2, 2, 2};
+  geometry.pad = {0, 0, 0, 0};
+  geometry.stride = {1, 1, 1, 1};
+  geometry.dilation = {1, 1, 1, 1};
+  EXPECT_FALSE(four_axes.Configure(geometry));
+  CudnnConvolution no_groups;
+  geometry = SmallGeometry();
+  geometry.group = 0;
+  EXPECT_FALSE(no_groups.Configure(geometry));
+}
+
+// ---- The workspace limit ----
+
+namespace {
+
+// CudnnWorkspaceLimit() reads CAFFE_CUDNN_WORKSPACE_MB once per process, so each value is read in
+// a fresh process: a death test in the "threadsafe" style re-executes this binary. The child
+// prints the limit (or the error) and exits 0.
+void PrintWorkspaceLimitAndExit(const char* megabytes) {
+  if (megabytes == nullptr) {
+    unsetenv("CAFFE_CUDNN_WORKSPACE_MB");
+  } else {
+    setenv("CAFFE_CUDNN_WORKSPACE_MB", megabytes, /*overwrite=*/1);
+  }
+  try {
+    std::fprintf(stderr, "limit %zu bytes\n", CudnnWorkspaceLimit());
+  } catch (const Error& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+  }
+  std::exit(0);
+}
+
+}  // namespace
+
+TEST(CudnnWorkspaceLimitDeathTest, ComesFromTheEnvironmentInMiB) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // 64 MiB = 67108864 bytes unless the environment says otherwise.
+  EXPECT_EXIT(PrintWorkspaceLimitAndExit(nullptr), ::testing::ExitedWithCode(0),
+              "limit 67108864 bytes");
+  EXPECT_EXIT(PrintWorkspaceLimitAndExit(""), ::testing::ExitedWithCode(0),
+              "limit 67108864 bytes");
+  EXPECT_EXIT(PrintWorkspaceLimitAndExit("3"), ::testing::ExitedWithCode(0),
+              "limit 3145728 bytes");
+  EXPECT_EXIT(PrintWorkspaceLimitAndExit("0"), ::testing::ExitedWithCode(0), "limit 0 bytes");
+  EXPECT_EXIT(PrintWorkspaceLimitAndExit("4096"), ::testing::ExitedWithCode(0),
+              "limit 4294967296 bytes");
+}
+
+TEST(CudnnWorkspaceLimitDeathTest, RejectsWhatIsNotAWholeNumberOfMiB) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* bad : {"12abc", "-1", "1.5", "lots"}) {
+    EXPECT_EXIT(PrintWorkspaceLimitAndExit(bad), ::testing::ExitedWithCode(0),
+                "error: .*CAFFE_CUDNN_WORKSPACE_MB is .*must be a whole number of MiB")
+        << bad;
+  }
+}
+
+// ---- Helpers that need a GPU ----
+
+class CudnnDeviceTest : public GpuLayerTest<float> {};
+
+TEST_F(CudnnDeviceTest, HandleIsMadeOncePerThread) {
+  cudnnHandle_t handle = CudnnHandle();
+  EXPECT_NE(nullptr, handle);
+  EXPECT_EQ(handle, CudnnHandle());
+  cudnnHandle_t other_thread_handle = nullptr;
+  std::thread other([&other_thread_handle] { other_thread_handle = CudnnHandle(); });
+  other.join();
+  EXPECT_NE(nullptr, other_thread_handle);
+  EXPECT_NE(handle, other_thread_handle);
+}
+
+TEST_F(CudnnDeviceTest, WorkspaceGrowsAndNeverShrinks) {
+  const size_t kMiB = size_t(1) << 20;
+  void* first = CudnnWorkspace(kMiB);
+  ASSERT_NE(nullptr, first);
+  EXPECT_EQ(first, CudnnWorkspace(1024));  // smaller: the same buffer
+  EXPECT_EQ(first, CudnnWorkspace(kMiB));
+  void* grown = CudnnWorkspace(4 * kMiB);
+  ASSERT_NE(nullptr, grown);
+  CUDA_CHECK(cudaMemset(grown, 0, 4 * kMiB));  // all of it is usable
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(grown, CudnnWorkspace(2 * kMiB));
+}
+
+TEST_F(CudnnDeviceTest, TensorsArePackedWithAtLeastFourAxes) {
+  auto described = [](cudnnDataType_t type, const std::vector<int>& dims,
+                      std::vector<int>* got_dims, std::vector<int>* got_strides) {
+    CudnnTensorDescriptor tensor;
+    SetCudnnTensor(tensor.get(), type, dims);
+    cudnnDataType_t got_type = CUDNN_DATA_FLOAT;
+    int rank = 0;
+    got_dims->assign(8, 0);
+    got_strides->assign(8, 0);
+    CUDNN_CHECK(cudnnGetTensorNdDescriptor(tensor.get(), 8, &got_type, &rank, got_dims->data(),
+                                           got_strides->data()));
+    got_dims->resize(rank);
+    got_strides->resize(rank);
+    return got_type;
+  };
+  std::vector<int> dims, strides;
+  EXPECT_EQ(CUDNN_DATA_DOUBLE, described(CUDNN_DATA_DOUBLE, {2, 3}, &dims, &strides));
+  EXPECT_EQ((std::vector<int>{2, 3, 1, 1}), dims);
+  EXPECT_EQ((std::vector<int>{3, 1, 1, 1}), strides);
+  EXPECT_EQ(CUDNN_DATA_FLOAT, described(CUDNN_DATA_FLOAT, {2, 3, 4, 5, 6}, &dims, &strides));
+  EXPECT_EQ((std::vector<int>{2, 3, 4, 5, 6}), dims);
+  EXPECT_EQ((std::vector<int>{360, 120, 30, 6, 1}), strides);
+}
+
+TEST_F(CudnnDeviceTest, ActivationFoldsExtraAxesAndComputesReLU) {
+  // Six axes: cuDNN sees (2, 3, 4, 5 x 7 x 3). ReLU is exact, so results must match bit for bit.
+  const std::vector<int> shape{2, 3, 4, 5, 7, 3};
+  Blob<float> x(shape), y(shape), dy(shape), dx(shape);
+  FillGaussian(&x, 31);
+  FillGaussian(&dy, 32);
+  CudnnActivation relu;
+  ASSERT_TRUE(relu.Configure(CUDNN_ACTIVATION_RELU, CUDNN_DATA_FLOAT, shape));
+  relu.Forward(x.gpu_data(), y.mutable_gpu_data());
+  relu.Backward(y.gpu_data(), dy.gpu_data(), x.gpu_data(), dx.mutable_gpu_data());
+  int reported = 0;
+  for (int i = 0; i < x.count() && reported < 5; ++i) {
+    const float input = x.cpu_data()[i];
+    const float expected_y = input > 0 ? input : 0.0f;
+    const float expected_dx = input > 0 ? dy.cpu_data()[i] : 0.0f;
+    if (y.cpu_data()[i] != expected_y || dx.cpu_data()[i] != expected_dx) {
+      ADD_FAILURE() << "[" << i << "]: x " << input << ", y " << y.cpu_data()[i] << " (expected "
+                    << expected_y << "), dx " << dx.cpu_data()[i] << " (expected "
+                    << expected_dx << ")";
+      ++reported;
+    }
+  }
+  // An empty blob is not cuDNN's: the caller runs Caffe's path.
+  CudnnActivation empty;
+  EXPECT_FALSE(empty.Configure(CUDNN_ACTIVATION_RELU, CUDNN_DATA_FLOAT, {2, 0, 3}));
+}
+
+TEST_F(CudnnDeviceTest, ConvolutionTurnsDownAnOutputSizeThatIsNotCudnns) {
+  CudnnConvolution convolution;
+  EXPECT_TRUE(convolution.Configure(SmallGeometry()));
+  EXPECT_TRUE(convolution.Configure(SmallGeometry()));  // the same geometry again: kept
+  CudnnConvolution::Geometry wrong_output = SmallGeometry();
+  wrong_output.output_spatial = {7, 7};
+  EXPECT_FALSE(convolution.Configure(wrong_output));
+  EXPECT_TRUE(convolution.Configure(SmallGeometry()));
+}
+
+#else
+
+TEST(CudnnHelpersTest, NeedCudnn) {
+  GTEST_SKIP() << "built without cuDNN: only UseCudnnEngine exists (tested above)";
+}
+
+#endif  // USE_CUDNN
+
+}  // namespace caffe

@@ -1,0 +1,379 @@
+// cuDNN's per-thread handle and workspace, tensor descriptors from Caffe's shapes, and the
+// convolution plan Convolution and Deconvolution share (include/caffe/util/cudnn.hpp).
+// Legend as there: x image side, y output side, w filters, N images, C channels, G group.
+#include "caffe/util/cudnn.hpp"
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace caffe {
+
+namespace {
+
+// One thread's cuDNN state on one GPU. A thread that moves to another GPU drops it (handles and
+// memory belong to the GPU they were made on) and makes a new one there.
+struct ThreadCudnn {
+  int device = -1;
+  cudnnHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+
+  ~ThreadCudnn() { Release(); }
+  // Destructors do not throw: a failure here only leaks what the thread is about to drop.
+  void Release() {
+    if (handle != nullptr) cudnnDestroy(handle);
+    if (workspace != nullptr) cudaFree(workspace);
+    handle = nullptr;
+    workspace = nullptr;
+    workspace_bytes = 0;
+  }
+};
+
+thread_local ThreadCudnn thread_cudnn;
+
+ThreadCudnn& CurrentThreadCudnn() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  ThreadCudnn& state = thread_cudnn;
+  if (state.device != device) {
+    if (state.device >= 0 && (state.handle != nullptr || state.workspace != nullptr)) {
+      // Released on the GPU they belong to.
+      CUDA_CHECK(cudaSetDevice(state.device));
+      state.Release();
+      CUDA_CHECK(cudaSetDevice(device));
+    }
+    state.device = device;
+  }
+  return state;
+}
+
+long Product(const std::vector<int>& dims) {
+  long product = 1;
+  for (int d : dims) product *= d;
+  return product;
+}
+
+bool Succeeded(cudnnStatus_t status, const char* call) {
+  if (status == CUDNN_STATUS_SUCCESS) return true;
+  VLOG(1) << "cuDNN cannot run this convolution: " << call << ": " << cudnnGetErrorString(status);
+  return false;
+}
+
+// The first of cuDNN's heuristic results (best expected first) that succeeded, keeps float in FMA
+// math, fits the workspace limit and, where asked, is deterministic; failing that, the first that
+// meets the rest. `workspace_size(algo, &bytes)` asks cuDNN what the algorithm needs.
+template <typename Perf, typename Algo, typename WorkspaceSize>
+bool PickAlgorithm(const std::vector<Perf>& results, bool float_data, bool prefer_deterministic,
+                   WorkspaceSize workspace_size, Algo* algo, size_t* bytes,
+                   cudnnMathType_t* math) {
+  const size_t limit = CudnnWorkspaceLimit();
+  for (int pass = prefer_deterministic ? 0 : 1; pass < 2; ++pass) {
+    for (const Perf& result : results) {
+      if (result.status != CUDNN_STATUS_SUCCESS) continue;
+      // TF32 tensor cores round float inputs to 10 mantissa bits: results would drift from the
+      // CPU's by about 1e-3.
+      if (float_data && result.mathType != CUDNN_FMA_MATH) continue;
+      if (pass == 0 && result.determinism != CUDNN_DETERMINISTIC) continue;
+      size_t needed = 0;
+      if (workspace_size(result.algo, result.mathType, &needed) != CUDNN_STATUS_SUCCESS) continue;
+      if (needed > limit) continue;
+      *algo = result.algo;
+      *bytes = needed;
+      *math = result.mathType;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+cudnnHandle_t CudnnHandle() {
+  ThreadCudnn& state = CurrentThreadCudnn();
+  if (state.handle == nullptr) {
+    CUDNN_CHECK(cudnnCreate(&state.handle));
+    // The default stream, where every other GPU pass of Caffe runs.
+    CUDNN_CHECK(cudnnSetStream(state.handle, nullptr));
+  }
+  return state.handle;
+}
+
+void* CudnnWorkspace(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  ThreadCudnn& state = CurrentThreadCudnn();
+  if (bytes > state.workspace_bytes) {
+    // cudaFree waits for the work queued on the old buffer before it goes.
+    if (state.workspace != nullptr) CUDA_CHECK(cudaFree(state.workspace));
+    state.workspace = nullptr;
+    state.workspace_bytes = 0;
+    CUDA_CHECK(cudaMalloc(&state.workspace, bytes));
+    state.workspace_bytes = bytes;
+  }
+  return state.workspace;
+}
+
+size_t CudnnWorkspaceLimit() {
+  static const size_t limit = [] {
+    constexpr size_t kMiB = size_t(1) << 20;
+    const char* text = std::getenv("CAFFE_CUDNN_WORKSPACE_MB");
+    if (text == nullptr || *text == '\0') return 64 * kMiB;
+    char* end = nullptr;
+    const long megabytes = std::strtol(text, &end, 10);
+    CAFFE_CHECK(end != text && *end == '\0' && megabytes >= 0)
+        << "CAFFE_CUDNN_WORKSPACE_MB is \"" << text << "\"; must be a whole number of MiB >= 0";
+    return static_cast<size_t>(megabytes) * kMiB;
+  }();
+  return limit;
+}
+
+void SetCudnnTensor(cudnnTensorDescriptor_t descriptor, cudnnDataType_t type,
+                    std::vector<int> dims) {
+  while (dims.size() < 4) dims.push_back(1);
+  std::vector<int> strides(dims.size());
+  int stride = 1;
+  for (int i = static_cast<int>(dims.size()) - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  CUDNN_CHECK(cudnnSetTensorNdDescriptor(descriptor, type, static_cast<int>(dims.size()),
+                                         dims.data(), strides.data()));
+}
+
+bool CudnnActivation::Configure(cudnnActivationMode_t mode, cudnnDataType_t type,
+                                const std::vector<int>& shape) {
+  type_ = type;
+  std::vector<int> dims(shape.begin(), shape.begin() + std::min<size_t>(shape.size(), 4));
+  long count = Product(dims);
+  for (size_t i = 4; i < shape.size(); ++i) {
+    dims[3] *= shape[i];
+    count *= shape[i];
+  }
+  if (!CudnnCanHold(count)) return false;
+  SetCudnnTensor(tensor_.get(), type, dims);
+  // NaN in, NaN out, as the CPU's arithmetic does (cuDNN's ReLU would otherwise give 0).
+  CUDNN_CHECK(cudnnSetActivationDescriptor(activation_.get(), mode, CUDNN_PROPAGATE_NAN, 0.0));
+  return true;
+}
+
+void CudnnActivation::Forward(const void* x, void* y) {
+  CUDNN_CHECK(cudnnActivationForward(CudnnHandle(), activation_.get(), CudnnOne(type_),
+                                     tensor_.get(), x, CudnnZero(type_), tensor_.get(), y));
+}
+
+void CudnnActivation::Backward(const void* y, const void* dy, const void* x, void* dx) {
+  CUDNN_CHECK(cudnnActivationBackward(CudnnHandle(), activation_.get(), CudnnOne(type_),
+                                      tensor_.get(), y, tensor_.get(), dy, tensor_.get(), x,
+                                      CudnnZero(type_), tensor_.get(), dx));
+}
+
+bool CudnnConvolution::Geometry::operator==(const Geometry& other) const {
+  return type == other.type && num == other.num && image_channels == other.image_channels &&
+         output_channels == other.output_channels && group == other.group &&
+         image_spatial == other.image_spatial && output_spatial == other.output_spatial &&
+         kernel == other.kernel && pad == other.pad && stride == other.stride &&
+         dilation == other.dilation;
+}
+
+const void* CudnnConvolution::One() const { return CudnnOne(geometry_.type); }
+
+const void* CudnnConvolution::Zero() const { return CudnnZero(geometry_.type); }
+
+bool CudnnConvolution::Configure(const Geometry& geometry) {
+  if (configured_ && geometry == geometry_) return usable_;
+  geometry_ = geometry;
+  configured_ = true;
+  usable_ = false;
+  const int axes = static_cast<int>(geometry.kernel.size());
+  if (axes > 3 || geometry.group < 1) return false;
+  // cuDNN convolves 2-D and 3-D tensors: 0-D and 1-D ones get unit axes in front.
+  const int lead = std::max(0, 2 - axes);
+  auto with_lead = [lead](const std::vector<int>& values, int unit) {
+    std::vector<int> result(lead, unit);
+    result.insert(result.end(), values.begin(), values.end());
+    return result;
+  };
+  const std::vector<int> kernel = with_lead(geometry.kernel, 1);
+  const std::vector<int> pad = with_lead(geometry.pad, 0);
+  const std::vector<int> stride = with_lead(geometry.stride, 1);
+  const std::vector<int> dilation = with_lead(geometry.dilation, 1);
+  std::vector<int> image_dims{geometry.num, geometry.image_channels};
+  std::vector<int> output_dims{geometry.num, geometry.output_channels};
+  std::vector<int> filter_dims{geometry.output_channels, geometry.image_channels / geometry.group};
+  const std::vector<int> image_spatial = with_lead(geometry.image_spatial, 1);
+  const std::vector<int> output_spatial = with_lead(geometry.output_spatial, 1);
+  image_dims.insert(image_dims.end(), image_spatial.begin(), image_spatial.end());
+  output_dims.insert(output_dims.end(), output_spatial.begin(), output_spatial.end());
+  filter_dims.insert(filter_dims.end(), kernel.begin(), kernel.end());
+  if (!CudnnCanHold(Product(image_dims)) || !CudnnCanHold(Product(output_dims)) ||
+      !CudnnCanHold(Product(filter_dims))) {
+    return false;
+  }
+  const int rank = static_cast<int>(image_dims.size());
+  std::vector<int> bias_dims(rank, 1);
+
+  SetCudnnTensor(image_.get(), geometry.type, image_dims);
+  SetCudnnTensor(output_.get(), geometry.type, output_dims);
+  bias_dims[1] = geometry.image_channels;
+  SetCudnnTensor(image_bias_.get(), geometry.type, bias_dims);
+  bias_dims[1] = geometry.output_channels;
+  SetCudnnTensor(output_bias_.get(), geometry.type, bias_dims);
+  const bool float_data = geometry.type == CUDNN_DATA_FLOAT;
+  if (!Succeeded(cudnnSetFilterNdDescriptor(filter_.get(), geometry.type, CUDNN_TENSOR_NCHW, rank,
+                                            filter_dims.data()),
+                 "cudnnSetFilterNdDescriptor") ||
+      !Succeeded(cudnnSetConvolutionNdDescriptor(convolution_.get(), rank - 2, pad.data(),
+                                                 stride.data(), dilation.data(),
+                                                 CUDNN_CROSS_CORRELATION, geometry.type),
+                 "cudnnSetConvolutionNdDescriptor") ||
+      !Succeeded(cudnnSetConvolutionGroupCount(convolution_.get(), geometry.group),
+                 "cudnnSetConvolutionGroupCount") ||
+      !Succeeded(cudnnSetConvolutionMathType(convolution_.get(),
+                                             float_data ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH),
+                 "cudnnSetConvolutionMathType")) {
+    return false;
+  }
+  // cuDNN's output size must be the caller's (Caffe's formula, floor rounding, is cuDNN's).
+  std::vector<int> cudnn_output(rank);
+  if (!Succeeded(cudnnGetConvolutionNdForwardOutputDim(convolution_.get(), image_.get(),
+                                                       filter_.get(), rank, cudnn_output.data()),
+                 "cudnnGetConvolutionNdForwardOutputDim") ||
+      cudnn_output != output_dims) {
+    return false;
+  }
+  usable_ = ChooseAlgorithms();
+  return usable_;
+}
+
+bool CudnnConvolution::ChooseAlgorithms() {
+  cudnnHandle_t handle = CudnnHandle();
+  const bool float_data = geometry_.type == CUDNN_DATA_FLOAT;
+  cudnnConvolutionDescriptor_t convolution = convolution_.get();
+  // The workspace of an algorithm is asked with the math type it was listed with.
+  auto with_math = [convolution](cudnnMathType_t math) {
+    return cudnnSetConvolutionMathType(convolution, math);
+  };
+
+  int max_count = 0;
+  CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> forward(std::max(max_count, 1));
+  int returned = 0;
+  if (!Succeeded(cudnnGetConvolutionForwardAlgorithm_v7(handle, image_.get(), filter_.get(),
+                                                        convolution, output_.get(),
+                                                        static_cast<int>(forward.size()),
+                                                        &returned, forward.data()),
+                 "cudnnGetConvolutionForwardAlgorithm_v7")) {
+    return false;
+  }
+  forward.resize(returned);
+  const bool forward_found = PickAlgorithm(
+      forward, float_data, /*prefer_deterministic=*/false,
+      [&](cudnnConvolutionFwdAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
+        const cudnnStatus_t status = with_math(math);
+        if (status != CUDNN_STATUS_SUCCESS) return status;
+        return cudnnGetConvolutionForwardWorkspaceSize(handle, image_.get(), filter_.get(),
+                                                       convolution, output_.get(), algo, bytes);
+      },
+      &forward_algo_, &forward_bytes_, &forward_math_);
+  if (!forward_found) {
+    VLOG(1) << "cuDNN has no forward convolution algorithm within the workspace limit";
+    return false;
+  }
+
+  CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_count));
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> backward_data(std::max(max_count, 1));
+  if (!Succeeded(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                     handle, filter_.get(), output_.get(), convolution, image_.get(),
+                     static_cast<int>(backward_data.size()), &returned, backward_data.data()),
+                 "cudnnGetConvolutionBackwardDataAlgorithm_v7")) {
+    return false;
+  }
+  backward_data.resize(returned);
+  const bool backward_data_found = PickAlgorithm(
+      backward_data, float_data, /*prefer_deterministic=*/true,
+      [&](cudnnConvolutionBwdDataAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
+        const cudnnStatus_t status = with_math(math);
+        if (status != CUDNN_STATUS_SUCCESS) return status;
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter_.get(), output_.get(),
+                                                            convolution, image_.get(), algo,
+                                                            bytes);
+      },
+      &backward_data_algo_, &backward_data_bytes_, &backward_data_math_);
+  if (!backward_data_found) {
+    VLOG(1) << "cuDNN has no backward-data convolution algorithm within the workspace limit";
+    return false;
+  }
+
+  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &max_count));
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> backward_filter(std::max(max_count, 1));
+  if (!Succeeded(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                     handle, image_.get(), output_.get(), convolution, filter_.get(),
+                     static_cast<int>(backward_filter.size()), &returned, backward_filter.data()),
+                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7")) {
+    return false;
+  }
+  backward_filter.resize(returned);
+  const bool backward_filter_found = PickAlgorithm(
+      backward_filter, float_data, /*prefer_deterministic=*/true,
+      [&](cudnnConvolutionBwdFilterAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
+        const cudnnStatus_t status = with_math(math);
+        if (status != CUDNN_STATUS_SUCCESS) return status;
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, image_.get(),
+                                                              output_.get(), convolution,
+                                                              filter_.get(), algo, bytes);
+      },
+      &backward_filter_algo_, &backward_filter_bytes_, &backward_filter_math_);
+  if (!backward_filter_found) {
+    VLOG(1) << "cuDNN has no backward-filter convolution algorithm within the workspace limit";
+    return false;
+  }
+  return true;
+}
+
+void CudnnConvolution::Forward(const void* image, const void* weights, void* output) {
+  CHECK(usable_) << "CudnnConvolution::Forward before a successful Configure";
+  void* workspace = CudnnWorkspace(forward_bytes_);
+  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution_.get(), forward_math_));
+  CUDNN_CHECK(cudnnConvolutionForward(CudnnHandle(), One(), image_.get(), image, filter_.get(),
+                                      weights, convolution_.get(), forward_algo_, workspace,
+                                      forward_bytes_, Zero(), output_.get(), output));
+}
+
+void CudnnConvolution::BackwardData(const void* weights, const void* output_diff,
+                                    void* image_diff) {
+  CHECK(usable_) << "CudnnConvolution::BackwardData before a successful Configure";
+  void* workspace = CudnnWorkspace(backward_data_bytes_);
+  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution_.get(), backward_data_math_));
+  CUDNN_CHECK(cudnnConvolutionBackwardData(
+      CudnnHandle(), One(), filter_.get(), weights, output_.get(), output_diff, convolution_.get(),
+      backward_data_algo_, workspace, backward_data_bytes_, Zero(), image_.get(), image_diff));
+}
+
+void CudnnConvolution::BackwardFilter(const void* image, const void* output_diff,
+                                      void* weight_diff) {
+  CHECK(usable_) << "CudnnConvolution::BackwardFilter before a successful Configure";
+  void* workspace = CudnnWorkspace(backward_filter_bytes_);
+  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution_.get(), backward_filter_math_));
+  // beta = 1: parameter gradients accumulate, as on the CPU.
+  CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+      CudnnHandle(), One(), image_.get(), image, output_.get(), output_diff, convolution_.get(),
+      backward_filter_algo_, workspace, backward_filter_bytes_, One(), filter_.get(),
+      weight_diff));
+}
+
+void CudnnConvolution::AddBias(Side side, const void* bias, void* data) {
+  const bool image_side = side == Side::kImage;
+  CUDNN_CHECK(cudnnAddTensor(CudnnHandle(), One(),
+                             image_side ? image_bias_.get() : output_bias_.get(), bias, One(),
+                             image_side ? image_.get() : output_.get(), data));
+}
+
+void CudnnConvolution::AccumulateBiasDiff(Side side, const void* diff, void* bias_diff) {
+  const bool image_side = side == Side::kImage;
+  CUDNN_CHECK(cudnnConvolutionBackwardBias(CudnnHandle(), One(),
+                                           image_side ? image_.get() : output_.get(), diff, One(),
+                                           image_side ? image_bias_.get() : output_bias_.get(),
+                                           bias_diff));
+}
+
+}  // namespace caffe
