@@ -1,7 +1,9 @@
 // The gradient-descent solvers. SGDSolver holds what they share: the learning-rate policies
 // (fixed, step, exp, inv, multistep, poly, sigmoid), iter_size normalisation, L2/L1 weight decay,
 // gradient clipping, the per-parameter history, and snapshotting it. Each subclass replaces only
-// ComputeUpdateValue (its update rule) and, where it keeps more history, PreSolve.
+// ComputeUpdateValue (its update rule) and, where it keeps more history, PreSolve. In GPU mode the
+// whole update stays on the device: normalisation, decay and clipping through the caffe_gpu_*
+// functions and Blob's device paths, each rule as one fused kernel (solvers/gpu_updates.hpp).
 #ifndef CAFFE_SGD_SOLVERS_HPP_
 #define CAFFE_SGD_SOLVERS_HPP_
 

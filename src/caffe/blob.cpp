@@ -224,10 +224,29 @@ void Blob<Dtype>::ShareDiff(const Blob& other) {
   diff_ = other.diff();
 }
 
+#ifndef CPU_ONLY
+namespace {
+// Whether an arithmetic member works on the device copy: in GPU mode, when that copy is current
+// (HEAD_AT_GPU, or SYNCED as in BVLC, so a GPU-resident blob stays there). CPU mode always works on
+// the host, which keeps CPU runs over an LMS fake device (host memory posing as the device) valid.
+bool OnDevice(const shared_ptr<SyncedMemory>& memory) {
+  if (Caffe::mode() != Caffe::GPU) return false;
+  const SyncedMemory::SyncedHead head = memory->head();
+  return head == SyncedMemory::HEAD_AT_GPU || head == SyncedMemory::SYNCED;
+}
+}  // namespace
+#endif
+
 // The update touches whichever side holds the newest data, so a GPU-resident blob stays there.
 template <typename Dtype>
 void Blob<Dtype>::Update() {
   if (!data_) return;
+#ifndef CPU_ONLY
+  if (OnDevice(data_)) {
+    if (count_ > 0) caffe_gpu_axpy<Dtype>(count_, Dtype(-1), gpu_diff(), mutable_gpu_data());
+    return;
+  }
+#endif
   switch (data_->head()) {
     case SyncedMemory::HEAD_AT_CPU:
     case SyncedMemory::SYNCED:
@@ -235,7 +254,7 @@ void Blob<Dtype>::Update() {
       break;
     case SyncedMemory::HEAD_AT_GPU:
 #ifndef CPU_ONLY
-      // The GPU axpy arrives with the GPU backend; until then, update on the host.
+      // CPU mode with the newest data on the device: the update runs on the host.
       caffe_axpy<Dtype>(count_, Dtype(-1), cpu_diff(), mutable_cpu_data());
 #else
       NO_GPU;
@@ -249,18 +268,39 @@ void Blob<Dtype>::Update() {
 template <typename Dtype>
 Dtype Blob<Dtype>::asum_data() const {
   if (!data_ || count_ == 0) return 0;
+#ifndef CPU_ONLY
+  if (OnDevice(data_)) {
+    Dtype asum = 0;
+    caffe_gpu_asum(count_, gpu_data(), &asum);
+    return asum;
+  }
+#endif
   return caffe_cpu_asum(count_, cpu_data());
 }
 
 template <typename Dtype>
 Dtype Blob<Dtype>::asum_diff() const {
   if (!diff_ || count_ == 0) return 0;
+#ifndef CPU_ONLY
+  if (OnDevice(diff_)) {
+    Dtype asum = 0;
+    caffe_gpu_asum(count_, gpu_diff(), &asum);
+    return asum;
+  }
+#endif
   return caffe_cpu_asum(count_, cpu_diff());
 }
 
 template <typename Dtype>
 Dtype Blob<Dtype>::sumsq_data() const {
   if (!data_ || count_ == 0) return 0;
+#ifndef CPU_ONLY
+  if (OnDevice(data_)) {
+    Dtype sumsq = 0;
+    caffe_gpu_dot(count_, gpu_data(), gpu_data(), &sumsq);
+    return sumsq;
+  }
+#endif
   const Dtype* data = cpu_data();
   return caffe_cpu_dot(count_, data, data);
 }
@@ -268,6 +308,13 @@ Dtype Blob<Dtype>::sumsq_data() const {
 template <typename Dtype>
 Dtype Blob<Dtype>::sumsq_diff() const {
   if (!diff_ || count_ == 0) return 0;
+#ifndef CPU_ONLY
+  if (OnDevice(diff_)) {
+    Dtype sumsq = 0;
+    caffe_gpu_dot(count_, gpu_diff(), gpu_diff(), &sumsq);
+    return sumsq;
+  }
+#endif
   const Dtype* diff = cpu_diff();
   return caffe_cpu_dot(count_, diff, diff);
 }
@@ -275,12 +322,24 @@ Dtype Blob<Dtype>::sumsq_diff() const {
 template <typename Dtype>
 void Blob<Dtype>::scale_data(Dtype scale_factor) {
   if (!data_ || count_ == 0) return;
+#ifndef CPU_ONLY
+  if (OnDevice(data_)) {
+    caffe_gpu_scal(count_, scale_factor, mutable_gpu_data());
+    return;
+  }
+#endif
   caffe_scal(count_, scale_factor, mutable_cpu_data());
 }
 
 template <typename Dtype>
 void Blob<Dtype>::scale_diff(Dtype scale_factor) {
   if (!diff_ || count_ == 0) return;
+#ifndef CPU_ONLY
+  if (OnDevice(diff_)) {
+    caffe_gpu_scal(count_, scale_factor, mutable_gpu_diff());
+    return;
+  }
+#endif
   caffe_scal(count_, scale_factor, mutable_cpu_diff());
 }
 

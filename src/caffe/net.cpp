@@ -13,6 +13,18 @@
 
 namespace caffe {
 
+namespace {
+// Errors raised below a layer (blob reshapes, fillers, device memory) do not know which layer
+// failed: the net says it, before what the layer was doing.
+template <typename Dtype>
+Error NamingTheLayer(const Error& error, const Layer<Dtype>& layer, const string& doing) {
+  const string message = error.what();
+  const string prefix = layer.error_prefix();
+  if (message.compare(0, prefix.size(), prefix) == 0) return error;
+  return Error(doing + prefix + message);
+}
+}  // namespace
+
 template <typename Dtype>
 Net<Dtype>::Net(const NetParameter& param) {
   Init(param);
@@ -96,11 +108,7 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
     try {
       layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
     } catch (const Error& error) {
-      // Errors raised below the layer (blob reshapes, fillers) do not know which layer failed.
-      const string message = error.what();
-      const string prefix = layer->error_prefix();
-      if (message.compare(0, prefix.size(), prefix) == 0) throw;
-      throw Error("failed to set up " + prefix + message);
+      throw NamingTheLayer(error, *layer, "failed to set up ");
     }
     LOG_IF(INFO, Caffe::root_solver()) << "Setting up " << layer_names_[layer_id];
     for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
@@ -415,7 +423,11 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
     for (Callback* callback : before_forward_) callback->run(i);
-    loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    try {
+      loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+    } catch (const Error& error) {
+      throw NamingTheLayer(error, *layers_[i], "forward pass of ");
+    }
     if (debug_info_) ForwardDebugInfo(i);
     for (Callback* callback : after_forward_) callback->run(i);
   }
@@ -446,7 +458,11 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
   for (int i = start; i >= end; --i) {
     for (Callback* callback : before_backward_) callback->run(i);
     if (layer_need_backward_[i]) {
-      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+      try {
+        layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+      } catch (const Error& error) {
+        throw NamingTheLayer(error, *layers_[i], "backward pass of ");
+      }
       if (debug_info_) BackwardDebugInfo(i);
     }
     for (Callback* callback : after_backward_) callback->run(i);
@@ -558,6 +574,13 @@ void Net<Dtype>::Update() {
 template <typename Dtype>
 void Net<Dtype>::ClearParamDiffs() {
   for (Blob<Dtype>* param : learnable_params_) {
+#ifndef CPU_ONLY
+    // In GPU mode the diffs are cleared where backward accumulates them, not pulled to the host.
+    if (Caffe::mode() == Caffe::GPU) {
+      if (param->count() > 0) caffe_gpu_set(param->count(), Dtype(0), param->mutable_gpu_diff());
+      continue;
+    }
+#endif
     caffe_set(param->count(), Dtype(0), param->mutable_cpu_diff());
   }
 }

@@ -83,6 +83,11 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+#ifndef CPU_ONLY
+  /// Hands the batch over as Forward_cpu does, then copies it to the device on this (the net's)
+  /// thread, so the tops are current on the GPU; the prefetch thread never calls CUDA for it.
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+#endif
 
   /// Fills `batch` (data, labels) on the prefetch thread.
   virtual void load_batch(Batch<Dtype>* batch) = 0;

@@ -137,6 +137,21 @@ void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom,
   }
 }
 
+#ifndef CPU_ONLY
+// The tops' host side points into the batch, which stays out of the free queue until the next
+// Forward, exactly as on the CPU: a later read back to the host (or an in-place layer's result
+// copied home) lands in memory no other thread touches. Reading gpu_data() now copies the batch
+// to each top's device side (the head becomes SYNCED), so the next layers find it there.
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
+                                                  const Blobs<Dtype>& top) {
+  Forward_cpu(bottom, top);
+  for (Blob<Dtype>* blob : top) {
+    if (blob->count() > 0) blob->gpu_data();
+  }
+}
+#endif
+
 template <typename Dtype>
 DataCursor BasePrefetchingDataLayer<Dtype>::SaveCursor() const {
   DataCursor cursor = consumed_cursor_;

@@ -1,4 +1,5 @@
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/solvers/gpu_updates.hpp"
 
 namespace caffe {
 
@@ -19,6 +20,15 @@ void AdaDeltaSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const Dtype delta = this->param_.delta();
   const Dtype momentum = this->param_.momentum();
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    adadelta_update_gpu(count, param->mutable_gpu_diff(),
+                        this->history_[param_id]->mutable_gpu_data(),
+                        this->history_[update_history_offset + param_id]->mutable_gpu_data(),
+                        momentum, delta, local_rate);
+    return;
+  }
+#endif
   Dtype* grad_history = this->history_[param_id]->mutable_cpu_data();
   Dtype* update_history = this->history_[update_history_offset + param_id]->mutable_cpu_data();
   Dtype* update = this->update_[param_id]->mutable_cpu_data();

@@ -1,4 +1,5 @@
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/solvers/gpu_updates.hpp"
 
 namespace caffe {
 
@@ -15,6 +16,13 @@ void AdaGradSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const int count = param->count();
   const Dtype delta = this->param_.delta();
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    adagrad_update_gpu(count, param->mutable_gpu_diff(),
+                       this->history_[param_id]->mutable_gpu_data(), delta, local_rate);
+    return;
+  }
+#endif
   Dtype* history = this->history_[param_id]->mutable_cpu_data();
   Dtype* update = this->update_[param_id]->mutable_cpu_data();
   caffe_powx(count, param->cpu_diff(), Dtype(2), update);

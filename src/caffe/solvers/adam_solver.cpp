@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/solvers/gpu_updates.hpp"
 
 namespace caffe {
 
@@ -26,6 +27,14 @@ void AdamSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const int t = this->iter_ + 1;
   const Dtype correction =
       std::sqrt(Dtype(1) - std::pow(beta2, Dtype(t))) / (Dtype(1) - std::pow(beta1, Dtype(t)));
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    adam_update_gpu(count, param->mutable_gpu_diff(), this->history_[param_id]->mutable_gpu_data(),
+                    this->history_[param_id + update_history_offset]->mutable_gpu_data(), beta1,
+                    beta2, eps_hat, local_rate * correction);
+    return;
+  }
+#endif
   Dtype* m = this->history_[param_id]->mutable_cpu_data();
   Dtype* v = this->history_[param_id + update_history_offset]->mutable_cpu_data();
   Dtype* temp = this->temp_[param_id]->mutable_cpu_data();

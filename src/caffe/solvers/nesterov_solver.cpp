@@ -1,4 +1,5 @@
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/solvers/gpu_updates.hpp"
 
 namespace caffe {
 
@@ -9,6 +10,13 @@ void NesterovSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const int count = param->count();
   const Dtype momentum = this->param_.momentum();
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    nesterov_update_gpu(count, param->mutable_gpu_diff(),
+                        this->history_[param_id]->mutable_gpu_data(), momentum, local_rate);
+    return;
+  }
+#endif
   Blob<Dtype>* history = this->history_[param_id].get();
   Blob<Dtype>* update = this->update_[param_id].get();
   caffe_copy(count, history->cpu_data(), update->mutable_cpu_data());

@@ -1,4 +1,5 @@
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/solvers/gpu_updates.hpp"
 
 namespace caffe {
 
@@ -18,6 +19,14 @@ void RMSPropSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   const Dtype delta = this->param_.delta();
   const Dtype rms_decay = this->param_.rms_decay();
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    rmsprop_update_gpu(count, param->mutable_gpu_diff(),
+                       this->history_[param_id]->mutable_gpu_data(), rms_decay, delta,
+                       local_rate);
+    return;
+  }
+#endif
   Dtype* history = this->history_[param_id]->mutable_cpu_data();
   Dtype* update = this->update_[param_id]->mutable_cpu_data();
   caffe_powx(count, param->cpu_diff(), Dtype(2), update);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/solvers/gpu_updates.hpp"
 #include "caffe/util/hdf5.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -99,6 +100,15 @@ void SGDSolver<Dtype>::Normalize(int param_id) {
   if (this->param_.iter_size() == 1) return;
   // The diffs summed over iter_size passes become their mean.
   Blob<Dtype>* param = this->net_->learnable_params()[param_id];
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    if (param->count() > 0) {
+      caffe_gpu_scal(param->count(), Dtype(1) / this->param_.iter_size(),
+                     param->mutable_gpu_diff());
+    }
+    return;
+  }
+#endif
   caffe_scal(param->count(), Dtype(1) / this->param_.iter_size(), param->mutable_cpu_diff());
 }
 
@@ -108,6 +118,19 @@ void SGDSolver<Dtype>::Regularize(int param_id) {
   const Dtype local_decay =
       this->param_.weight_decay() * this->net_->params_weight_decay()[param_id];
   if (!local_decay) return;
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    if (param->count() == 0) return;
+    if (this->param_.regularization_type() == "L2") {
+      caffe_gpu_axpy(param->count(), local_decay, param->gpu_data(), param->mutable_gpu_diff());
+    } else {
+      caffe_gpu_sign(param->count(), param->gpu_data(), temp_[param_id]->mutable_gpu_data());
+      caffe_gpu_axpy(param->count(), local_decay, temp_[param_id]->gpu_data(),
+                     param->mutable_gpu_diff());
+    }
+    return;
+  }
+#endif
   if (this->param_.regularization_type() == "L2") {
     caffe_axpy(param->count(), local_decay, param->cpu_data(), param->mutable_cpu_diff());
   } else {
@@ -122,6 +145,13 @@ void SGDSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
   Blob<Dtype>* param = this->net_->learnable_params()[param_id];
   const Dtype momentum = this->param_.momentum();
   const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    sgd_update_gpu(param->count(), param->mutable_gpu_diff(),
+                   history_[param_id]->mutable_gpu_data(), momentum, local_rate);
+    return;
+  }
+#endif
   caffe_cpu_axpby(param->count(), local_rate, param->cpu_diff(), momentum,
                   history_[param_id]->mutable_cpu_data());
   caffe_copy(param->count(), history_[param_id]->cpu_data(), param->mutable_cpu_diff());
