@@ -23,6 +23,7 @@
 #include "caffe/lms/planner.hpp"
 #include "caffe/net.hpp"
 #include "caffe/parallel/ddl_options.hpp"
+#include "caffe/parallel/in_process_sync.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/util/benchmark.hpp"
@@ -308,6 +309,43 @@ int TrainDdl(const caffe::SolverParameter& solver_param) {
 #endif
 }
 
+// train with several -gpu ids (BVLC's multi-GPU training): one solver per GPU, each on its own
+// thread of this process, kept in step by InProcessSync; the effective batch is N x batch_size.
+int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<int>& gpus) {
+  CAFFE_CHECK(FLAGS_lms < 0 && FLAGS_lms_frac == 0 && FLAGS_gpu_mem_limit.empty())
+      << "-lms, -lms_frac and -gpu_mem_limit work with one GPU; give a single -gpu id to use them";
+  // Every id must name a usable GPU before any thread starts; the caller's thread ends on the
+  // first, where the root solver runs.
+  for (auto gpu = gpus.rbegin(); gpu != gpus.rend(); ++gpu) Caffe::SetDevice(*gpu);
+  Caffe::set_mode(Caffe::GPU);
+  std::ostringstream list;
+  for (size_t i = 0; i < gpus.size(); ++i) list << (i ? ", " : "") << gpus[i];
+  LOG(INFO) << "Using GPUs " << list.str();
+#ifndef CPU_ONLY
+  for (int gpu : gpus) {
+    cudaDeviceProp properties;
+    if (cudaGetDeviceProperties(&properties, gpu) == cudaSuccess) {
+      LOG(INFO) << "GPU " << gpu << ": " << properties.name;
+    }
+  }
+#endif
+  const int count = static_cast<int>(gpus.size());
+  Caffe::set_solver_count(count);  // before the root's data layers are built: rank 0's share
+  Caffe::set_solver_rank(0);
+  caffe::SignalHandler signal_handler(
+      caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
+      caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
+  std::unique_ptr<caffe::Solver<float>> solver(
+      caffe::SolverRegistry<float>::CreateSolver(solver_param));
+  caffe::InProcessSync<float> sync(solver.get(), count, gpus);
+  sync.SetActionFunction(signal_handler.GetActionFunction());
+  LOG(INFO) << "Starting Optimization";
+  if (!FLAGS_snapshot.empty()) LOG(INFO) << "Resuming from " << FLAGS_snapshot;
+  sync.Run(FLAGS_snapshot.empty() ? nullptr : FLAGS_snapshot.c_str());
+  LOG(INFO) << "Optimization Done.";
+  return 0;
+}
+
 int train() {
   CAFFE_CHECK(!FLAGS_solver.empty()) << "train needs a solver definition: -solver FILE";
   CAFFE_CHECK(FLAGS_snapshot.empty() || FLAGS_weights.empty())
@@ -342,6 +380,7 @@ int train() {
   if (!FLAGS_ddl.empty()) return TrainDdl(solver_param);
   LOG_IF(INFO, FLAGS_bvlc) << "-bvlc only matters with -ddl; ignored.";
   const vector<int> gpus = GetGpus();
+  if (gpus.size() > 1) return TrainOnSeveralGpus(solver_param, gpus);
   SetModeFromGpus(gpus);
   LmsSession lms(gpus);
   caffe::SignalHandler signal_handler(

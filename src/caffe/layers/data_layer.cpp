@@ -93,6 +93,11 @@ void DataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
     values_[item] = cursor_->value();
     Next();
   }
+  // With several solvers, the batch ends where the next round of the stream starts, so every
+  // solver saves the same position and resuming any solver from the root's snapshot is exact.
+  if (this->phase_ == TRAIN) {
+    while (offset_ % Caffe::solver_count() != 0) Next();
+  }
   DataTransformer<Dtype>* transformer = this->data_transformer_.get();
   this->TransformBatch(
       batch_size,

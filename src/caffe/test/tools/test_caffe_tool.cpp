@@ -177,6 +177,7 @@ TEST_F(CaffeToolTest, SnapshotAndWeightsTogetherIsAnError) {
 TEST_F(CaffeToolTest, GpuFlagOnACpuOnlyBuildSaysSo) {
   ExpectOneClearError(RunCaffe("time -model " + net_ + " -gpu 0"), "no GPU support");
   ExpectOneClearError(RunCaffe("device_query -gpu 0"), "no GPU support");
+  ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -gpu 0,1"), "no GPU support");
 }
 #endif
 
