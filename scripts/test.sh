@@ -13,8 +13,20 @@ scripts/build.sh
 NVCC="$(command -v nvcc || true)"
 [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
 if [ -n "$NVCC" ] && [ "${CAFFE_SKIP_CUDA_BUILD:-0}" != 1 ]; then
-  echo "test: nvcc found ($NVCC): building and testing the GPU variant in build-cuda/"
-  CAFFE_BUILD_DIR=build-cuda scripts/build.sh -DCAFFE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC"
+  # Without a GPU the CUDA variant's own tests are its GPU test programs (which skip, saying
+  # why): its other programs would only repeat the CPU build's tests. With a GPU, all of them.
+  SCOPE=gpu
+  if nvidia-smi -L > /dev/null 2>&1; then SCOPE=all; fi
+  echo "test: nvcc found ($NVCC): building the GPU variant in build-cuda/ (tests: $SCOPE)"
+  mkdir -p build-cuda
+  CAFFE_BUILD_DIR=build-cuda scripts/build.sh -DCAFFE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
+    -DCAFFE_TEST_SCOPE="$SCOPE" 2>&1 | tee build-cuda/build.log
+  # Our code compiles without warnings (g++: "file:line:col: warning", nvcc: "file(line): warning").
+  OURS="(^|/)(src|include|tools|python|benchmarks)/[^ :(]+"
+  if grep -E "$OURS(:[0-9]+:[0-9]+|\([0-9]+\)): warning" build-cuda/build.log | grep -v "^/usr/"; then
+    echo "test: the GPU variant compiled with warnings from our code (above)" >&2
+    exit 1
+  fi
   (cd build-cuda && ctest --output-on-failure -j "$JOBS")
 fi
 echo "test: all tests passed"
