@@ -153,6 +153,9 @@ namespace {
 // The window bounds of one axis as raw pointers: reading them through std::vector inside the
 // loops would reload the vector's data pointer after every store to the (possibly aliasing) int
 // mask.
+// Output rows up to this width keep MaxPlaneByRows's running indices on the stack.
+constexpr int kMaxPooledWidth = 512;
+
 struct AxisBounds {
   const int* start;
   const int* end;
@@ -203,6 +206,63 @@ void MaxPlane(const Dtype* x, const int* pooled, int in_h, int in_w, const AxisB
         mask[o] = static_cast<Mask>(best_index);
       }
     }
+  }
+}
+
+// MAX over the 2-D windows of one plane in two passes, for overlapping windows (stride below the
+// kernel, as GoogLeNet's 3x3 stride 1 and 2): first the maximum of each input row over each
+// output column's window, then of those row maxima over each output row's window. Rows are
+// reused by the windows that overlap them, and the second pass runs along contiguous columns,
+// which vectorizes. Same result and index as MaxPlane: the first maximum in row-major order (a
+// row's first maximum, then the first row that reaches the window's maximum, with strict '>').
+// `row_max` and `row_index` hold in_h x pooled[2] values.
+template <typename Dtype, typename Mask>
+void MaxPlaneByRows(const Dtype* x, const int* pooled, int in_h, int in_w,
+                    const AxisBounds* axes, Dtype* y, Mask* mask, Dtype* row_max,
+                    int* row_index) {
+  const AxisBounds& wh = axes[1];
+  const AxisBounds& ww = axes[2];
+  const int out_w = pooled[2];
+  for (int h = 0; h < in_h; ++h) {
+    const Dtype* row = x + h * in_w;
+    Dtype* best = row_max + h * out_w;
+    int* index = row_index + h * out_w;
+    for (int ow = 0; ow < out_w; ++ow) {
+      Dtype value_best = -FLT_MAX;
+      int index_best = -1;
+      for (int w = ww.start[ow]; w < ww.end[ow]; ++w) {
+        const bool larger = row[w] > value_best;
+        index_best = larger ? h * in_w + w : index_best;
+        value_best = larger ? row[w] : value_best;
+      }
+      best[ow] = value_best;
+      index[ow] = index_best;
+    }
+  }
+  for (int oh = 0; oh < pooled[1]; ++oh) {
+    Dtype* y_row = y + oh * out_w;
+    Mask* mask_row = mask + oh * out_w;
+    int first_index[kMaxPooledWidth];
+    int* best_index = out_w <= kMaxPooledWidth ? first_index : nullptr;
+    std::vector<int> wide;
+    if (best_index == nullptr) {
+      wide.resize(out_w);
+      best_index = wide.data();
+    }
+    for (int ow = 0; ow < out_w; ++ow) {
+      y_row[ow] = -FLT_MAX;
+      best_index[ow] = -1;
+    }
+    for (int h = wh.start[oh]; h < wh.end[oh]; ++h) {
+      const Dtype* candidate = row_max + h * out_w;
+      const int* candidate_index = row_index + h * out_w;
+      for (int ow = 0; ow < out_w; ++ow) {
+        const bool larger = candidate[ow] > y_row[ow];
+        best_index[ow] = larger ? candidate_index[ow] : best_index[ow];
+        y_row[ow] = larger ? candidate[ow] : y_row[ow];
+      }
+    }
+    for (int ow = 0; ow < out_w; ++ow) mask_row[ow] = static_cast<Mask>(best_index[ow]);
   }
 }
 
@@ -275,12 +335,24 @@ void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, 
   AxisBounds axes[kAxes];
   BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  // Overlapping 2-D windows of 3 or more taps per axis: two passes that share the row maxima.
+  const bool by_rows = !depth && kernel_[1] >= 3 && kernel_[2] >= 3 && stride_[1] < kernel_[1];
+  const int row_values = input_[1] * pooled_[2];
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
     const long out_offset = static_cast<long>(plane) * out_plane;
-    if (depth) {
+    if (by_rows) {
+      thread_local std::vector<Dtype> row_max;
+      thread_local std::vector<int> row_index;
+      if (static_cast<int>(row_max.size()) < row_values) {
+        row_max.resize(row_values);
+        row_index.resize(row_values);
+      }
+      MaxPlaneByRows(x, pooled_, input_[1], input_[2], axes, top_data + out_offset,
+                     mask + out_offset, row_max.data(), row_index.data());
+    } else if (depth) {
       MaxPlane<true>(x, pooled_, input_[1], input_[2], axes, top_data + out_offset,
                      mask + out_offset);
     } else {

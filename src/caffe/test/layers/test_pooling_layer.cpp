@@ -211,6 +211,41 @@ TYPED_TEST(PoolingLayerTest, MatchesBvlcLoopsOnRandomInputs) {
   }
 }
 
+TYPED_TEST(PoolingLayerTest, MaxTiesGoToTheFirstInRowMajorOrder) {
+  // Values in {0, 1, 2}: most windows hold several maxima. Overlapping windows (stride below the
+  // kernel) take the two-pass path, the others the direct one; both must pick the first maximum
+  // in row-major order, as BVLC's loops do.
+  using Dtype = typename TypeParam::Dtype;
+  this->bottom_.Reshape({2, 3, 11, 13});
+  std::mt19937 generator(7);
+  for (int i = 0; i < this->bottom_.count(); ++i) {
+    this->bottom_.mutable_cpu_data()[i] = static_cast<Dtype>(generator() % 3);
+  }
+  const std::vector<std::vector<int>> cases = {
+      // kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w
+      {3, 3, 1, 1, 1, 1}, {3, 3, 0, 0, 2, 2}, {5, 3, 2, 1, 2, 1},
+      {3, 4, 1, 0, 1, 3}, {2, 2, 0, 0, 2, 2}};
+  for (const std::vector<int>& c : cases) {
+    const std::string param = "pool: MAX kernel_h: " + std::to_string(c[0]) +
+                              " kernel_w: " + std::to_string(c[1]) + " pad_h: " +
+                              std::to_string(c[2]) + " pad_w: " + std::to_string(c[3]) +
+                              " stride_h: " + std::to_string(c[4]) +
+                              " stride_w: " + std::to_string(c[5]);
+    PoolingLayer<Dtype> layer(PoolParam(param));
+    Blobs<Dtype> tops{&this->top_, &this->mask_};
+    layer.SetUp(this->bottom_vec_, tops);
+    layer.Forward(this->bottom_vec_, tops);
+    std::vector<Dtype> expected;
+    std::vector<int> argmax;
+    ReferencePool(this->bottom_, true, c[0], c[1], c[2], c[3], c[4], c[5], this->top_.height(),
+                  this->top_.width(), &expected, &argmax);
+    for (int i = 0; i < this->top_.count(); ++i) {
+      ASSERT_EQ(this->top_.cpu_data()[i], expected[i]) << param << " output " << i;
+      ASSERT_EQ(this->mask_.cpu_data()[i], argmax[i]) << param << " output " << i;
+    }
+  }
+}
+
 TYPED_TEST(PoolingLayerTest, GlobalPoolingTakesTheWholePlane) {
   using Dtype = typename TypeParam::Dtype;
   for (const char* method : {"MAX", "AVE"}) {
