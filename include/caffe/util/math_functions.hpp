@@ -118,6 +118,12 @@ int caffe_num_threads();
 template <typename Dtype>
 void caffe_gpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
                     Dtype alpha, const Dtype* A, const Dtype* B, Dtype beta, Dtype* C);
+/// caffe_gpu_gemm with explicit leading dimensions (row strides) of A, B and C, for products on
+/// sub-matrices, like caffe_cpu_gemm_ld.
+template <typename Dtype>
+void caffe_gpu_gemm_ld(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                       Dtype alpha, const Dtype* A, int lda, const Dtype* B, int ldb, Dtype beta,
+                       Dtype* C, int ldc);
 /// y = alpha * op(A) * x + beta * y; A is M x N, row-major.
 template <typename Dtype>
 void caffe_gpu_gemv(CBLAS_TRANSPOSE trans_a, int M, int N, Dtype alpha, const Dtype* A,

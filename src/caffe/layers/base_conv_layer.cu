@@ -16,29 +16,6 @@ namespace caffe {
 
 namespace {
 
-cublasStatus_t CublasGemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                          const float* alpha, const float* A, int lda, const float* B, int ldb,
-                          const float* beta, float* C, int ldc) {
-  return cublasSgemm(Caffe::cublas_handle(), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-cublasStatus_t CublasGemm(cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                          const double* alpha, const double* A, int lda, const double* B, int ldb,
-                          const double* beta, double* C, int ldc) {
-  return cublasDgemm(Caffe::cublas_handle(), ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-// Row-major C (M x N) = alpha op(A) op(B) + beta C, where lda, ldb and ldc are the row strides of
-// A, B and C as stored (the tiles are sub-blocks of wider matrices). cuBLAS is column-major, so
-// this computes C^T = op(B)^T op(A)^T.
-template <typename Dtype>
-void GemmWithStrides(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
-                     Dtype alpha, const Dtype* A, int lda, const Dtype* B, int ldb, Dtype beta,
-                     Dtype* C, int ldc) {
-  const cublasOperation_t op_a = trans_a == CblasNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T;
-  const cublasOperation_t op_b = trans_b == CblasNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T;
-  CUBLAS_CHECK(CublasGemm(op_b, op_a, N, M, K, &alpha, B, ldb, A, lda, &beta, C, ldc));
-}
-
 template <typename Dtype>
 __global__ void AddChannelBiasKernel(const int n, const int channels, const int spatial,
                                      const Dtype* bias, Dtype* data) {
@@ -212,13 +189,13 @@ void BaseConvolutionLayer<Dtype>::ImageToOutputTiledGpu(const Dtype* im, int num
                           line_end, col);
       // The tile's columns of the output: rows `spatial` apart.
       for (int g = 0; g < group_; ++g) {
-        GemmWithStrides<Dtype>(CblasNoTrans, CblasNoTrans, group_rows, columns, kernel_dim_,
-                               Dtype(1), weights + g * weight_offset_, kernel_dim_,
-                               col + static_cast<long>(g) * kernel_dim_ * columns, columns,
-                               Dtype(0),
-                               out_image + static_cast<long>(g) * group_rows * spatial +
-                                   static_cast<long>(line) * line_width_,
-                               spatial);
+        caffe_gpu_gemm_ld<Dtype>(CblasNoTrans, CblasNoTrans, group_rows, columns, kernel_dim_,
+                                 Dtype(1), weights + g * weight_offset_, kernel_dim_,
+                                 col + static_cast<long>(g) * kernel_dim_ * columns, columns,
+                                 Dtype(0),
+                                 out_image + static_cast<long>(g) * group_rows * spatial +
+                                     static_cast<long>(line) * line_width_,
+                                 spatial);
       }
     }
   }
@@ -245,19 +222,20 @@ void BaseConvolutionLayer<Dtype>::BackwardGemmTiledGpu(const Dtype* out_diff, co
                             conv_input_shape_.data(), col_shape_.data(), kernel_shape_.data(),
                             pad_.data(), stride_.data(), dilation_.data(), line, line_end, col);
         for (int g = 0; g < group_; ++g) {
-          GemmWithStrides<Dtype>(CblasNoTrans, CblasTrans, group_rows, kernel_dim_, columns,
-                                 Dtype(1), diff_tile + static_cast<long>(g) * group_rows * spatial,
-                                 spatial, col + static_cast<long>(g) * kernel_dim_ * columns,
-                                 columns, Dtype(1), weight_diff + g * weight_offset_, kernel_dim_);
+          caffe_gpu_gemm_ld<Dtype>(
+              CblasNoTrans, CblasTrans, group_rows, kernel_dim_, columns, Dtype(1),
+              diff_tile + static_cast<long>(g) * group_rows * spatial, spatial,
+              col + static_cast<long>(g) * kernel_dim_ * columns, columns, Dtype(1),
+              weight_diff + g * weight_offset_, kernel_dim_);
         }
       }
       if (im_image) {
         for (int g = 0; g < group_; ++g) {
-          GemmWithStrides<Dtype>(CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows,
-                                 Dtype(1), weights + g * weight_offset_, kernel_dim_,
-                                 diff_tile + static_cast<long>(g) * group_rows * spatial, spatial,
-                                 Dtype(0), col + static_cast<long>(g) * kernel_dim_ * columns,
-                                 columns);
+          caffe_gpu_gemm_ld<Dtype>(CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows,
+                                   Dtype(1), weights + g * weight_offset_, kernel_dim_,
+                                   diff_tile + static_cast<long>(g) * group_rows * spatial, spatial,
+                                   Dtype(0), col + static_cast<long>(g) * kernel_dim_ * columns,
+                                   columns);
         }
         col2im_nd_lines_add_gpu(col, num_spatial_axes_, conv_input_shape_.data(), col_shape_.data(),
                                 kernel_shape_.data(), pad_.data(), stride_.data(), dilation_.data(),

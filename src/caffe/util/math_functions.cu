@@ -172,13 +172,19 @@ curandStatus_t CurandNormal(double* r, int n, double mu, double sigma) {
 }  // namespace
 
 template <typename Dtype>
+void caffe_gpu_gemm_ld(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                       Dtype alpha, const Dtype* A, int lda, const Dtype* B, int ldb, Dtype beta,
+                       Dtype* C, int ldc) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  CUBLAS_CHECK(CublasGemm(CublasOp(trans_b), CublasOp(trans_a), N, M, K, &alpha, B, ldb, A, lda,
+                          &beta, C, ldc));
+}
+
+template <typename Dtype>
 void caffe_gpu_gemm(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
                     Dtype alpha, const Dtype* A, const Dtype* B, Dtype beta, Dtype* C) {
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
-  const int lda = trans_a == CblasNoTrans ? K : M;
-  const int ldb = trans_b == CblasNoTrans ? N : K;
-  CUBLAS_CHECK(CublasGemm(CublasOp(trans_b), CublasOp(trans_a), N, M, K, &alpha, B, ldb, A, lda,
-                          &beta, C, N));
+  caffe_gpu_gemm_ld(trans_a, trans_b, M, N, K, alpha, A, trans_a == CblasNoTrans ? K : M, B,
+                    trans_b == CblasNoTrans ? N : K, beta, C, N);
 }
 
 template <typename Dtype>
@@ -335,6 +341,9 @@ void caffe_gpu_rng_gaussian(int n, Dtype mu, Dtype sigma, Dtype* r) {
 #define INSTANTIATE_GPU_MATH(Dtype)                                                             \
   template void caffe_gpu_gemm<Dtype>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, Dtype,   \
                                       const Dtype*, const Dtype*, Dtype, Dtype*);              \
+  template void caffe_gpu_gemm_ld<Dtype>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, Dtype, \
+                                         const Dtype*, int, const Dtype*, int, Dtype, Dtype*,  \
+                                         int);                                                 \
   template void caffe_gpu_gemv<Dtype>(CBLAS_TRANSPOSE, int, int, Dtype, const Dtype*,           \
                                       const Dtype*, Dtype, Dtype*);                            \
   template void caffe_gpu_axpy<Dtype>(int, Dtype, const Dtype*, Dtype*);                        \
