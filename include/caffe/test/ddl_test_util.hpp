@@ -16,29 +16,46 @@
 
 namespace caffe {
 
-/// Writes records k = 0..count-1 to a new LMDB: a 28x28 one-channel image whose pixels depend on
-/// k, and label k % 10 (or k itself).
-inline void WriteDdlTestImages(const std::string& source, int count, bool label_is_index) {
+/// The records WriteTestImages writes.
+struct TestImages {
+  int side = 28;                // one channel, side x side pixels
+  int classes = 10;             // label k % classes ...
+  bool label_is_index = false;  // ... or k itself
+  int corrupt = -1;             // this record (if >= 0) holds bytes that are not a Datum
+};
+
+/// Writes records k = 0..count-1 to a new LMDB: one-channel images whose pixels depend on k, with
+/// the labels `images` says.
+inline void WriteTestImages(const std::string& source, int count, const TestImages& images) {
   std::unique_ptr<db::DB> database = db::GetDB("lmdb");
   database->Open(source, db::NEW);
   std::unique_ptr<db::Transaction> transaction = database->NewTransaction();
+  const int pixels_per_image = images.side * images.side;
   for (int k = 0; k < count; ++k) {
     Datum datum;
     datum.set_channels(1);
-    datum.set_height(28);
-    datum.set_width(28);
-    std::string pixels(28 * 28, '\0');
-    for (int p = 0; p < 28 * 28; ++p) {
-      pixels[p] = static_cast<char>((k * 37 + p * 11 + (k % 10) * p) % 256);
+    datum.set_height(images.side);
+    datum.set_width(images.side);
+    std::string pixels(pixels_per_image, '\0');
+    for (int p = 0; p < pixels_per_image; ++p) {
+      pixels[p] = static_cast<char>((k * 37 + p * 11 + (k % images.classes) * p) % 256);
     }
     datum.set_data(pixels);
-    datum.set_label(label_is_index ? k : k % 10);
+    datum.set_label(images.label_is_index ? k : k % images.classes);
     char key[16];
     std::snprintf(key, sizeof(key), "%08d", k);
-    transaction->Put(key, datum.SerializeAsString());
+    transaction->Put(key, k == images.corrupt ? std::string("\xff\xff\xff", 3)
+                                              : datum.SerializeAsString());
   }
   transaction->Commit();
   database->Close();
+}
+
+/// DDL's LMDB: 28x28 images (MNIST's size), label k % 10 (or k itself).
+inline void WriteDdlTestImages(const std::string& source, int count, bool label_is_index) {
+  TestImages images;
+  images.label_is_index = label_is_index;
+  WriteTestImages(source, count, images);
 }
 
 /// A TRAIN-phase Data layer reading `source` (tops data, label).

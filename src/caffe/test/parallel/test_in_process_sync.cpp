@@ -35,27 +35,11 @@ constexpr int kRecords = 100;
 // Records k = 0..count-1: a 1x8x8 image whose pixels depend on k, label k % 4; the record at
 // `corrupt` (if >= 0) is not a Datum.
 void WriteImages(const std::string& source, int count, int corrupt = -1) {
-  std::unique_ptr<db::DB> database = db::GetDB("lmdb");
-  database->Open(source, db::NEW);
-  std::unique_ptr<db::Transaction> transaction = database->NewTransaction();
-  for (int k = 0; k < count; ++k) {
-    Datum datum;
-    datum.set_channels(1);
-    datum.set_height(8);
-    datum.set_width(8);
-    std::string pixels(64, '\0');
-    for (int p = 0; p < 64; ++p) {
-      pixels[p] = static_cast<char>((k * 37 + p * 11 + (k % 4) * p) % 256);
-    }
-    datum.set_data(pixels);
-    datum.set_label(k % 4);
-    char key[16];
-    std::snprintf(key, sizeof(key), "%08d", k);
-    transaction->Put(key,
-                     k == corrupt ? std::string("\xff\xff\xff", 3) : datum.SerializeAsString());
-  }
-  transaction->Commit();
-  database->Close();
+  TestImages images;
+  images.side = 8;
+  images.classes = 4;
+  images.corrupt = corrupt;
+  WriteTestImages(source, count, images);
 }
 
 // SGD with momentum and weight decay; the learning rate halves every 3 iterations. The net: Data
