@@ -242,18 +242,25 @@ __global__ void AvePoolBackwardKernel(const int n, const Dtype* top_diff, const 
   }
 }
 
+// The layer's three spatial axes (depth, height, width) as the kernels take them.
+PoolGeometry MakePoolGeometry(const int* input, const int* pooled, const int* kernel,
+                              const int* stride, const int* pad) {
+  PoolGeometry geometry;
+  for (int a = 0; a < 3; ++a) {
+    geometry.input[a] = input[a];
+    geometry.pooled[a] = pooled[a];
+    geometry.kernel[a] = kernel[a];
+    geometry.stride[a] = stride[a];
+    geometry.pad[a] = pad[a];
+  }
+  return geometry;
+}
+
 }  // namespace
 
 template <typename Dtype>
 void PoolingLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  PoolGeometry geometry;
-  for (int a = 0; a < kAxes; ++a) {
-    geometry.input[a] = input_[a];
-    geometry.pooled[a] = pooled_[a];
-    geometry.kernel[a] = kernel_[a];
-    geometry.stride[a] = stride_[a];
-    geometry.pad[a] = pad_[a];
-  }
+  const PoolGeometry geometry = MakePoolGeometry(input_, pooled_, kernel_, stride_, pad_);
   const int n = top[0]->count();
   if (n <= 0) return;
   const Dtype* bottom_data = bottom[0]->gpu_data();
@@ -293,14 +300,7 @@ template <typename Dtype>
 void PoolingLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                        const Blobs<Dtype>& bottom) {
   if (!propagate_down[0]) return;
-  PoolGeometry geometry;
-  for (int a = 0; a < kAxes; ++a) {
-    geometry.input[a] = input_[a];
-    geometry.pooled[a] = pooled_[a];
-    geometry.kernel[a] = kernel_[a];
-    geometry.stride[a] = stride_[a];
-    geometry.pad[a] = pad_[a];
-  }
+  const PoolGeometry geometry = MakePoolGeometry(input_, pooled_, kernel_, stride_, pad_);
   const int n = bottom[0]->count();
   if (n <= 0) return;
   const Dtype* top_diff = top[0]->gpu_diff();

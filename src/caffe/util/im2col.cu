@@ -214,6 +214,19 @@ void LaunchCol2ImNd(const Dtype* data_col, const NdGeometry& geometry, bool accu
   CUDA_POST_KERNEL_CHECK;
 }
 
+// The geometry of output lines [line_begin, line_end) only (a tile of the image's columns).
+NdGeometry MakeLinesGeometry(int num_axes, const int* im_shape, const int* col_shape,
+                             const int* kernel_shape, const int* pad, const int* stride,
+                             const int* dilation, int line_begin, int line_end) {
+  NdGeometry geometry =
+      MakeNdGeometry(num_axes, im_shape, col_shape, kernel_shape, pad, stride, dilation);
+  const int line_width = num_axes > 0 ? col_shape[num_axes] : 1;
+  geometry.position_begin = line_begin * line_width;
+  geometry.positions = (line_end - line_begin) * line_width;
+  geometry.row_stride = geometry.positions;
+  return geometry;
+}
+
 }  // namespace
 
 template <typename Dtype>
@@ -275,12 +288,8 @@ void im2col_nd_lines_gpu(const Dtype* data_im, int num_spatial_axes, const int* 
                          const int* col_shape, const int* kernel_shape, const int* pad,
                          const int* stride, const int* dilation, int line_begin, int line_end,
                          Dtype* data_col) {
-  NdGeometry geometry =
-      MakeNdGeometry(num_spatial_axes, im_shape, col_shape, kernel_shape, pad, stride, dilation);
-  const int line_width = num_spatial_axes > 0 ? col_shape[num_spatial_axes] : 1;
-  geometry.position_begin = line_begin * line_width;
-  geometry.positions = (line_end - line_begin) * line_width;
-  geometry.row_stride = geometry.positions;
+  const NdGeometry geometry = MakeLinesGeometry(num_spatial_axes, im_shape, col_shape, kernel_shape,
+                                                pad, stride, dilation, line_begin, line_end);
   LaunchIm2ColNd(data_im, geometry, data_col);
 }
 
@@ -289,12 +298,8 @@ void col2im_nd_lines_add_gpu(const Dtype* data_col, int num_spatial_axes, const 
                              const int* col_shape, const int* kernel_shape, const int* pad,
                              const int* stride, const int* dilation, int line_begin, int line_end,
                              Dtype* data_im) {
-  NdGeometry geometry =
-      MakeNdGeometry(num_spatial_axes, im_shape, col_shape, kernel_shape, pad, stride, dilation);
-  const int line_width = num_spatial_axes > 0 ? col_shape[num_spatial_axes] : 1;
-  geometry.position_begin = line_begin * line_width;
-  geometry.positions = (line_end - line_begin) * line_width;
-  geometry.row_stride = geometry.positions;
+  const NdGeometry geometry = MakeLinesGeometry(num_spatial_axes, im_shape, col_shape, kernel_shape,
+                                                pad, stride, dilation, line_begin, line_end);
   if (geometry.positions <= 0) return;
   LaunchCol2ImNd(data_col, geometry, /*accumulate=*/true, data_im);
 }
