@@ -45,7 +45,8 @@ for program in "$BUILD_DIR"/bin/*; do
   if [[ "$name" == test_* ]] && [ "$WITH_TESTS" != 1 ]; then continue; fi
   cp "$program" "$ROOT/bin/"
 done
-cp "$BUILD_DIR"/lib/libcaffe.so* "$ROOT/lib/"
+# libcaffe and the modules it loads on demand (libcaffe_image_opencv.so).
+cp "$BUILD_DIR"/lib/libcaffe*.so* "$ROOT/lib/"
 
 # Libraries found on the target rather than bundled: the C runtime, the GPU driver and the
 # CUDA libraries (whose versions must match the target's driver).
@@ -59,7 +60,7 @@ is_target_library() {
 }
 
 # Every library the programs and libcaffe load, from ldd on this machine.
-for file in "$ROOT"/bin/* "$ROOT"/lib/libcaffe.so*; do
+for file in "$ROOT"/bin/* "$ROOT"/lib/libcaffe*.so*; do
   ldd "$file" 2>/dev/null | awk '/=> \// {print $1, $3}'
 done | sort -u | while read -r soname path; do
   is_target_library "$soname" && continue

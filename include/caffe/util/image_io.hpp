@@ -2,9 +2,10 @@
 // raw or encoded (JPEG/PNG bytes), decoding encoded records, writing a record back out as an image
 // file, and parsing the "path label" list files of convert_imageset and the ImageData layer. The
 // interface holds no OpenCV types: pixels travel in Datum records as C x H x W uint8 values with
-// colour channels in OpenCV's B, G, R order, as BVLC stores them. Without OpenCV (built with
-// CAFFE_OPENCV=OFF or without the library) every image function throws a caffe::Error that says
-// the feature needs OpenCV; the list parser works either way.
+// colour channels in OpenCV's B, G, R order, as BVLC stores them. The OpenCV code lives in a
+// module that is loaded on the first image call (util/image_codec.hpp). Without OpenCV (built
+// with CAFFE_OPENCV=OFF or without the library), or when that module cannot be loaded, every
+// image function throws a caffe::Error that says what is missing; the list parser works either way.
 #ifndef CAFFE_UTIL_IMAGE_IO_HPP_
 #define CAFFE_UTIL_IMAGE_IO_HPP_
 
@@ -17,8 +18,13 @@
 
 namespace caffe {
 
-/// Whether this build can decode, resize and encode images (it was built with OpenCV).
+/// Whether this build can decode, resize and encode images (it was built with OpenCV and its
+/// image module loads). The first call loads the module.
 bool ImageSupportAvailable();
+
+/// What reading images needs and this process lacks, for messages ("... needs <this>"); empty
+/// when ImageSupportAvailable().
+string ImageSupportProblem();
 
 /// The channels a decoded image gets: as stored in the file (gray stays 1 channel, colour 3), or
 /// converted to 3 (kColor) or 1 (kGray).

@@ -33,10 +33,9 @@ void ImageDataLayer<Dtype>::DataLayerSetUp(const Blobs<Dtype>& bottom, const Blo
       << "; set both (to resize) or neither";
 
   LAYER_CHECK(ImageSupportAvailable())
-      << "reading the images listed in '" << source
-      << "' needs OpenCV, which this build of Caffe does not include (install "
-         "libopencv-imgcodecs-dev and rebuild, or convert the images with convert_imageset on "
-         "a machine that has it and use a Data layer)";
+      << "reading the images listed in '" << source << "' needs " << ImageSupportProblem()
+      << " (or convert the images with convert_imageset on a machine that can, and use a Data "
+         "layer)";
 
   vector<ImageListEntry> entries;
   try {

@@ -1,0 +1,28 @@
+// The table of image functions that Caffe's OpenCV module (libcaffe_image_opencv.so, built from
+// util/image_codec_opencv.cpp) exports. libcaffe loads that module with dlopen the first time an
+// image is read, decoded or written, so that processes which never touch an image (training from
+// raw LMDB records, `caffe time`, the Python API on arrays) do not map OpenCV and the libraries
+// Debian's imgcodecs pulls in (GDAL, GDCM, Poppler, ...: about 50 MB of resident pages).
+// Only util/image_io.cpp and the module include this header.
+#ifndef CAFFE_UTIL_IMAGE_CODEC_HPP_
+#define CAFFE_UTIL_IMAGE_CODEC_HPP_
+
+#include "caffe/util/image_io.hpp"
+
+namespace caffe {
+
+/// Entry points with the contracts of the image_io.hpp functions of the same names.
+struct ImageCodec {
+  void (*read_image_to_datum)(const string& filename, int label, int height, int width,
+                              bool is_color, const string& encoding, Datum* datum);
+  void (*decode_datum)(const Datum& encoded, ImageColor color, Datum* decoded);
+  void (*write_datum_to_image)(const Datum& datum, const string& filename);
+};
+
+}  // namespace caffe
+
+/// The module's one exported symbol; the version in its name changes with ImageCodec's layout.
+#define CAFFE_IMAGE_CODEC_SYMBOL "caffe_image_codec_v1"
+extern "C" const caffe::ImageCodec* caffe_image_codec_v1();
+
+#endif  // CAFFE_UTIL_IMAGE_CODEC_HPP_
