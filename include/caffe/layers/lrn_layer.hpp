@@ -56,11 +56,11 @@ class LRNLayer : public Layer<Dtype> {
   int num_ = 0, channels_ = 0, height_ = 0, width_ = 0;
   // Saved by forward for backward, shape of bottom: scale_ is the base of the power (ACROSS:
   // k + alpha / n * sum of squares; WITHIN: 1 + alpha * mean of squares), scale_pow_ =
-  // scale_^-beta.
+  // scale_^-beta (GPU only: the CPU path computes it again in backward, as BVLC, to save memory).
   Blob<Dtype> scale_;
   Blob<Dtype> scale_pow_;
   // Scratch: ACROSS, one image's per-channel terms with p zero planes either side
-  // ((C + n - 1) x H x W); WITHIN, three (H, W) planes.
+  // ((C + n - 1) x H x W) and one plane of window sums; WITHIN, three (H, W) planes.
   Blob<Dtype> scratch_;  // per thread
   int threads_ = 1;
 };

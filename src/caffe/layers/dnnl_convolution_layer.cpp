@@ -2,6 +2,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <unordered_map>
 #include <vector>
@@ -30,14 +31,18 @@ dnnl::stream& Stream() {
 // Staging memory for the blocked copies of one call's arguments, shared by every oneDNN layer on
 // the thread: layers run one at a time, so a net needs the largest call's worth, not one copy of
 // every activation per layer. Slots: 0 src, 1 weights, 2 dst or diff_src, 3 diff_dst, 4
-// diff_weights (the backward passes run one after the other, so they share).
+// diff_weights as oneDNN lays them out, 5 diff_weights in Caffe's layout (one call's gradient,
+// before it is added to the blob's), 6 oneDNN's own scratchpad (the backward passes run one after
+// the other, so they share).
+enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kPlainDiffWeights, kScratchpad, kSlots };
+
 float* ScratchSlot(int slot, size_t bytes) {
   struct Buffer {
     float* data = nullptr;
     size_t bytes = 0;
     ~Buffer() { std::free(data); }
   };
-  thread_local std::vector<Buffer> slots(5);
+  thread_local std::vector<Buffer> slots(kSlots);
   Buffer& buffer = slots.at(slot);
   if (buffer.bytes < bytes) {
     std::free(buffer.data);
@@ -46,6 +51,32 @@ float* ScratchSlot(int slot, size_t bytes) {
     CHECK(buffer.data) << "out of memory allocating " << buffer.bytes << " bytes of oneDNN staging";
   }
   return buffer.data;
+}
+
+// A call's activations are staged a few images at a time, so that staging stays near this size
+// whatever the batch: at CaffeNet's batch 256, conv1's output alone is 297 MB, and a whole-batch
+// copy of it (and of its gradient) would be memory that BVLC's im2col engine never needs.
+constexpr size_t kStagingBytes = 4 << 20;
+
+// The images per oneDNN call: the largest divisor of `num` whose staged activations (the larger
+// of input and output, per image) fit kStagingBytes; at least 1.
+int ImagesPerCall(int num, size_t image_bytes) {
+  for (int images = num; images > 1; --images) {
+    if (num % images == 0 && images * image_bytes <= kStagingBytes) return images;
+  }
+  return 1;
+}
+
+// oneDNN's scratchpad comes from the thread's staging (slot kScratchpad) rather than from each
+// primitive, so the net holds one, the largest call's.
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+memory Scratchpad(const memory::desc& desc) {
+  return memory(desc, Engine(), ScratchSlot(kScratchpad, desc.get_size()));
 }
 
 Tag PlainDataTag(int spatial_axes) {
@@ -110,10 +141,14 @@ bool FasterOnDnnl(int group_inputs, int group_outputs) {
 }  // namespace
 
 struct DnnlConvolutionLayer::Primitives {
-  memory::desc src_md, weights_md, bias_md, dst_md;  // Caffe's plain layouts
+  memory::desc src_md, weights_md, bias_md, dst_md;  // Caffe's plain layouts, of one call
+  int images = 1;                                    // images per call (a divisor of the batch)
+  size_t src_image = 0, dst_image = 0;               // floats per image in the blobs
   memory::dims strides, dilates, pad_left, pad_right;
   bool bias = false;
   dnnl::convolution_forward::primitive_desc forward_pd;
+  dnnl::convolution_backward_data::primitive_desc data_pd;
+  dnnl::convolution_backward_weights::primitive_desc weights_pd;
   dnnl::convolution_forward forward;
   Staged src, weights, dst;
   // Backward, made on its first use (nets in the TEST phase never need it).
@@ -122,7 +157,7 @@ struct DnnlConvolutionLayer::Primitives {
   Staged data_diff_dst, data_weights, data_diff_src;
   dnnl::convolution_backward_weights backward_weights;
   Staged weights_src, weights_diff_dst, weights_diff_weights;
-  std::vector<float> weight_diff, bias_diff;  // one call's gradients, before they accumulate
+  std::vector<float> bias_diff;  // one call's bias gradient, before it accumulates
 
   memory::desc Any(const memory::desc& plain) const {
     return memory::desc(plain.dims(), memory::data_type::f32, Tag::any);
@@ -137,23 +172,23 @@ struct DnnlConvolutionLayer::Primitives {
                      : dnnl::convolution_forward::desc(kind, algorithm, Any(src_md),
                                                        Any(weights_md), Any(dst_md), strides,
                                                        dilates, pad_left, pad_right);
-    forward_pd = dnnl::convolution_forward::primitive_desc(desc, Engine());
+    forward_pd = dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), Engine());
     forward = dnnl::convolution_forward(forward_pd);
-    src = Staged(src_md, forward_pd.src_desc(), 0);
-    weights = Staged(weights_md, forward_pd.weights_desc(), 1);
-    dst = Staged(dst_md, forward_pd.dst_desc(), 2);
+    src = Staged(src_md, forward_pd.src_desc(), kSrc);
+    weights = Staged(weights_md, forward_pd.weights_desc(), kWeights);
+    dst = Staged(dst_md, forward_pd.dst_desc(), kDst);
   }
 
   void MakeBackward() {
     const auto algorithm = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_backward_data::primitive_desc data_pd(
+    data_pd = dnnl::convolution_backward_data::primitive_desc(
         dnnl::convolution_backward_data::desc(algorithm, Any(src_md), Any(weights_md),
                                               Any(dst_md), strides, dilates, pad_left, pad_right),
-        Engine(), forward_pd);
+        UserScratchpad(), Engine(), forward_pd);
     backward_data = dnnl::convolution_backward_data(data_pd);
-    data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), 3);
-    data_weights = Staged(weights_md, data_pd.weights_desc(), 1);
-    data_diff_src = Staged(src_md, data_pd.diff_src_desc(), 2);
+    data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), kDiffDst);
+    data_weights = Staged(weights_md, data_pd.weights_desc(), kWeights);
+    data_diff_src = Staged(src_md, data_pd.diff_src_desc(), kDst);
     auto weights_desc =
         bias ? dnnl::convolution_backward_weights::desc(algorithm, Any(src_md), Any(weights_md),
                                                         bias_md, Any(dst_md), strides, dilates,
@@ -161,13 +196,12 @@ struct DnnlConvolutionLayer::Primitives {
              : dnnl::convolution_backward_weights::desc(algorithm, Any(src_md), Any(weights_md),
                                                         Any(dst_md), strides, dilates, pad_left,
                                                         pad_right);
-    dnnl::convolution_backward_weights::primitive_desc weights_pd(weights_desc, Engine(),
-                                                                  forward_pd);
+    weights_pd = dnnl::convolution_backward_weights::primitive_desc(weights_desc, UserScratchpad(),
+                                                                    Engine(), forward_pd);
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
-    weights_src = Staged(src_md, weights_pd.src_desc(), 0);
-    weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), 3);
-    weights_diff_weights = Staged(weights_md, weights_pd.diff_weights_desc(), 4);
-    weight_diff.resize(weights_md.get_size() / sizeof(float));
+    weights_src = Staged(src_md, weights_pd.src_desc(), kSrc);
+    weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
+    weights_diff_weights = Staged(weights_md, weights_pd.diff_weights_desc(), kDiffWeights);
     bias_diff.resize(bias ? bias_md.get_size() / sizeof(float) : 0);
     backward_ready = true;
   }
@@ -186,7 +220,10 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   if (channel_axis_ != 1 || num_spatial_axes_ < 1 || num_spatial_axes_ > 3) return;
   if (only_where_faster_ && !FasterOnDnnl(channels_ / group_, num_output_ / group_)) return;
   auto p = std::make_unique<Primitives>();
-  memory::dims src_dims{num_, channels_}, dst_dims{num_, num_output_}, weights_dims;
+  p->src_image = bottom[0]->count(1);
+  p->dst_image = top[0]->count(1);
+  p->images = ImagesPerCall(num_, std::max(p->src_image, p->dst_image) * sizeof(float));
+  memory::dims src_dims{p->images, channels_}, dst_dims{p->images, num_output_}, weights_dims;
   if (group_ > 1) weights_dims = {group_, num_output_ / group_, channels_ / group_};
   else weights_dims = {num_output_, channels_};
   for (int i = 0; i < num_spatial_axes_; ++i) {
@@ -224,17 +261,23 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
   Primitives& p = *primitives_;
   const memory weights = p.weights.In(blobs_[0]->cpu_data());
   for (size_t i = 0; i < bottom.size(); ++i) {
-    const memory src = p.src.In(bottom[i]->cpu_data());
+    const float* bottom_data = bottom[i]->cpu_data();
     float* top_data = top[i]->mutable_cpu_data();
-    const memory dst = p.dst.Target(top_data);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-    if (p.bias) {
-      args[DNNL_ARG_BIAS] =
-          memory(p.bias_md, Engine(), const_cast<float*>(blobs_[1]->cpu_data()));
+    for (int first = 0; first < num_; first += p.images) {
+      float* dst_data = top_data + first * p.dst_image;
+      const memory dst = p.dst.Target(dst_data);
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, p.src.In(bottom_data + first * p.src_image)},
+          {DNNL_ARG_WEIGHTS, weights},
+          {DNNL_ARG_DST, dst},
+          {DNNL_ARG_SCRATCHPAD, Scratchpad(p.forward_pd.scratchpad_desc())}};
+      if (p.bias) {
+        args[DNNL_ARG_BIAS] =
+            memory(p.bias_md, Engine(), const_cast<float*>(blobs_[1]->cpu_data()));
+      }
+      p.forward.execute(Stream(), args);
+      p.dst.Out(dst, dst_data);
     }
-    p.forward.execute(Stream(), args);
-    p.dst.Out(dst, top_data);
   }
   Stream().wait();
 }
@@ -247,42 +290,54 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
   if (!p.backward_ready) p.MakeBackward();
   const bool weight_grad = param_propagate_down_[0];
   const bool bias_grad = bias_term_ && param_propagate_down_[1];
+  bool any_bottom_grad = false;
+  for (size_t i = 0; i < bottom.size(); ++i) any_bottom_grad |= propagate_down[i];
+  const memory data_weights =
+      any_bottom_grad ? p.data_weights.In(blobs_[0]->cpu_data()) : memory();
   for (size_t i = 0; i < top.size(); ++i) {
     const float* top_diff = top[i]->cpu_diff();
-    memory weights_diff_dst;  // the top diff as backward-weights wants it, once made
-    if (weight_grad || bias_grad) {
-      weights_diff_dst = p.weights_diff_dst.In(top_diff);
-      // oneDNN writes the gradients; Caffe's accumulate (iter_size, shared weights, several
-      // bottoms), so they are computed apart and added.
-      const memory diff_weights = p.weights_diff_weights.Target(p.weight_diff.data());
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, p.weights_src.In(bottom[i]->cpu_data())},
-          {DNNL_ARG_DIFF_DST, weights_diff_dst},
-          {DNNL_ARG_DIFF_WEIGHTS, diff_weights}};
-      if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, Engine(), p.bias_diff.data());
-      p.backward_weights.execute(Stream(), args);
-      p.weights_diff_weights.Out(diff_weights, p.weight_diff.data());
-      Stream().wait();
-      if (weight_grad) {
-        caffe_axpy<float>(blobs_[0]->count(), 1.f, p.weight_diff.data(),
-                          blobs_[0]->mutable_cpu_diff());
+    const float* bottom_data = bottom[i]->cpu_data();
+    float* bottom_diff = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
+    for (int first = 0; first < num_; first += p.images) {
+      const float* dy = top_diff + first * p.dst_image;
+      memory weights_diff_dst;  // the top diff as backward-weights wants it, once made
+      if (weight_grad || bias_grad) {
+        weights_diff_dst = p.weights_diff_dst.In(dy);
+        // oneDNN writes the gradients; Caffe's accumulate (iter_size, shared weights, several
+        // bottoms, several calls), so they are computed apart and added.
+        float* weight_diff = ScratchSlot(kPlainDiffWeights, p.weights_md.get_size());
+        const memory diff_weights = p.weights_diff_weights.Target(weight_diff);
+        std::unordered_map<int, memory> args{
+            {DNNL_ARG_SRC, p.weights_src.In(bottom_data + first * p.src_image)},
+            {DNNL_ARG_DIFF_DST, weights_diff_dst},
+            {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
+            {DNNL_ARG_SCRATCHPAD, Scratchpad(p.weights_pd.scratchpad_desc())}};
+        if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, Engine(), p.bias_diff.data());
+        p.backward_weights.execute(Stream(), args);
+        p.weights_diff_weights.Out(diff_weights, weight_diff);
+        Stream().wait();
+        if (weight_grad) {
+          caffe_axpy<float>(blobs_[0]->count(), 1.f, weight_diff, blobs_[0]->mutable_cpu_diff());
+        }
+        if (bias_grad) {
+          caffe_axpy<float>(blobs_[1]->count(), 1.f, p.bias_diff.data(),
+                            blobs_[1]->mutable_cpu_diff());
+        }
       }
-      if (bias_grad) {
-        caffe_axpy<float>(blobs_[1]->count(), 1.f, p.bias_diff.data(),
-                          blobs_[1]->mutable_cpu_diff());
+      if (propagate_down[i]) {
+        float* dx = bottom_diff + first * p.src_image;
+        const memory diff_src = p.data_diff_src.Target(dx);
+        // Both backward passes usually want the same layout: reorder the top diff once.
+        const bool reuse =
+            weights_diff_dst && p.data_diff_dst.wanted() == p.weights_diff_dst.wanted();
+        p.backward_data.execute(
+            Stream(), {{DNNL_ARG_DIFF_DST, reuse ? weights_diff_dst : p.data_diff_dst.In(dy)},
+                       {DNNL_ARG_WEIGHTS, data_weights},
+                       {DNNL_ARG_DIFF_SRC, diff_src},
+                       {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
+        p.data_diff_src.Out(diff_src, dx);
+        Stream().wait();
       }
-    }
-    if (propagate_down[i]) {
-      float* bottom_diff = bottom[i]->mutable_cpu_diff();
-      const memory diff_src = p.data_diff_src.Target(bottom_diff);
-      // Both backward passes usually want the same layout: reorder the top diff once.
-      const bool reuse = weights_diff_dst && p.data_diff_dst.wanted() == p.weights_diff_dst.wanted();
-      p.backward_data.execute(Stream(), {{DNNL_ARG_DIFF_DST,
-                                          reuse ? weights_diff_dst : p.data_diff_dst.In(top_diff)},
-                                         {DNNL_ARG_WEIGHTS, p.data_weights.In(blobs_[0]->cpu_data())},
-                                         {DNNL_ARG_DIFF_SRC, diff_src}});
-      p.data_diff_src.Out(diff_src, bottom_diff);
-      Stream().wait();
     }
   }
 }

@@ -33,12 +33,13 @@ void LRNLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& to
   width_ = bottom[0]->width();
   top[0]->ReshapeLike(*bottom[0]);
   scale_.ReshapeLike(*bottom[0]);
-  scale_pow_.ReshapeLike(*bottom[0]);
+  scale_pow_.ReshapeLike(*bottom[0]);  // allocated by the GPU path only
   const int plane = height_ * width_;
-  // Across channels, images run in parallel, each thread with its own padded squares.
+  // Across channels, images run in parallel, each thread with its own padded squares and one
+  // plane of window sums.
   threads_ = across_channels_ ? std::max(1, std::min(caffe_max_threads(), num_)) : 1;
   scratch_.Reshape({threads_,
-                    std::max(across_channels_ ? (channels_ + size_ - 1) * plane : 3 * plane, 1)});
+                    std::max(across_channels_ ? (channels_ + size_) * plane : 3 * plane, 1)});
 }
 
 template <typename Dtype>
@@ -88,12 +89,12 @@ void LRNLayer<Dtype>::CrossChannelForward(const Dtype* bottom_data, Dtype* top_d
   const Dtype alpha_over_size = alpha_ / size_;
   Dtype* scratch = scratch_.mutable_cpu_data();
   Dtype* scale = scale_.mutable_cpu_data();
-  Dtype* scale_pow = scale_pow_.mutable_cpu_data();
   const int padded_size = (channels_ + size_ - 1) * plane;
-  caffe_set(threads_ * padded_size, Dtype(0), scratch);
+  const int thread_size = padded_size + plane;
+  caffe_set(threads_ * thread_size, Dtype(0), scratch);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int n = 0; n < num_; ++n) {
-    Dtype* padded = scratch + caffe_thread_index() * padded_size;  // squares of channel c at c + p
+    Dtype* padded = scratch + caffe_thread_index() * thread_size;  // squares of channel c at c + p
     const Dtype* x = bottom_data + n * image;
     Dtype* squares = padded + pre_pad_ * plane;
     for (int i = 0; i < image; ++i) squares[i] = x[i] * x[i];
@@ -110,9 +111,11 @@ void LRNLayer<Dtype>::CrossChannelForward(const Dtype* bottom_data, Dtype* top_d
       for (int i = 0; i < plane; ++i) out[i] = k_ + alpha_over_size * out[i];
     }
   }
+  // top = x * scale^-beta; backward computes scale^-beta again (as BVLC) rather than keeping a
+  // bottom-sized copy of it.
   const int count = num_ * image;
-  PowNegBeta(count, scale, scale_pow);
-  caffe_mul(count, bottom_data, scale_pow, top_data);
+  PowNegBeta(count, scale, top_data);
+  caffe_mul(count, bottom_data, top_data, top_data);
 }
 
 template <typename Dtype>
@@ -126,12 +129,15 @@ void LRNLayer<Dtype>::CrossChannelBackward(const Dtype* top_data, const Dtype* t
   const Dtype ratio_scale = Dtype(2) * alpha_ * beta_ / size_;
   Dtype* scratch = scratch_.mutable_cpu_data();
   const Dtype* scale = scale_.cpu_data();
-  const Dtype* scale_pow = scale_pow_.cpu_data();
   const int padded_size = (channels_ + size_ - 1) * plane;
-  caffe_set(threads_ * padded_size, Dtype(0), scratch);
+  const int thread_size = padded_size + plane;
+  caffe_set(threads_ * thread_size, Dtype(0), scratch);
+  // bottom_diff holds scale^-beta until each plane's gradient replaces it.
+  PowNegBeta(num_ * image, scale, bottom_diff);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int n = 0; n < num_; ++n) {
-    Dtype* padded = scratch + caffe_thread_index() * padded_size;
+    Dtype* padded = scratch + caffe_thread_index() * thread_size;
+    Dtype* sums = padded + padded_size;
     const int offset = n * image;
     Dtype* ratio = padded + pre_pad_ * plane;
     for (int i = 0; i < image; ++i) {
@@ -141,13 +147,13 @@ void LRNLayer<Dtype>::CrossChannelBackward(const Dtype* top_data, const Dtype* t
       const int at = offset + c * plane;
       Dtype* dx = bottom_diff + at;
       const Dtype* first = padded + c * plane;
-      for (int i = 0; i < plane; ++i) dx[i] = first[i];
+      for (int i = 0; i < plane; ++i) sums[i] = first[i];
       for (int j = 1; j < size_; ++j) {
         const Dtype* term = first + j * plane;
-        for (int i = 0; i < plane; ++i) dx[i] += term[i];
+        for (int i = 0; i < plane; ++i) sums[i] += term[i];
       }
       for (int i = 0; i < plane; ++i) {
-        dx[i] = top_diff[at + i] * scale_pow[at + i] - ratio_scale * bottom_data[at + i] * dx[i];
+        dx[i] = top_diff[at + i] * dx[i] - ratio_scale * bottom_data[at + i] * sums[i];
       }
     }
   }
@@ -196,9 +202,8 @@ void LRNLayer<Dtype>::WithinChannelForward(const Dtype* bottom_data, Dtype* top_
     for (int i = 0; i < plane; ++i) s[i] = Dtype(1) + alpha_ * (s[i] / window);
   }
   const int count = planes * plane;
-  Dtype* scale_pow = scale_pow_.mutable_cpu_data();
-  PowNegBeta(count, scale, scale_pow);
-  for (int i = 0; i < count; ++i) top_data[i] = bottom_data[i] * scale_pow[i];
+  PowNegBeta(count, scale, top_data);
+  caffe_mul(count, bottom_data, top_data, top_data);
 }
 
 template <typename Dtype>
@@ -214,7 +219,9 @@ void LRNLayer<Dtype>::WithinChannelBackward(const Dtype* top_diff, const Dtype* 
   Dtype* rows = ratio + plane;
   Dtype* sums = rows + plane;
   const Dtype* scale = scale_.cpu_data();
-  const Dtype* scale_pow = scale_pow_.cpu_data();
+  // bottom_diff holds scale^-beta until each plane's gradient replaces it.
+  PowNegBeta(planes * plane, scale, bottom_diff);
+  const Dtype* scale_pow = bottom_diff;
   for (int q = 0; q < planes; ++q) {
     const int offset = q * plane;
     for (int i = 0; i < plane; ++i) {
