@@ -5,6 +5,8 @@
 #ifndef CAFFE_LAYERS_SCALE_LAYER_HPP_
 #define CAFFE_LAYERS_SCALE_LAYER_HPP_
 
+#include <vector>
+
 #include "caffe/blob.hpp"
 #include "caffe/layer.hpp"
 
@@ -45,6 +47,7 @@ class ScaleLayer : public Layer<Dtype> {
   int inner_ = 0;
   int bias_param_id_ = -1;   // index of the bias in blobs_, -1 without bias_term
   Blob<Dtype> bottom_copy_;  // in place: the bottom's data, which backward needs
+  std::vector<double> thread_sums_;  // backward scratch: per thread, sums of dy and dy * x per d
 };
 
 }  // namespace caffe

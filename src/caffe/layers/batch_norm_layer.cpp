@@ -2,6 +2,9 @@
 
 #include <cmath>
 
+#include "caffe/util/parallel.hpp"
+#include "caffe/util/stream_copy.hpp"
+
 namespace caffe {
 
 template <typename Dtype>
@@ -69,6 +72,8 @@ void BatchNormLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<
   const int channels = channels_;
   const int spatial = spatial_;
   const int num = num_;
+  const long image_size = static_cast<long>(channels) * spatial;
+  const bool parallel = num * image_size >= kParallelMinElements;
   if (use_global_stats_) {
     const Dtype stored_scale = this->blobs_[2]->cpu_data()[0];
     const Dtype factor = stored_scale == 0 ? Dtype(0) : Dtype(1) / stored_scale;
@@ -78,53 +83,76 @@ void BatchNormLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<
       mean[c] = factor * mean_sum[c];
       inv_std[c] = Dtype(1) / std::sqrt(factor * var_sum[c] + eps_);
     }
-  } else {
-    // Batch statistics per channel over N and S; variance as E((x - E x)^2), like BVLC.
-    const int m = num * spatial;
-    const double inv_m = m > 0 ? 1.0 / m : 0.0;
-    Dtype* var = sums_.mutable_cpu_data();
+    // Planes (n, c) are independent. Reads of x precede writes of y at the same index, so top
+    // may be the bottom.
+    const int planes = num * channels;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int plane = 0; plane < planes; ++plane) {
+      const int c = plane % channels;
+      const Dtype* x_nc = x + static_cast<long>(plane) * spatial;
+      Dtype* y_nc = y + static_cast<long>(plane) * spatial;
+      const Dtype mean_c = mean[c];
+      const Dtype inv_std_c = inv_std[c];
+#pragma omp simd
+      for (int s = 0; s < spatial; ++s) y_nc[s] = (x_nc[s] - mean_c) * inv_std_c;
+    }
+    return;
+  }
+  // Batch statistics per channel over N and S; variance as E((x - E x)^2), like BVLC. One
+  // channel per iteration: its N planes are read from memory once and stay in cache for the
+  // variance and the normalization. Sums in double, per plane in SIMD lanes.
+  const int m = num * spatial;
+  const double inv_m = m > 0 ? 1.0 / m : 0.0;
+  Dtype* var = sums_.mutable_cpu_data();
+  // Backward with batch statistics needs the normalized values; a later in-place layer may
+  // overwrite the top, so keep a copy.
+  Dtype* x_norm = x_norm_.mutable_cpu_data();
+#pragma omp parallel if (parallel)
+  {
+#pragma omp for schedule(static)
     for (int c = 0; c < channels; ++c) {
+      const long channel_offset = static_cast<long>(c) * spatial;
       double sum = 0;
       for (int n = 0; n < num; ++n) {
-        const Dtype* x_nc = x + (n * channels + c) * spatial;
+        const Dtype* x_nc = x + n * image_size + channel_offset;
+#pragma omp simd reduction(+ : sum)
         for (int s = 0; s < spatial; ++s) sum += x_nc[s];
       }
-      mean[c] = static_cast<Dtype>(sum * inv_m);
+      const Dtype mean_c = static_cast<Dtype>(sum * inv_m);
       double sum_sq = 0;
       for (int n = 0; n < num; ++n) {
-        const Dtype* x_nc = x + (n * channels + c) * spatial;
-        const Dtype mean_c = mean[c];
+        const Dtype* x_nc = x + n * image_size + channel_offset;
+#pragma omp simd reduction(+ : sum_sq)
         for (int s = 0; s < spatial; ++s) {
           const Dtype centered = x_nc[s] - mean_c;
           sum_sq += centered * centered;
         }
       }
-      var[c] = static_cast<Dtype>(sum_sq * inv_m);
+      const Dtype var_c = static_cast<Dtype>(sum_sq * inv_m);
+      const Dtype inv_std_c = Dtype(1) / std::sqrt(var_c + eps_);
+      mean[c] = mean_c;
+      var[c] = var_c;
+      inv_std[c] = inv_std_c;
+      // Reads of x precede writes of y at the same index, so top may be the bottom.
+      for (int n = 0; n < num; ++n) {
+        const long offset = n * image_size + channel_offset;
+        const Dtype* x_nc = x + offset;
+        Dtype* y_nc = y + offset;
+#pragma omp simd
+        for (int s = 0; s < spatial; ++s) y_nc[s] = (x_nc[s] - mean_c) * inv_std_c;
+        caffe_stream_copy(y_nc, spatial, x_norm + offset);
+      }
     }
-    // Running sums: scale = maf * scale + 1, so that sum / scale is a normalized moving average.
-    const Dtype maf = moving_average_fraction_;
-    Dtype* stored_scale = this->blobs_[2]->mutable_cpu_data();
-    stored_scale[0] = stored_scale[0] * maf + 1;
-    caffe_cpu_axpby(channels, Dtype(1), mean, maf, this->blobs_[0]->mutable_cpu_data());
-    // The stored variance is unbiased (m / (m - 1)); the batch normalization itself is not.
-    const Dtype correction = m > 1 ? Dtype(m) / Dtype(m - 1) : Dtype(1);
-    caffe_cpu_axpby(channels, correction, var, maf, this->blobs_[1]->mutable_cpu_data());
-    for (int c = 0; c < channels; ++c) inv_std[c] = Dtype(1) / std::sqrt(var[c] + eps_);
+    caffe_stream_fence();
   }
-  // Reads of x precede writes of y at the same index, so top may be the bottom.
-  for (int n = 0; n < num; ++n) {
-    for (int c = 0; c < channels; ++c) {
-      const int offset = (n * channels + c) * spatial;
-      const Dtype* x_nc = x + offset;
-      Dtype* y_nc = y + offset;
-      const Dtype mean_c = mean[c];
-      const Dtype inv_std_c = inv_std[c];
-      for (int s = 0; s < spatial; ++s) y_nc[s] = (x_nc[s] - mean_c) * inv_std_c;
-    }
-  }
-  // Backward with batch statistics needs the normalized values; a later in-place layer may
-  // overwrite the top, so keep a copy.
-  if (!use_global_stats_) caffe_copy(top[0]->count(), y, x_norm_.mutable_cpu_data());
+  // Running sums: scale = maf * scale + 1, so that sum / scale is a normalized moving average.
+  const Dtype maf = moving_average_fraction_;
+  Dtype* stored_scale = this->blobs_[2]->mutable_cpu_data();
+  stored_scale[0] = stored_scale[0] * maf + 1;
+  caffe_cpu_axpby(channels, Dtype(1), mean, maf, this->blobs_[0]->mutable_cpu_data());
+  // The stored variance is unbiased (m / (m - 1)); the batch normalization itself is not.
+  const Dtype correction = m > 1 ? Dtype(m) / Dtype(m - 1) : Dtype(1);
+  caffe_cpu_axpby(channels, correction, var, maf, this->blobs_[1]->mutable_cpu_data());
 }
 
 template <typename Dtype>
@@ -139,43 +167,49 @@ void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
   const int channels = channels_;
   const int spatial = spatial_;
   const int num = num_;
+  const long image_size = static_cast<long>(channels) * spatial;
+  const bool parallel = num * image_size >= kParallelMinElements;
   if (use_global_stats_) {
     // The statistics are constants here, so the normalization is an affine map per channel.
-    for (int n = 0; n < num; ++n) {
-      for (int c = 0; c < channels; ++c) {
-        const int offset = (n * channels + c) * spatial;
-        const Dtype inv_std_c = inv_std[c];
-        for (int s = 0; s < spatial; ++s) dx[offset + s] = dy[offset + s] * inv_std_c;
-      }
+    const int planes = num * channels;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int plane = 0; plane < planes; ++plane) {
+      const long offset = static_cast<long>(plane) * spatial;
+      const Dtype inv_std_c = inv_std[plane % channels];
+#pragma omp simd
+      for (int s = 0; s < spatial; ++s) dx[offset + s] = dy[offset + s] * inv_std_c;
     }
     return;
   }
   const Dtype* y = x_norm_.cpu_data();
   const int m = num * spatial;
   const double inv_m = m > 0 ? 1.0 / m : 0.0;
-  Dtype* mean_dy = sums_.mutable_cpu_data();
-  Dtype* mean_dy_y = mean_dy + channels;
+  // One channel per iteration, as in forward: the sums, then dx while the channel is in cache.
+#pragma omp parallel for schedule(static) if (parallel)
   for (int c = 0; c < channels; ++c) {
+    const long channel_offset = static_cast<long>(c) * spatial;
     double sum_dy = 0, sum_dy_y = 0;
     for (int n = 0; n < num; ++n) {
-      const int offset = (n * channels + c) * spatial;
+      const long offset = n * image_size + channel_offset;
+      const Dtype* dy_nc = dy + offset;
+      const Dtype* y_nc = y + offset;
+#pragma omp simd reduction(+ : sum_dy, sum_dy_y)
       for (int s = 0; s < spatial; ++s) {
-        sum_dy += dy[offset + s];
-        sum_dy_y += dy[offset + s] * y[offset + s];
+        sum_dy += dy_nc[s];
+        sum_dy_y += dy_nc[s] * y_nc[s];
       }
     }
-    mean_dy[c] = static_cast<Dtype>(sum_dy * inv_m);
-    mean_dy_y[c] = static_cast<Dtype>(sum_dy_y * inv_m);
-  }
-  for (int n = 0; n < num; ++n) {
-    for (int c = 0; c < channels; ++c) {
-      const int offset = (n * channels + c) * spatial;
-      const Dtype mean_dy_c = mean_dy[c];
-      const Dtype mean_dy_y_c = mean_dy_y[c];
-      const Dtype inv_std_c = inv_std[c];
+    const Dtype mean_dy_c = static_cast<Dtype>(sum_dy * inv_m);
+    const Dtype mean_dy_y_c = static_cast<Dtype>(sum_dy_y * inv_m);
+    const Dtype inv_std_c = inv_std[c];
+    for (int n = 0; n < num; ++n) {
+      const long offset = n * image_size + channel_offset;
+      const Dtype* dy_nc = dy + offset;
+      const Dtype* y_nc = y + offset;
+      Dtype* dx_nc = dx + offset;
+#pragma omp simd
       for (int s = 0; s < spatial; ++s) {
-        const int j = offset + s;
-        dx[j] = (dy[j] - mean_dy_c - mean_dy_y_c * y[j]) * inv_std_c;
+        dx_nc[s] = (dy_nc[s] - mean_dy_c - mean_dy_y_c * y_nc[s]) * inv_std_c;
       }
     }
   }

@@ -1,6 +1,10 @@
 #include "caffe/layers/scale_layer.hpp"
 
+#include <algorithm>
+
 #include "caffe/filler.hpp"
+#include "caffe/util/parallel.hpp"
+#include "caffe/util/stream_copy.hpp"
 
 namespace caffe {
 
@@ -87,86 +91,183 @@ void ScaleLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
   }
 }
 
+namespace {
+
+// Pieces of at most this many values split a long plane or row, so that a scalar or a single
+// plane still spreads over the threads.
+constexpr int kPieceSize = 1 << 14;
+
+// Both loops below walk bottom[0] as `outer * D` planes of `inner` values, each with one scale
+// index. With inner == 1 a plane is a single value; they walk rows of D values instead,
+// vectorized over d.
+
+// y = x * scale (+ bias); with copy, x is saved there first (in place, y is x).
+template <bool kShift, typename Dtype>
+void ScaleForward(const Dtype* x, const Dtype* scale, const Dtype* bias, int outer, int dim,
+                  int inner, Dtype* y, Dtype* copy) {
+  const bool parallel = static_cast<long>(outer) * dim * inner >= kParallelMinElements;
+  if (inner == 1) {
+    const int pieces_per_row = (dim + kPieceSize - 1) / kPieceSize;
+    const long pieces = static_cast<long>(outer) * pieces_per_row;
+#pragma omp parallel if (parallel)
+    {
+#pragma omp for schedule(static)
+      for (long piece = 0; piece < pieces; ++piece) {
+        const long row_offset = piece / pieces_per_row * dim;
+        const int begin = static_cast<int>(piece % pieces_per_row) * kPieceSize;
+        const int end = std::min(dim, begin + kPieceSize);
+        if (copy) caffe_stream_copy(x + row_offset + begin, end - begin, copy + row_offset + begin);
+#pragma omp simd
+        for (int d = begin; d < end; ++d) {
+          const Dtype value = x[row_offset + d];
+          y[row_offset + d] = kShift ? value * scale[d] + bias[d] : value * scale[d];
+        }
+      }
+      if (copy) caffe_stream_fence();
+    }
+    return;
+  }
+  const int pieces_per_plane = (inner + kPieceSize - 1) / kPieceSize;
+  const long pieces = static_cast<long>(outer) * dim * pieces_per_plane;
+#pragma omp parallel if (parallel)
+  {
+#pragma omp for schedule(static)
+    for (long piece = 0; piece < pieces; ++piece) {
+      const long plane = piece / pieces_per_plane;
+      const int d = static_cast<int>(plane % dim);
+      const int begin = static_cast<int>(piece % pieces_per_plane) * kPieceSize;
+      const long offset = plane * inner + begin;
+      const int size = std::min(inner - begin, kPieceSize);
+      const Dtype factor = scale[d];
+      const Dtype shift = kShift ? bias[d] : Dtype(0);
+      const Dtype* x_piece = x + offset;
+      Dtype* y_piece = y + offset;
+      if (copy) caffe_stream_copy(x_piece, size, copy + offset);
+#pragma omp simd
+      for (int i = 0; i < size; ++i) {
+        y_piece[i] = kShift ? x_piece[i] * factor + shift : x_piece[i] * factor;
+      }
+    }
+    if (copy) caffe_stream_fence();
+  }
+}
+
+// One pass over dy: per thread t, sums[t * stride + d] += dy and (kScaleSum)
+// sums[t * stride + dim + d] += dy * x; with kBottomDiff, dx = dy * scale (dx may be dy).
+template <bool kScaleSum, bool kBottomDiff, typename Dtype>
+void ScaleBackward(const Dtype* dy, const Dtype* x, const Dtype* scale, int outer, int dim,
+                   int inner, Dtype* dx, double* sums, int stride) {
+  const bool parallel = static_cast<long>(outer) * dim * inner >= kParallelMinElements;
+  if (inner == 1) {
+    const int pieces_per_row = (dim + kPieceSize - 1) / kPieceSize;
+    const long pieces = static_cast<long>(outer) * pieces_per_row;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (long piece = 0; piece < pieces; ++piece) {
+      double* sum_dy = sums + static_cast<long>(caffe_thread_index()) * stride;
+      double* sum_dy_x = sum_dy + dim;
+      const long row_offset = piece / pieces_per_row * dim;
+      const int begin = static_cast<int>(piece % pieces_per_row) * kPieceSize;
+      const int end = std::min(dim, begin + kPieceSize);
+#pragma omp simd
+      for (int d = begin; d < end; ++d) {
+        const Dtype g = dy[row_offset + d];
+        sum_dy[d] += g;
+        if (kScaleSum) sum_dy_x[d] += g * x[row_offset + d];
+        if (kBottomDiff) dx[row_offset + d] = g * scale[d];
+      }
+    }
+    return;
+  }
+  const int pieces_per_plane = (inner + kPieceSize - 1) / kPieceSize;
+  const long pieces = static_cast<long>(outer) * dim * pieces_per_plane;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (long piece = 0; piece < pieces; ++piece) {
+    double* thread_sums = sums + static_cast<long>(caffe_thread_index()) * stride;
+    const long plane = piece / pieces_per_plane;
+    const int d = static_cast<int>(plane % dim);
+    const int begin = static_cast<int>(piece % pieces_per_plane) * kPieceSize;
+    const long offset = plane * inner + begin;
+    const int size = std::min(inner - begin, kPieceSize);
+    const Dtype factor = kBottomDiff ? scale[d] : Dtype(0);
+    const Dtype* dy_piece = dy + offset;
+    const Dtype* x_piece = kScaleSum ? x + offset : nullptr;
+    Dtype* dx_piece = kBottomDiff ? dx + offset : nullptr;
+    double sum_dy = 0, sum_dy_x = 0;
+#pragma omp simd reduction(+ : sum_dy, sum_dy_x)
+    for (int i = 0; i < size; ++i) {
+      const Dtype g = dy_piece[i];
+      sum_dy += g;
+      if (kScaleSum) sum_dy_x += g * x_piece[i];
+      if (kBottomDiff) dx_piece[i] = g * factor;
+    }
+    thread_sums[d] += sum_dy;
+    thread_sums[dim + d] += sum_dy_x;
+  }
+}
+
+}  // namespace
+
 template <typename Dtype>
 void ScaleLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const Dtype* x = bottom[0]->cpu_data();
-  if (bottom[0] == top[0]) {
-    // Backward needs the input, which the output is about to overwrite.
-    caffe_copy(bottom[0]->count(), x, bottom_copy_.mutable_cpu_data());
-  }
+  // In place, backward needs the input, which the output is about to overwrite: the same pass
+  // keeps a copy.
+  Dtype* copy = bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr;
   const Dtype* scale = (bottom.size() > 1 ? bottom[1] : this->blobs_[0].get())->cpu_data();
+  const Dtype* bias = bias_param_id_ >= 0 ? this->blobs_[bias_param_id_]->cpu_data() : nullptr;
   Dtype* y = top[0]->mutable_cpu_data();
-  const int inner = inner_;
-  if (bias_param_id_ >= 0) {
-    const Dtype* bias = this->blobs_[bias_param_id_]->cpu_data();
-    for (int o = 0; o < outer_; ++o) {
-      for (int d = 0; d < scale_dim_; ++d) {
-        const Dtype factor = scale[d];
-        const Dtype shift = bias[d];
-        for (int i = 0; i < inner; ++i) y[i] = x[i] * factor + shift;
-        x += inner;
-        y += inner;
-      }
-    }
+  const int outer = outer_, dim = scale_dim_, inner = inner_;
+  if (bias) {
+    ScaleForward<true>(x, scale, bias, outer, dim, inner, y, copy);
   } else {
-    for (int o = 0; o < outer_; ++o) {
-      for (int d = 0; d < scale_dim_; ++d) {
-        const Dtype factor = scale[d];
-        for (int i = 0; i < inner; ++i) y[i] = x[i] * factor;
-        x += inner;
-        y += inner;
-      }
-    }
+    ScaleForward<false>(x, scale, bias, outer, dim, inner, y, copy);
   }
 }
 
 template <typename Dtype>
 void ScaleLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                      const Blobs<Dtype>& bottom) {
-  const Dtype* top_diff = top[0]->cpu_diff();
-  const int inner = inner_;
-  // Param diffs first: in place, bottom[0]'s diff is the top's and is overwritten last.
-  if (bias_param_id_ >= 0 && this->param_propagate_down(bias_param_id_)) {
-    Dtype* bias_diff = this->blobs_[bias_param_id_]->mutable_cpu_diff();
-    const Dtype* dy = top_diff;
-    for (int o = 0; o < outer_; ++o) {
-      for (int d = 0; d < scale_dim_; ++d) {
-        Dtype sum = 0;
-        for (int i = 0; i < inner; ++i) sum += dy[i];
-        bias_diff[d] += sum;
-        dy += inner;
-      }
-    }
-  }
   const bool learned_scale = bottom.size() == 1;
   Blob<Dtype>* scale = learned_scale ? this->blobs_[0].get() : bottom[1];
-  if (learned_scale ? this->param_propagate_down(0) : propagate_down[1]) {
-    const Dtype* x = (bottom[0] == top[0] ? &bottom_copy_ : bottom[0])->cpu_data();
-    Dtype* scale_diff = scale->mutable_cpu_diff();
-    // A learned param accumulates its diff (shared params, iter_size); a bottom's is set.
-    if (!learned_scale) caffe_set(scale_dim_, Dtype(0), scale_diff);
-    const Dtype* dy = top_diff;
-    for (int o = 0; o < outer_; ++o) {
-      for (int d = 0; d < scale_dim_; ++d) {
-        Dtype sum = 0;
-        for (int i = 0; i < inner; ++i) sum += dy[i] * x[i];
-        scale_diff[d] += sum;
-        dy += inner;
-        x += inner;
-      }
-    }
+  const bool bias_diff_needed = bias_param_id_ >= 0 && this->param_propagate_down(bias_param_id_);
+  const bool scale_diff_needed = learned_scale ? this->param_propagate_down(0) : propagate_down[1];
+  const bool bottom_diff_needed = propagate_down[0];
+  if (!bias_diff_needed && !scale_diff_needed && !bottom_diff_needed) return;
+  const int outer = outer_, dim = scale_dim_, inner = inner_;
+  const Dtype* dy = top[0]->cpu_diff();
+  const Dtype* x =
+      scale_diff_needed ? (bottom[0] == top[0] ? &bottom_copy_ : bottom[0])->cpu_data() : nullptr;
+  const Dtype* scale_data = bottom_diff_needed ? scale->cpu_data() : nullptr;
+  // In place, bottom[0]'s diff is the top's: each value of dy is read before dx overwrites it.
+  Dtype* dx = bottom_diff_needed ? bottom[0]->mutable_cpu_diff() : nullptr;
+  // Per-thread sums of dy and dy * x for each d, one cache line apart, added up after the pass.
+  const int threads = caffe_max_threads();
+  const int stride = (2 * dim + 7) / 8 * 8;
+  thread_sums_.assign(static_cast<size_t>(threads) * stride, 0.0);
+  double* sums = thread_sums_.data();
+  if (scale_diff_needed && bottom_diff_needed) {
+    ScaleBackward<true, true>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
+  } else if (scale_diff_needed) {
+    ScaleBackward<true, false>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
+  } else if (bottom_diff_needed) {
+    ScaleBackward<false, true>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
+  } else {
+    ScaleBackward<false, false>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
   }
-  if (propagate_down[0]) {
-    const Dtype* scale_data = scale->cpu_data();
-    const Dtype* dy = top_diff;
-    Dtype* dx = bottom[0]->mutable_cpu_diff();
-    for (int o = 0; o < outer_; ++o) {
-      for (int d = 0; d < scale_dim_; ++d) {
-        const Dtype factor = scale_data[d];
-        for (int i = 0; i < inner; ++i) dx[i] = dy[i] * factor;
-        dy += inner;
-        dx += inner;
-      }
+  for (int t = 1; t < threads; ++t) {
+    const double* thread_sums = sums + static_cast<long>(t) * stride;
+    for (int j = 0; j < 2 * dim; ++j) sums[j] += thread_sums[j];
+  }
+  if (bias_diff_needed) {
+    Dtype* bias_diff = this->blobs_[bias_param_id_]->mutable_cpu_diff();
+    for (int d = 0; d < dim; ++d) bias_diff[d] = static_cast<Dtype>(bias_diff[d] + sums[d]);
+  }
+  if (scale_diff_needed) {
+    // A learned param accumulates its diff (shared params, iter_size); a bottom's is set.
+    Dtype* scale_diff = scale->mutable_cpu_diff();
+    for (int d = 0; d < dim; ++d) {
+      const double previous = learned_scale ? scale_diff[d] : 0.0;
+      scale_diff[d] = static_cast<Dtype>(previous + sums[dim + d]);
     }
   }
 }

@@ -1,7 +1,8 @@
 // BatchNormLayer: batch statistics and the running sums BVLC keeps (moving average with the
 // unbiased variance), stored statistics (use_global_stats, its phase default, a zero normaliser),
 // lr_mult masking of the statistics, backward for both modes (by hand and by finite differences),
-// in-place operation, and bad shapes or parameters.
+// in-place operation, large blobs (the threaded paths) against a direct evaluation, and bad
+// shapes or parameters.
 // Legend: N batch, C channels, S spatial positions per channel.
 #include <cmath>
 #include <string>
@@ -185,6 +186,89 @@ TYPED_TEST(BatchNormLayerTest, InPlaceMatchesOutOfPlace) {
   in_place_layer.Backward(in_place, {true}, in_place);
   for (int i = 0; i < bottom.count(); ++i) {
     EXPECT_NEAR(shared.cpu_diff()[i], bottom.cpu_diff()[i], 1e-5) << i;
+  }
+}
+
+// Blobs of at least kParallelMinElements values take the threaded paths (per channel, per plane);
+// they must match a direct evaluation in double, in place too. (N, C, S) and (N, C) bottoms.
+TYPED_TEST(BatchNormLayerTest, LargeBlobsMatchADirectEvaluation) {
+  using Dtype = typename TypeParam::Dtype;
+  for (const vector<int>& shape : {vector<int>{4, 6, 40, 40}, vector<int>{700, 50}}) {
+    SCOPED_TRACE(Blob<Dtype>(shape).shape_string());
+    Blob<Dtype> bottom(shape), top, top_diff(shape);
+    FillGaussian(&bottom, 21, Dtype(2));
+    // An offset per channel, so that a one-pass variance would lose digits.
+    const int num = shape[0], channels = shape[1], spatial = bottom.count(2);
+    for (int i = 0; i < bottom.count(); ++i) {
+      bottom.mutable_cpu_data()[i] += Dtype(3 * ((i / spatial) % channels));
+    }
+    FillGaussian(&top_diff, 22);
+    Blob<Dtype> shared;
+    shared.CopyFrom(bottom, false, true);
+    Blobs<Dtype> bottoms{&bottom}, tops{&top}, in_place{&shared};
+    BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+    BatchNormLayer<Dtype> in_place_layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+    layer.SetUp(bottoms, tops);
+    in_place_layer.SetUp(in_place, in_place);
+    layer.Forward(bottoms, tops);
+    in_place_layer.Forward(in_place, in_place);
+    caffe_copy(top.count(), top_diff.cpu_data(), top.mutable_cpu_diff());
+    caffe_copy(top.count(), top_diff.cpu_data(), shared.mutable_cpu_diff());
+    layer.Backward(tops, {true}, bottoms);
+    in_place_layer.Backward(in_place, {true}, in_place);
+    const int m = num * spatial;
+    const Dtype* x = bottom.cpu_data();
+    const Dtype* dy = top_diff.cpu_data();
+    for (int c = 0; c < channels; ++c) {
+      double sum = 0;
+      for (int n = 0; n < num; ++n) {
+        for (int s = 0; s < spatial; ++s) sum += x[(n * channels + c) * spatial + s];
+      }
+      const double mean = sum / m;
+      double sum_sq = 0;
+      for (int n = 0; n < num; ++n) {
+        for (int s = 0; s < spatial; ++s) {
+          sum_sq += std::pow(x[(n * channels + c) * spatial + s] - mean, 2);
+        }
+      }
+      const double var = sum_sq / m, inv_std = 1 / std::sqrt(var + this->kEps);
+      EXPECT_NEAR(layer.blobs()[0]->cpu_data()[c], mean, 1e-4) << c;
+      EXPECT_NEAR(layer.blobs()[1]->cpu_data()[c], var * m / (m - 1), 1e-4) << c;
+      double sum_dy = 0, sum_dy_y = 0;
+      for (int n = 0; n < num; ++n) {
+        for (int s = 0; s < spatial; ++s) {
+          const int j = (n * channels + c) * spatial + s;
+          sum_dy += dy[j];
+          sum_dy_y += dy[j] * (x[j] - mean) * inv_std;
+        }
+      }
+      for (int n = 0; n < num; ++n) {
+        for (int s = 0; s < spatial; ++s) {
+          const int j = (n * channels + c) * spatial + s;
+          const double y = (x[j] - mean) * inv_std;
+          const double dx = (dy[j] - sum_dy / m - sum_dy_y / m * y) * inv_std;
+          ASSERT_NEAR(top.cpu_data()[j], y, 1e-4) << j;
+          ASSERT_NEAR(shared.cpu_data()[j], top.cpu_data()[j], 1e-6) << j;
+          ASSERT_NEAR(bottom.cpu_diff()[j], dx, 1e-4) << j;
+          ASSERT_NEAR(shared.cpu_diff()[j], bottom.cpu_diff()[j], 1e-6) << j;
+        }
+      }
+    }
+    // The stored statistics, now in the global-stats mode: an affine map per channel.
+    BatchNormLayer<Dtype> global(ParseLayerParam(
+        "name: 'bn' type: 'BatchNorm' batch_norm_param { use_global_stats: true }"));
+    global.SetUp(bottoms, tops);
+    for (int b = 0; b < 3; ++b) global.blobs()[b]->CopyFrom(*layer.blobs()[b]);
+    global.Forward(bottoms, tops);
+    caffe_copy(top.count(), top_diff.cpu_data(), top.mutable_cpu_diff());
+    global.Backward(tops, {true}, bottoms);
+    for (int j = 0; j < bottom.count(); ++j) {
+      const int c = (j / spatial) % channels;
+      const double inv_std = 1 / std::sqrt(layer.blobs()[1]->cpu_data()[c] + this->kEps);
+      ASSERT_NEAR(top.cpu_data()[j], (x[j] - layer.blobs()[0]->cpu_data()[c]) * inv_std, 1e-4)
+          << j;
+      ASSERT_NEAR(bottom.cpu_diff()[j], dy[j] * inv_std, 1e-5) << j;
+    }
   }
 }
 

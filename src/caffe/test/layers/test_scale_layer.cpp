@@ -1,7 +1,9 @@
 // ScaleLayer: learned scale shapes (axis, num_axes, scalar), the default identity filler, scale
 // from bottom[1] (incl. a 0-D scalar), the bias term, in-place operation, accumulation of param
-// diffs, finite-difference gradients for every configuration, and shape/parameter errors.
+// diffs, large blobs (the threaded paths) against a direct evaluation, finite-difference
+// gradients for every configuration, and shape/parameter errors.
 // Legend: outer / D / inner as in scale_layer.hpp.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -174,6 +176,80 @@ TYPED_TEST(ScaleLayerTest, ParamDiffsAccumulateAndBottomScaleDiffIsSet) {
     from_bottom.Backward(this->top_vec_, {true, true}, two);
     EXPECT_EQ(scale.cpu_diff()[0], Dtype(6));
     EXPECT_EQ(scale.cpu_diff()[1], Dtype(15));
+  }
+}
+
+// Blobs of at least kParallelMinElements values take the threaded paths: planes of inner values,
+// rows of D values (inner 1), each split when long (a scalar, a scale as large as the bottom).
+// They must match a direct evaluation in double, in place and with the scale as bottom[1] too.
+TYPED_TEST(ScaleLayerTest, LargeBlobsMatchADirectEvaluation) {
+  using Dtype = typename TypeParam::Dtype;
+  struct Case {
+    const char* param;
+    vector<int> shape;
+    int axis, scale_axes;
+  };
+  const Case cases[] = {
+      {"scale_param { filler { type: 'gaussian' } bias_term: true "
+       "bias_filler { type: 'gaussian' } }",
+       {4, 8, 36, 36}, 1, 1},
+      {"scale_param { axis: -1 filler { type: 'gaussian' } }", {300, 2, 70}, 2, 1},
+      {"scale_param { num_axes: 0 filler { type: 'gaussian' } bias_term: true "
+       "bias_filler { type: 'gaussian' } }",
+       {4, 8, 36, 36}, 0, 0},
+      {"scale_param { axis: 0 num_axes: -1 filler { type: 'gaussian' } }", {4, 8, 36, 36}, 0, 4},
+      {"", {4, 8, 36, 36}, 1, 1},  // the scale from bottom[1]
+  };
+  for (const Case& c : cases) {
+    for (const bool in_place : {false, true}) {
+      SCOPED_TRACE(std::string(c.param) + (in_place ? " in place" : ""));
+      const bool scale_bottom = std::string(c.param).empty();
+      Blob<Dtype> x_blob(c.shape), dy_blob(c.shape), top;
+      FillGaussian(&x_blob, 31);
+      FillGaussian(&dy_blob, 32);
+      const int axes_end = c.axis + c.scale_axes;
+      const vector<int> scale_shape(c.shape.begin() + c.axis, c.shape.begin() + axes_end);
+      const int inner = x_blob.count(axes_end), dim = x_blob.count(c.axis, axes_end);
+      Blob<Dtype> bottom, scale_input(scale_shape);
+      bottom.CopyFrom(x_blob, false, true);
+      FillGaussian(&scale_input, 33);
+      Blobs<Dtype> bottoms{&bottom};
+      if (scale_bottom) bottoms.push_back(&scale_input);
+      Blobs<Dtype> tops{in_place ? &bottom : &top};
+      ScaleLayer<Dtype> layer(ParseLayerParam(std::string("name: 's' type: 'Scale' ") + c.param));
+      layer.SetUp(bottoms, tops);
+      for (auto& blob : layer.blobs()) caffe_set(blob->count(), Dtype(0), blob->mutable_cpu_diff());
+      layer.Forward(bottoms, tops);
+      Blob<Dtype>* y_blob = tops[0];
+      const Dtype* y = y_blob->cpu_data();
+      const Dtype* x = x_blob.cpu_data();
+      const Dtype* dy = dy_blob.cpu_data();
+      const Dtype* scale = scale_bottom ? scale_input.cpu_data() : layer.blobs()[0]->cpu_data();
+      const Dtype* bias = layer.blobs().size() == 2 ? layer.blobs()[1]->cpu_data() : nullptr;
+      for (int j = 0; j < x_blob.count(); ++j) {
+        const int d = (j / inner) % dim;
+        ASSERT_NEAR(y[j], x[j] * scale[d] + (bias ? bias[d] : 0), 1e-5) << j;
+      }
+      caffe_copy(dy_blob.count(), dy, y_blob->mutable_cpu_diff());
+      layer.Backward(tops, {true, true}, bottoms);
+      vector<double> scale_diff(dim, 0), bias_diff(dim, 0);
+      for (int j = 0; j < x_blob.count(); ++j) {
+        const int d = (j / inner) % dim;
+        ASSERT_NEAR(bottom.cpu_diff()[j], dy[j] * scale[d], 1e-5) << j;
+        scale_diff[d] += static_cast<double>(dy[j]) * x[j];
+        bias_diff[d] += dy[j];
+      }
+      const Dtype* layer_scale_diff =
+          scale_bottom ? scale_input.cpu_diff() : layer.blobs()[0]->cpu_diff();
+      for (int d = 0; d < dim; ++d) {
+        EXPECT_NEAR(layer_scale_diff[d], scale_diff[d], 1e-5 * (1 + std::abs(scale_diff[d]))) << d;
+        if (bias) {
+          EXPECT_NEAR(layer.blobs()[1]->cpu_diff()[d], bias_diff[d],
+                      1e-5 * (1 + std::abs(bias_diff[d])))
+              << d;
+        }
+      }
+    }
   }
 }
 
