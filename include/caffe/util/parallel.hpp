@@ -33,6 +33,15 @@ inline int caffe_thread_index() {
 #endif
 }
 
+/// The number of threads of the running parallel region (1 outside one).
+inline int caffe_team_size() {
+#ifdef _OPENMP
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
 /// Runs body(i) for i in [0, n), split across the threads when n is large enough. Inside another
 /// parallel loop it runs serially (nested parallelism is off).
 template <typename Body>
