@@ -60,6 +60,9 @@ class PoolingLayer : public Layer<Dtype> {
   struct AxisWindows {
     std::vector<int> start, end, padded_extent;
   };
+  /// 2x2 windows at stride 2, unpadded, that tile the 2-D input exactly (LeNet's): MAX takes a
+  /// path without window bounds, whose backward writes every input (no zeroing pass).
+  bool TiledByTwoByTwo() const;
   template <typename Mask>
   void ForwardMax(const Dtype* bottom_data, Dtype* top_data, Mask* mask) const;
   void ForwardAve(const Dtype* bottom_data, Dtype* top_data) const;

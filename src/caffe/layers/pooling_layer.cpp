@@ -209,6 +209,58 @@ void MaxPlane(const Dtype* x, const int* pooled, int in_h, int in_w, const AxisB
   }
 }
 
+// MAX over 2x2 windows at stride 2 that tile the plane exactly (LeNet's pooling): the four values
+// of each window in row-major order, with no window bounds to look up. Same result and index as
+// MaxPlane (BVLC's initial -FLT_MAX and strict '>').
+template <typename Dtype, typename Mask>
+void MaxPlaneTiled2x2(const Dtype* x, int out_h, int out_w, Dtype* y, Mask* mask) {
+  const int in_w = 2 * out_w;
+  for (int oh = 0; oh < out_h; ++oh) {
+    const int top_row = 2 * oh * in_w;
+    const Dtype* r0 = x + top_row;
+    const Dtype* r1 = r0 + in_w;
+    Dtype* y_row = y + oh * out_w;
+    Mask* mask_row = mask + oh * out_w;
+    for (int ow = 0; ow < out_w; ++ow) {
+      const int w = 2 * ow;
+      Dtype best = -FLT_MAX;
+      int best_index = -1;
+      const Dtype values[4] = {r0[w], r0[w + 1], r1[w], r1[w + 1]};
+      const int indices[4] = {top_row + w, top_row + w + 1, top_row + in_w + w,
+                              top_row + in_w + w + 1};
+      for (int k = 0; k < 4; ++k) {
+        const bool larger = values[k] > best;
+        best_index = larger ? indices[k] : best_index;
+        best = larger ? values[k] : best;
+      }
+      y_row[ow] = best;
+      mask_row[ow] = static_cast<Mask>(best_index);
+    }
+  }
+}
+
+// The adjoint of MaxPlaneTiled2x2, writing every input of the plane (each lies in exactly one
+// window): its output's diff where it was the maximum, else 0. No zeroing pass before it.
+template <typename Dtype, typename Mask>
+void MaxBackwardPlaneTiled2x2(const Dtype* dy, const Mask* mask, int out_h, int out_w,
+                              Dtype* dx) {
+  const int in_w = 2 * out_w;
+  for (int oh = 0; oh < out_h; ++oh) {
+    const int top_row = 2 * oh * in_w;
+    Dtype* r0 = dx + top_row;
+    Dtype* r1 = r0 + in_w;
+    for (int ow = 0; ow < out_w; ++ow) {
+      const int o = oh * out_w + ow, w = 2 * ow;
+      const int index = static_cast<int>(mask[o]);
+      const Dtype diff = dy[o];
+      r0[w] = index == top_row + w ? diff : Dtype(0);
+      r0[w + 1] = index == top_row + w + 1 ? diff : Dtype(0);
+      r1[w] = index == top_row + in_w + w ? diff : Dtype(0);
+      r1[w + 1] = index == top_row + in_w + w + 1 ? diff : Dtype(0);
+    }
+  }
+}
+
 // MAX over the 2-D windows of one plane in two passes, for overlapping windows (stride below the
 // kernel, as GoogLeNet's 3x3 stride 1 and 2): first the maximum of each input row over each
 // output column's window, then of those row maxima over each output row's window. Rows are
@@ -328,6 +380,13 @@ void AveBackwardPlane(const Dtype* dy, const int* pooled, int in_h, int in_w,
 }  // namespace
 
 template <typename Dtype>
+bool PoolingLayer<Dtype>::TiledByTwoByTwo() const {
+  return input_[0] == 1 && pooled_[0] == 1 && kernel_[1] == 2 && kernel_[2] == 2 &&
+         stride_[1] == 2 && stride_[2] == 2 && pad_[1] == 0 && pad_[2] == 0 &&
+         input_[1] == 2 * pooled_[1] && input_[2] == 2 * pooled_[2];
+}
+
+template <typename Dtype>
 template <typename Mask>
 void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, Mask* mask) const {
   const int in_plane = input_[0] * input_[1] * input_[2];
@@ -338,12 +397,15 @@ void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, 
   // Overlapping 2-D windows of 3 or more taps per axis: two passes that share the row maxima.
   const bool by_rows = !depth && kernel_[1] >= 3 && kernel_[2] >= 3 && stride_[1] < kernel_[1];
   const int row_values = input_[1] * pooled_[2];
+  const bool tiled_2x2 = TiledByTwoByTwo();
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
     const long out_offset = static_cast<long>(plane) * out_plane;
-    if (by_rows) {
+    if (tiled_2x2) {
+      MaxPlaneTiled2x2(x, pooled_[1], pooled_[2], top_data + out_offset, mask + out_offset);
+    } else if (by_rows) {
       thread_local std::vector<Dtype> row_max;
       thread_local std::vector<int> row_index;
       if (static_cast<int>(row_max.size()) < row_values) {
@@ -409,12 +471,17 @@ void PoolingLayer<Dtype>::BackwardMax(const Dtype* top_diff, const Mask* mask,
                                       Dtype* bottom_diff) const {
   const int in_plane = input_[0] * input_[1] * input_[2];
   const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
+  const bool tiled_2x2 = TiledByTwoByTwo();
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
     const Mask* m = mask + static_cast<long>(plane) * out_plane;
     Dtype* dx = bottom_diff + static_cast<long>(plane) * in_plane;
+    if (tiled_2x2) {
+      MaxBackwardPlaneTiled2x2(dy, m, pooled_[1], pooled_[2], dx);
+      continue;
+    }
     for (int o = 0; o < out_plane; ++o) {
       const int index = static_cast<int>(m[o]);
       // -1: an empty window (possible without padding when stride > kernel) had no input.
@@ -449,7 +516,10 @@ void PoolingLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   if (!propagate_down[0]) return;
   const Dtype* top_diff = top[0]->cpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-  caffe_set(bottom[0]->count(), Dtype(0), bottom_diff);
+  // MAX over 2x2 tiles writes every input itself; the other cases add into zeros.
+  if (method_ != PoolingParameter_PoolMethod_MAX || !TiledByTwoByTwo()) {
+    caffe_set(bottom[0]->count(), Dtype(0), bottom_diff);
+  }
   switch (method_) {
     case PoolingParameter_PoolMethod_MAX:
       if (top.size() > 1) {

@@ -78,10 +78,13 @@ void caffe_cpu_axpby(int N, Dtype alpha, const Dtype* X, Dtype beta, Dtype* Y) {
 template <typename Dtype>
 void caffe_copy(int N, const Dtype* X, Dtype* Y) {
   if (X == Y || N <= 0) return;
+  if (N < kParallelMinElements) {  // the common small copy: no parallel region at all
+    std::memcpy(Y, X, sizeof(Dtype) * N);
+    return;
+  }
   // Large copies (a blob's diff handed on by Eltwise, Split, Concat) in one slice per thread:
   // one core's loads and stores do not use the machine's memory bandwidth.
-  const int threads = N >= kParallelMinElements ? caffe_max_threads() : 1;
-#pragma omp parallel num_threads(threads) if (threads > 1)
+#pragma omp parallel
   {
     const int thread = caffe_thread_index(), count = caffe_team_size();
     const long begin = static_cast<long>(N) * thread / count;

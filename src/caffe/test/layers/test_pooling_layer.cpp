@@ -246,6 +246,47 @@ TYPED_TEST(PoolingLayerTest, MaxTiesGoToTheFirstInRowMajorOrder) {
   }
 }
 
+// 2x2 windows at stride 2 that tile an even-sized input take their own path (forward without
+// window bounds, backward writing every input): same values, argmax (ties included) and input
+// gradient as BVLC's loops.
+TYPED_TEST(PoolingLayerTest, TiledTwoByTwoMaxMatchesBvlcLoopsForwardAndBackward) {
+  using Dtype = typename TypeParam::Dtype;
+  this->bottom_.Reshape({2, 3, 12, 14});
+  std::mt19937 generator(9);
+  for (int i = 0; i < this->bottom_.count(); ++i) {  // ties in most windows, and -FLT_MAX ones
+    const int value = static_cast<int>(generator() % 4);
+    this->bottom_.mutable_cpu_data()[i] = value == 3 ? -FLT_MAX : static_cast<Dtype>(value);
+  }
+  PoolingLayer<Dtype> layer(PoolParam("pool: MAX kernel_size: 2 stride: 2"));
+  Blobs<Dtype> tops{&this->top_, &this->mask_};
+  layer.SetUp(this->bottom_vec_, tops);
+  layer.Forward(this->bottom_vec_, tops);
+  std::vector<Dtype> expected;
+  std::vector<int> argmax;
+  ReferencePool(this->bottom_, true, 2, 2, 0, 0, 2, 2, this->top_.height(), this->top_.width(),
+                &expected, &argmax);
+  ASSERT_EQ(this->top_.count(), 2 * 3 * 6 * 7);
+  for (int i = 0; i < this->top_.count(); ++i) {
+    ASSERT_EQ(this->top_.cpu_data()[i], expected[i]) << "output " << i;
+    ASSERT_EQ(this->mask_.cpu_data()[i], argmax[i]) << "output " << i;
+  }
+  // Backward into a bottom diff full of garbage: every input is written.
+  FillGaussian(&this->top_, 10);
+  caffe_copy(this->top_.count(), this->top_.cpu_data(), this->top_.mutable_cpu_diff());
+  caffe_set(this->bottom_.count(), Dtype(7), this->bottom_.mutable_cpu_diff());
+  layer.Backward(tops, {true}, this->bottom_vec_);
+  std::vector<Dtype> expected_diff(this->bottom_.count(), Dtype(0));
+  const int out_plane = 6 * 7, in_plane = 12 * 14;
+  for (int o = 0; o < this->top_.count(); ++o) {
+    if (argmax[o] >= 0) {
+      expected_diff[(o / out_plane) * in_plane + argmax[o]] += this->top_.cpu_diff()[o];
+    }
+  }
+  for (int i = 0; i < this->bottom_.count(); ++i) {
+    ASSERT_EQ(this->bottom_.cpu_diff()[i], expected_diff[i]) << "input " << i;
+  }
+}
+
 TYPED_TEST(PoolingLayerTest, GlobalPoolingTakesTheWholePlane) {
   using Dtype = typename TypeParam::Dtype;
   for (const char* method : {"MAX", "AVE"}) {
