@@ -261,6 +261,30 @@ void MaxBackwardPlaneTiled2x2(const Dtype* dy, const Mask* mask, int out_h, int 
   }
 }
 
+// The row pass of MaxPlaneByRows over outputs [begin, end), whose windows all have the full
+// kernel width and start at base + ow * stride: one sweep per tap with the outputs innermost, so
+// the results are contiguous and the loop vectorizes (kStride > 0 a compile-time stride, 0 the
+// runtime `stride`). Taps in ascending order with strict '>': the row's first maximum wins.
+template <int kStride, typename Dtype>
+void RowMaxFullWindows(const Dtype* row, int row_offset, int base, int stride, int kernel,
+                       int begin, int end, Dtype* best, int* index) {
+  const int step = kStride > 0 ? kStride : stride;
+  for (int ow = begin; ow < end; ++ow) {
+    best[ow] = -FLT_MAX;
+    index[ow] = -1;
+  }
+  for (int tap = 0; tap < kernel; ++tap) {
+    const Dtype* values = row + base + tap;
+    const int first = row_offset + base + tap;
+    for (int ow = begin; ow < end; ++ow) {
+      const Dtype value = values[ow * step];
+      const bool larger = value > best[ow];
+      index[ow] = larger ? first + ow * step : index[ow];
+      best[ow] = larger ? value : best[ow];
+    }
+  }
+}
+
 // MAX over the 2-D windows of one plane in two passes, for overlapping windows (stride below the
 // kernel, as GoogLeNet's 3x3 stride 1 and 2): first the maximum of each input row over each
 // output column's window, then of those row maxima over each output row's window. Rows are
@@ -270,16 +294,34 @@ void MaxBackwardPlaneTiled2x2(const Dtype* dy, const Mask* mask, int out_h, int 
 // `row_max` and `row_index` hold in_h x pooled[2] values.
 template <typename Dtype, typename Mask>
 void MaxPlaneByRows(const Dtype* x, const int* pooled, int in_h, int in_w,
-                    const AxisBounds* axes, Dtype* y, Mask* mask, Dtype* row_max,
-                    int* row_index) {
+                    const AxisBounds* axes, int kernel_w, int stride_w, Dtype* y, Mask* mask,
+                    Dtype* row_max, int* row_index) {
   const AxisBounds& wh = axes[1];
   const AxisBounds& ww = axes[2];
   const int out_w = pooled[2];
+  // The outputs whose windows have the full width (all but a few clipped at the edges).
+  int full_begin = 0, full_end = 0;
+  while (full_begin < out_w && ww.end[full_begin] - ww.start[full_begin] != kernel_w) {
+    ++full_begin;
+  }
+  full_end = full_begin;
+  while (full_end < out_w && ww.end[full_end] - ww.start[full_end] == kernel_w) ++full_end;
+  const int base = full_begin < out_w ? ww.start[full_begin] - full_begin * stride_w : 0;
   for (int h = 0; h < in_h; ++h) {
     const Dtype* row = x + h * in_w;
     Dtype* best = row_max + h * out_w;
     int* index = row_index + h * out_w;
+    if (stride_w == 1) {
+      RowMaxFullWindows<1>(row, h * in_w, base, 1, kernel_w, full_begin, full_end, best, index);
+    } else if (stride_w == 2) {
+      RowMaxFullWindows<2>(row, h * in_w, base, 2, kernel_w, full_begin, full_end, best, index);
+    } else {
+      RowMaxFullWindows<0>(row, h * in_w, base, stride_w, kernel_w, full_begin, full_end, best,
+                           index);
+    }
     for (int ow = 0; ow < out_w; ++ow) {
+      if (ow == full_begin) ow = full_end;  // done above
+      if (ow == out_w) break;
       Dtype value_best = -FLT_MAX;
       int index_best = -1;
       for (int w = ww.start[ow]; w < ww.end[ow]; ++w) {
@@ -412,8 +454,8 @@ void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, 
         row_max.resize(row_values);
         row_index.resize(row_values);
       }
-      MaxPlaneByRows(x, pooled_, input_[1], input_[2], axes, top_data + out_offset,
-                     mask + out_offset, row_max.data(), row_index.data());
+      MaxPlaneByRows(x, pooled_, input_[1], input_[2], axes, kernel_[2], stride_[2],
+                     top_data + out_offset, mask + out_offset, row_max.data(), row_index.data());
     } else if (depth) {
       MaxPlane<true>(x, pooled_, input_[1], input_[2], axes, top_data + out_offset,
                      mask + out_offset);
