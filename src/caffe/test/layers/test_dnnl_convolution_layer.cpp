@@ -12,6 +12,7 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/test/gradient_check_util.hpp"
+#include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/cpu_engine.hpp"
 #include "caffe/util/math_functions.hpp"
@@ -35,6 +36,7 @@ LayerParameter ConvParam(const std::string& extra_layer_fields, const std::strin
 }  // namespace
 
 TEST(DnnlConvolutionEngineTest, TheRegistryBuildsTheChosenEngine) {
+  const ScopedEnv default_engine("CAFFE_CPU_ENGINE", nullptr);  // the default, not the user's
   auto float_layer = LayerRegistry<float>::CreateLayer(ConvParam("", ""));
   auto double_layer = LayerRegistry<double>::CreateLayer(ConvParam("", ""));
   auto caffe_layer = LayerRegistry<float>::CreateLayer(

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "caffe/proto/caffe.pb.h"
+#include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/cpu_engine.hpp"
 #include "caffe/util/error.hpp"
@@ -22,11 +23,10 @@ LayerParameter ConvWithEngine(const std::string& engine) {
   return param;
 }
 
-// Sets CAFFE_CPU_ENGINE for one scope.
-class ScopedEngineEnv {
+// Sets (or, with null, unsets) CAFFE_CPU_ENGINE for one scope.
+class ScopedEngineEnv : public ScopedEnv {
  public:
-  explicit ScopedEngineEnv(const char* value) { setenv("CAFFE_CPU_ENGINE", value, 1); }
-  ~ScopedEngineEnv() { unsetenv("CAFFE_CPU_ENGINE"); }
+  explicit ScopedEngineEnv(const char* value) : ScopedEnv("CAFFE_CPU_ENGINE", value) {}
 };
 
 const CpuEngine kDnnlIfBuilt = DnnlBuilt() ? CpuEngine::kDnnl : CpuEngine::kCaffe;
@@ -48,6 +48,7 @@ TEST(CpuEngineTest, IntelCaffesEngineStringIsHonoured) {
 }
 
 TEST(CpuEngineTest, DefaultIsOneDnnWhereBuiltUnlessTheEnvironmentSaysOtherwise) {
+  const ScopedEngineEnv unset(nullptr);  // whatever the user running the tests exported
   EXPECT_EQ(ChooseCpuEngine(ConvWithEngine(""), "DEFAULT"), kDefaultIfBuilt);
   {
     ScopedEngineEnv env("dnnl");
