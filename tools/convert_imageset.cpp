@@ -77,7 +77,7 @@ void ConvertImageset(const string& root_folder, const string& list_file, const s
   CAFFE_CHECK(FLAGS_encode_type.empty() || FLAGS_encoded)
       << "--encode_type '" << FLAGS_encode_type << "' needs --encoded";
   CAFFE_CHECK(caffe::ImageSupportAvailable())
-      << "convert_imageset reads images, which needs " << caffe::ImageSupportProblem();
+      << "reading images needs " << caffe::ImageSupportProblem();
 
   std::vector<caffe::ImageListEntry> lines = caffe::ReadImageList(list_file);
   if (FLAGS_shuffle) {
