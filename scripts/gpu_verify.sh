@@ -6,10 +6,10 @@
 #       -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=OFF -DCAFFE_MPI=OFF
 #   scripts/make_bundle.sh --build build-gpu --tests --out bundle/gpu.tar.xz
 #   cp data/digits/*-ubyte bundle/     # the digits for LeNet (git ignores them)
-# and carried as bundle/. Steps (each optional): tests [programs...], lenet, time.
+# and carried as bundle/. Steps: tests [programs...] (alone), or any of lenet, time, lms.
 #   scripts/gpu_verify.sh tests                       # every test program of the bundle
 #   scripts/gpu_verify.sh tests test_gpu_math_functions test_relu_layer
-#   scripts/gpu_verify.sh lenet time
+#   scripts/gpu_verify.sh lenet time lms
 # Logs and summaries go to $OUT (or gpu_verify_out/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -74,13 +74,42 @@ run_time() {
   done
 }
 
+run_lms() {
+  # Issue 6, must-show 2 (the seed case of ANCHORS.md): BVLC GoogLeNet's deploy net with a
+  # 10x3x1200x1200 input, about 15.9 GB of blobs. Under a 16 GB budget it must fail with the clear
+  # out-of-memory error without LMS and complete with -lms 8192 and with a large threshold; the run
+  # without a budget is the reference. Each run's exit code, averages and [LMS] lines go to lms.txt.
+  local model=/tmp/googlenet_1200.prototxt
+  sed 's/dim: 224 dim: 224/dim: 1200 dim: 1200/' models/bvlc_googlenet/deploy.prototxt > "$model"
+  grep -q "dim: 1200 dim: 1200" "$model" ||
+    { echo "gpu_verify: no 224x224 input in the GoogLeNet deploy net" >&2; return 1; }
+  local runs=("none:" "budget:-gpu_mem_limit 16G" "lms8192:-gpu_mem_limit 16G -lms 8192"
+              "lms_large:-gpu_mem_limit 16G -lms 160000000")
+  for entry in "${runs[@]}"; do
+    local name="${entry%%:*}" flags="${entry#*:}"
+    # shellcheck disable=SC2086
+    caffe time -model "$model" -gpu 0 -iterations 3 $flags > "$OUT/lms_$name.log" 2>&1
+    local code=$?
+    {
+      echo "== $name ($flags): exit code $code"
+      grep -E "Average (Forward|Backward) pass|Average Forward-Backward|\[LMS\]|out of GPU memory" \
+          "$OUT/lms_$name.log" | sed 's/^[IWE][0-9]* [0-9:.]* *[0-9]* [a-z_.]*:[0-9]*\] //' | head -20
+    } | tee -a "$OUT/lms.txt"
+  done
+}
+
 setup
 step="${1:-tests}"
-shift || true
-case "$step" in
-  tests) run_tests "$@" ;;
-  lenet) run_lenet ;;
-  time) run_time ;;
-  all) run_tests; run_lenet; run_time ;;
-  *) echo "gpu_verify: unknown step '$step' (tests, lenet, time, all)" >&2; exit 2 ;;
-esac
+if [ "$step" = tests ]; then
+  shift
+  run_tests "$@"
+  exit
+fi
+for step in "$@"; do
+  case "$step" in
+    lenet) run_lenet ;;
+    time) run_time ;;
+    lms) run_lms ;;
+    *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, lms)" >&2; exit 2 ;;
+  esac
+done
