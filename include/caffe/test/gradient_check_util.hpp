@@ -115,18 +115,19 @@ void GradientChecker<Dtype>::CheckGradientSingle(Layer<Dtype>* layer, const Blob
   layer->Forward(bottom, top);
   GetObjAndGradient(*layer, top, top_id, top_data_id);
   layer->Backward(top, propagate_down, bottom);
-  vector<std::unique_ptr<Blob<Dtype>>> computed(blobs_to_check.size());
+  // An array rather than a vector of unique_ptrs, whose inlined destruction GCC 12 at -O3 takes
+  // for freeing a non-heap pointer (-Wfree-nonheap-object, a false positive).
+  std::unique_ptr<Blob<Dtype>[]> computed(new Blob<Dtype>[blobs_to_check.size()]);
   for (size_t blob_id = 0; blob_id < blobs_to_check.size(); ++blob_id) {
-    computed[blob_id] = std::make_unique<Blob<Dtype>>();
-    computed[blob_id]->ReshapeLike(*blobs_to_check[blob_id]);
+    computed[blob_id].ReshapeLike(*blobs_to_check[blob_id]);
     caffe_copy(blobs_to_check[blob_id]->count(), blobs_to_check[blob_id]->cpu_diff(),
-               computed[blob_id]->mutable_cpu_data());
+               computed[blob_id].mutable_cpu_data());
   }
 
   // The numerical gradient, one input element at a time.
   for (size_t blob_id = 0; blob_id < blobs_to_check.size(); ++blob_id) {
     Blob<Dtype>* current_blob = blobs_to_check[blob_id];
-    const Dtype* computed_gradients = computed[blob_id]->cpu_data();
+    const Dtype* computed_gradients = computed[blob_id].cpu_data();
     for (int feat_id = 0; feat_id < current_blob->count(); ++feat_id) {
       Dtype estimated_gradient = 0;
       if (!element_wise || feat_id == top_data_id) {
