@@ -47,11 +47,7 @@ class LRNLayer : public Layer<Dtype> {
   // `rows` is H x W scratch.
   void BoxSum(const Dtype* in, Dtype* rows, Dtype* out) const;
   // y[i] = x[i]^-beta_.
-  void PowNegBeta(int count, const Dtype* x, Dtype* y, bool parallel) const;
-  // ACROSS: `sum` = the sum of padded planes 0 .. n-1 (channel 0's window); advanced to channel c
-  // (c >= 1) by adding plane c + n - 1 and dropping plane c - 1.
-  void WindowSum(const Dtype* padded, int plane, Dtype* sum) const;
-  void AdvanceWindowSum(const Dtype* padded, int plane, int c, Dtype* sum) const;
+  void PowNegBeta(int count, const Dtype* x, Dtype* y) const;
 
   int size_ = 5;     // n
   int pre_pad_ = 2;  // p

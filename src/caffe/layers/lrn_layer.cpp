@@ -43,30 +43,21 @@ void LRNLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& to
 }
 
 template <typename Dtype>
-void LRNLayer<Dtype>::PowNegBeta(int count, const Dtype* x, Dtype* y, bool parallel) const {
-  // Serial inside another parallel loop: even a parallel region that runs on one thread costs
-  // more than a plane's worth of work.
-  const auto each = [count, parallel](auto body) {
-    if (parallel) {
-      caffe_parallel_for(count, body);
-    } else {
-      for (int i = 0; i < count; ++i) body(i);
-    }
-  };
+void LRNLayer<Dtype>::PowNegBeta(int count, const Dtype* x, Dtype* y) const {
   // The usual exponents through square roots: several times faster than pow and within a few
   // ulps of it.
   const Dtype beta = beta_;
   if (beta == Dtype(0.75)) {
-    each([=](int i) {
+    caffe_parallel_for(count, [=](int i) {
       const Dtype root = std::sqrt(x[i]);
       y[i] = Dtype(1) / (root * std::sqrt(root));
     });
   } else if (beta == Dtype(0.5)) {
-    each([=](int i) { y[i] = Dtype(1) / std::sqrt(x[i]); });
+    caffe_parallel_for(count, [=](int i) { y[i] = Dtype(1) / std::sqrt(x[i]); });
   } else if (beta == Dtype(1)) {
-    each([=](int i) { y[i] = Dtype(1) / x[i]; });
+    caffe_parallel_for(count, [=](int i) { y[i] = Dtype(1) / x[i]; });
   } else {
-    each([=](int i) { y[i] = std::pow(x[i], -beta); });
+    caffe_parallel_for(count, [=](int i) { y[i] = std::pow(x[i], -beta); });
   }
 }
 
@@ -92,22 +83,6 @@ void LRNLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& 
 }
 
 template <typename Dtype>
-void LRNLayer<Dtype>::WindowSum(const Dtype* padded, int plane, Dtype* sum) const {
-  for (int i = 0; i < plane; ++i) sum[i] = padded[i];
-  for (int j = 1; j < size_; ++j) {
-    const Dtype* term = padded + j * plane;
-    for (int i = 0; i < plane; ++i) sum[i] += term[i];
-  }
-}
-
-template <typename Dtype>
-void LRNLayer<Dtype>::AdvanceWindowSum(const Dtype* padded, int plane, int c, Dtype* sum) const {
-  const Dtype* enter = padded + (c + size_ - 1) * plane;
-  const Dtype* leave = padded + (c - 1) * plane;
-  for (int i = 0; i < plane; ++i) sum[i] += enter[i] - leave[i];
-}
-
-template <typename Dtype>
 void LRNLayer<Dtype>::CrossChannelForward(const Dtype* bottom_data, Dtype* top_data) {
   const int plane = height_ * width_;
   const int image = channels_ * plane;
@@ -124,20 +99,23 @@ void LRNLayer<Dtype>::CrossChannelForward(const Dtype* bottom_data, Dtype* top_d
     Dtype* squares = padded + pre_pad_ * plane;
     for (int i = 0; i < image; ++i) squares[i] = x[i] * x[i];
     Dtype* s = scale + n * image;
-    Dtype* sum = padded + padded_size;
-    WindowSum(padded, plane, sum);
     for (int c = 0; c < channels_; ++c) {
-      // The window of channel c is padded planes c .. c + n - 1: the previous channel's, with
-      // one plane more and one less (BVLC's running sum).
-      if (c > 0) AdvanceWindowSum(padded, plane, c, sum);
+      // The window of channel c is padded planes c .. c + n - 1.
       Dtype* out = s + c * plane;
-      for (int i = 0; i < plane; ++i) out[i] = k_ + alpha_over_size * sum[i];
-      // top = x * scale^-beta, while the plane is in cache (serial here: inside the image loop).
-      Dtype* y = top_data + n * image + c * plane;
-      PowNegBeta(plane, out, y, /*parallel=*/false);
-      for (int i = 0; i < plane; ++i) y[i] *= x[c * plane + i];
+      const Dtype* first = padded + c * plane;
+      for (int i = 0; i < plane; ++i) out[i] = first[i];
+      for (int j = 1; j < size_; ++j) {
+        const Dtype* term = first + j * plane;
+        for (int i = 0; i < plane; ++i) out[i] += term[i];
+      }
+      for (int i = 0; i < plane; ++i) out[i] = k_ + alpha_over_size * out[i];
     }
   }
+  // top = x * scale^-beta; backward computes scale^-beta again (as BVLC) rather than keeping a
+  // bottom-sized copy of it.
+  const int count = num_ * image;
+  PowNegBeta(count, scale, top_data);
+  caffe_mul(count, bottom_data, top_data, top_data);
 }
 
 template <typename Dtype>
@@ -154,6 +132,8 @@ void LRNLayer<Dtype>::CrossChannelBackward(const Dtype* top_data, const Dtype* t
   const int padded_size = (channels_ + size_ - 1) * plane;
   const int thread_size = padded_size + plane;
   caffe_set(threads_ * thread_size, Dtype(0), scratch);
+  // bottom_diff holds scale^-beta until each plane's gradient replaces it.
+  PowNegBeta(num_ * image, scale, bottom_diff);
 #pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
   for (int n = 0; n < num_; ++n) {
     Dtype* padded = scratch + caffe_thread_index() * thread_size;
@@ -163,14 +143,15 @@ void LRNLayer<Dtype>::CrossChannelBackward(const Dtype* top_data, const Dtype* t
     for (int i = 0; i < image; ++i) {
       ratio[i] = top_diff[offset + i] * top_data[offset + i] / scale[offset + i];
     }
-    WindowSum(padded, plane, sums);
     for (int c = 0; c < channels_; ++c) {
       const int at = offset + c * plane;
       Dtype* dx = bottom_diff + at;
-      if (c > 0) AdvanceWindowSum(padded, plane, c, sums);
-      // scale^-beta again (as BVLC, rather than a bottom-sized copy kept from forward), in dx
-      // until the gradient replaces it.
-      PowNegBeta(plane, scale + at, dx, /*parallel=*/false);
+      const Dtype* first = padded + c * plane;
+      for (int i = 0; i < plane; ++i) sums[i] = first[i];
+      for (int j = 1; j < size_; ++j) {
+        const Dtype* term = first + j * plane;
+        for (int i = 0; i < plane; ++i) sums[i] += term[i];
+      }
       for (int i = 0; i < plane; ++i) {
         dx[i] = top_diff[at + i] * dx[i] - ratio_scale * bottom_data[at + i] * sums[i];
       }
@@ -221,7 +202,7 @@ void LRNLayer<Dtype>::WithinChannelForward(const Dtype* bottom_data, Dtype* top_
     for (int i = 0; i < plane; ++i) s[i] = Dtype(1) + alpha_ * (s[i] / window);
   }
   const int count = planes * plane;
-  PowNegBeta(count, scale, top_data, /*parallel=*/true);
+  PowNegBeta(count, scale, top_data);
   caffe_mul(count, bottom_data, top_data, top_data);
 }
 
@@ -239,7 +220,7 @@ void LRNLayer<Dtype>::WithinChannelBackward(const Dtype* top_diff, const Dtype* 
   Dtype* sums = rows + plane;
   const Dtype* scale = scale_.cpu_data();
   // bottom_diff holds scale^-beta until each plane's gradient replaces it.
-  PowNegBeta(planes * plane, scale, bottom_diff, /*parallel=*/true);
+  PowNegBeta(planes * plane, scale, bottom_diff);
   const Dtype* scale_pow = bottom_diff;
   for (int q = 0; q < planes; ++q) {
     const int offset = q * plane;
