@@ -300,11 +300,11 @@ void MaxPlaneByRows(const Dtype* x, const int* pooled, int in_h, int in_w,
   const AxisBounds& ww = axes[2];
   const int out_w = pooled[2];
   // The outputs whose windows have the full width (all but a few clipped at the edges).
-  int full_begin = 0, full_end = 0;
+  int full_begin = 0;
   while (full_begin < out_w && ww.end[full_begin] - ww.start[full_begin] != kernel_w) {
     ++full_begin;
   }
-  full_end = full_begin;
+  int full_end = full_begin;
   while (full_end < out_w && ww.end[full_end] - ww.start[full_end] == kernel_w) ++full_end;
   const int base = full_begin < out_w ? ww.start[full_begin] - full_begin * stride_w : 0;
   for (int h = 0; h < in_h; ++h) {
@@ -319,19 +319,22 @@ void MaxPlaneByRows(const Dtype* x, const int* pooled, int in_h, int in_w,
       RowMaxFullWindows<0>(row, h * in_w, base, stride_w, kernel_w, full_begin, full_end, best,
                            index);
     }
-    for (int ow = 0; ow < out_w; ++ow) {
-      if (ow == full_begin) ow = full_end;  // done above
-      if (ow == out_w) break;
-      Dtype value_best = -FLT_MAX;
-      int index_best = -1;
-      for (int w = ww.start[ow]; w < ww.end[ow]; ++w) {
-        const bool larger = row[w] > value_best;
-        index_best = larger ? h * in_w + w : index_best;
-        value_best = larger ? row[w] : value_best;
+    // The clipped windows before and after, one at a time.
+    const auto clipped = [&](int begin, int end) {
+      for (int ow = begin; ow < end; ++ow) {
+        Dtype value_best = -FLT_MAX;
+        int index_best = -1;
+        for (int w = ww.start[ow]; w < ww.end[ow]; ++w) {
+          const bool larger = row[w] > value_best;
+          index_best = larger ? h * in_w + w : index_best;
+          value_best = larger ? row[w] : value_best;
+        }
+        best[ow] = value_best;
+        index[ow] = index_best;
       }
-      best[ow] = value_best;
-      index[ow] = index_best;
-    }
+    };
+    clipped(0, full_begin);
+    clipped(full_end, out_w);
   }
   for (int oh = 0; oh < pooled[1]; ++oh) {
     Dtype* y_row = y + oh * out_w;
