@@ -54,15 +54,33 @@
   INSTANTIATE_LAYER_GPU_FORWARD(classname);    \
   INSTANTIATE_LAYER_GPU_BACKWARD(classname)
 
-// Grid-stride loop over n elements.
-#define CUDA_KERNEL_LOOP(i, n)                                                       \
-  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+// Grid-stride loop over n elements (n <= INT_MAX). The index stays an int (32-bit index
+// arithmetic in the bodies), but it never overflows: with about one thread per element the
+// stride is about n, and `i += stride` would pass INT_MAX once n passes 2^30 (a 4 GB blob), so
+// the loop only steps when the next index is still below n.
+#define CUDA_KERNEL_LOOP(i, n)                                                                \
+  for (int i = caffe::KernelLoopFirst(n), caffe_kernel_loop_stride_ = caffe::KernelLoopStride(); \
+       i < (n); i = (n) - i > caffe_kernel_loop_stride_ ? i + caffe_kernel_loop_stride_ : (n))
 
 namespace caffe {
 constexpr int CAFFE_CUDA_NUM_THREADS = 512;
+/// Blocks of CAFFE_CUDA_NUM_THREADS covering n threads (no overflow near INT_MAX).
 inline int CAFFE_GET_BLOCKS(const int n) {
-  return (n + CAFFE_CUDA_NUM_THREADS - 1) / CAFFE_CUDA_NUM_THREADS;
+  return n / CAFFE_CUDA_NUM_THREADS + (n % CAFFE_CUDA_NUM_THREADS != 0);
 }
+#ifdef __CUDACC__
+/// This thread's first index of CUDA_KERNEL_LOOP, or n when it has none.
+template <typename Count>
+__device__ inline int KernelLoopFirst(Count n) {
+  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  return first < static_cast<long long>(n) ? static_cast<int>(first) : static_cast<int>(n);
+}
+/// The grid's thread count, the stride of CUDA_KERNEL_LOOP (at most INT_MAX).
+__device__ inline int KernelLoopStride() {
+  const long long stride = static_cast<long long>(blockDim.x) * gridDim.x;
+  return stride < 0x7fffffffLL ? static_cast<int>(stride) : 0x7fffffff;
+}
+#endif
 }  // namespace caffe
 
 #endif  // CPU_ONLY

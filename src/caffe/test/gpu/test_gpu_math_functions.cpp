@@ -203,6 +203,32 @@ TYPED_TEST(GpuMathFunctionsTest, RandomFillsHaveTheirRangeAndMoments) {
   EXPECT_TRUE(std::equal(first.begin(), first.end(), r.cpu_data()));
 }
 
+// Past 2^30 elements a grid-stride loop's `i += stride` overflows an int (about one thread per
+// element makes the stride about n); CUDA_KERNEL_LOOP must still visit every element once and
+// nothing outside. 4.3 GB on the device and on the host, so float only and only where it fits.
+TYPED_TEST(GpuMathFunctionsTest, KernelsReachEveryElementOfABlobPastTwoToThe30) {
+  using Dtype = TypeParam;
+  if (sizeof(Dtype) != sizeof(float)) GTEST_SKIP() << "float is enough (and half the memory)";
+  const int n = (1 << 30) + 4099;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(Dtype);
+  size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  if (free_bytes < 2 * bytes) GTEST_SKIP() << "needs " << 2 * bytes << " bytes free on the GPU";
+  Blob<Dtype> big({n});
+  caffe_gpu_set(n, Dtype(1), big.mutable_gpu_data());        // a kernel (not cudaMemset)
+  caffe_gpu_add_scalar(n, Dtype(2), big.mutable_gpu_data());  // another, read-modify-write
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const Dtype* values = big.cpu_data();
+  int wrong = 0, first_wrong = -1;
+  for (int i = 0; i < n; ++i) {
+    if (values[i] != Dtype(3)) {
+      if (first_wrong < 0) first_wrong = i;
+      ++wrong;
+    }
+  }
+  EXPECT_EQ(wrong, 0) << "first wrong element " << first_wrong << " of " << n;
+}
+
 #endif  // CPU_ONLY
 
 }  // namespace caffe
