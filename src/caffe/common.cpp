@@ -93,8 +93,9 @@ void Caffe::SetDevice(int device_id) {
   CAFFE_CHECK(device_id >= 0 && device_id < count)
       << "cannot use GPU " << device_id << ": this machine has " << count
       << " visible GPU(s) (CUDA_VISIBLE_DEVICES applies)";
+  // Handles belong to one GPU and are destroyed while it is still the current one.
+  if (Get().device_ != device_id) Get().ReleaseGpuHandles();
   CUDA_CHECK(cudaSetDevice(device_id));
-  if (Get().device_ != device_id) Get().ReleaseGpuHandles();  // handles belong to one GPU
   Get().device_ = device_id;
 }
 

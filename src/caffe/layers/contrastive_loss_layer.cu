@@ -20,9 +20,12 @@ __global__ void ContrastiveLossForwardKernel(int num, int channels, const Dtype*
     if (static_cast<int>(similar[n])) {
       pair_loss[n] = sum_sq;
     } else if (legacy_version) {
-      pair_loss[n] = max(margin - sum_sq, Dtype(0));
+      // `a < 0 ? 0 : a` as std::max on the CPU, so a NaN distance stays NaN (fmax drops it).
+      const Dtype excess = margin - sum_sq;
+      pair_loss[n] = excess < Dtype(0) ? Dtype(0) : excess;
     } else {
-      const Dtype shortfall = max(margin - sqrt(sum_sq), Dtype(0));
+      const Dtype gap = margin - sqrt(sum_sq);
+      const Dtype shortfall = gap < Dtype(0) ? Dtype(0) : gap;
       pair_loss[n] = shortfall * shortfall;
     }
   }

@@ -63,10 +63,11 @@ void CuDNNPoolingLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<D
   const cudnnDataType_t type = CudnnDataType<Dtype>();
   SetCudnnTensor(bottom_desc_.get(), type, bottom_dims);
   SetCudnnTensor(top_desc_.get(), type, top_dims);
-  // MAX: Caffe's strict '>' never picks a NaN, as cuDNN's NOT_PROPAGATE_NAN; AVE: the window
-  // sum over the whole kernel, padding counting as zeros.
+  // MAX: Caffe's strict '>' never picks a NaN, as cuDNN's NOT_PROPAGATE_NAN; the deterministic
+  // mode, since plain MAX's backward uses atomics and varies from run to run where windows
+  // overlap. AVE: the window sum over the whole kernel, padding counting as zeros.
   const cudnnPoolingMode_t mode = method == PoolingParameter_PoolMethod_MAX
-                                      ? CUDNN_POOLING_MAX
+                                      ? CUDNN_POOLING_MAX_DETERMINISTIC
                                       : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING;
   CUDNN_CHECK(cudnnSetPoolingNdDescriptor(pooling_desc_.get(), mode, CUDNN_NOT_PROPAGATE_NAN,
                                           static_cast<int>(window.size()), window.data(),

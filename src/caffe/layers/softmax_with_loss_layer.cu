@@ -31,7 +31,8 @@ __global__ void SoftmaxLossForwardKernel(int positions, int channels, int inner,
     const int o = position / inner;
     const int i = position % inner;
     const Dtype p = prob[(static_cast<size_t>(o) * channels + label_value) * inner + i];
-    position_loss[position] = -log(max(p, Dtype(FLT_MIN)));
+    // As std::max on the CPU: a NaN probability gives a NaN loss (fmax would drop the NaN).
+    position_loss[position] = -log(p < Dtype(FLT_MIN) ? Dtype(FLT_MIN) : p);
     position_counted[position] = 1;
   }
 }

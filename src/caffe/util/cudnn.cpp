@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "caffe/lms/memory_manager.hpp"
+#include "caffe/util/gpu_memory.hpp"
+
 namespace caffe {
 
 namespace {
@@ -107,7 +110,23 @@ void* CudnnWorkspace(size_t bytes) {
     if (state.workspace != nullptr) CUDA_CHECK(cudaFree(state.workspace));
     state.workspace = nullptr;
     state.workspace_bytes = 0;
-    CUDA_CHECK(cudaMalloc(&state.workspace, bytes));
+    cudaError_t status = cudaMalloc(&state.workspace, bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      // Caffe's allocators keep freed blocks for reuse (and may hold the whole GPU): hand their
+      // caches back to the device and try once more.
+      cudaGetLastError();
+      int device = 0;
+      CUDA_CHECK(cudaGetDevice(&device));
+      GpuMemory::ReleaseCache(device);
+      if (const auto& manager = lms::MemoryManager::Current()) manager->allocator().ReleaseCache();
+      status = cudaMalloc(&state.workspace, bytes);
+    }
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      CAFFE_THROW() << "out of GPU memory: cuDNN's workspace of " << bytes
+                    << " bytes does not fit (lower CAFFE_CUDNN_WORKSPACE_MB, or the batch)";
+    }
+    CUDA_CHECK(status);
     state.workspace_bytes = bytes;
   }
   return state.workspace;

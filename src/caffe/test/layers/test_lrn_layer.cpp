@@ -151,4 +151,17 @@ TYPED_TEST(LRNLayerTest, RejectsEvenSizesAndNonImageBottoms) {
   EXPECT_THROW(layer.SetUp(flats, this->top_vec_), Error);
 }
 
+// Forward overwrites what backward needs (the input), so in place is refused at setup.
+TYPED_TEST(LRNLayerTest, RejectsInPlace) {
+  using Dtype = typename TypeParam::Dtype;
+  LRNLayer<Dtype> layer(LrnParam("local_size: 3"));
+  try {
+    layer.SetUp(this->bottom_vec_, this->bottom_vec_);
+    FAIL() << "in-place LRN was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("LRN cannot run in place"), std::string::npos)
+        << error.what();
+  }
+}
+
 }  // namespace caffe
