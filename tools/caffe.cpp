@@ -21,6 +21,7 @@
 #include "caffe/common.hpp"
 #include "caffe/lms/lms_options.hpp"
 #include "caffe/lms/planner.hpp"
+#include "caffe/lms/session.hpp"
 #include "caffe/net.hpp"
 #include "caffe/parallel/ddl_options.hpp"
 #include "caffe/parallel/in_process_sync.hpp"
@@ -32,7 +33,7 @@
 #include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 #ifndef CPU_ONLY
-#include "caffe/lms/cuda_device.hpp"
+#include <cuda_runtime.h>
 #endif
 #ifdef USE_MPI
 #include "caffe/parallel/ddl_session.hpp"
@@ -95,46 +96,25 @@ DEFINE_string(gpu_mem_limit, "",
 
 namespace {
 
-// Large Model Support for one command (docs/LMS.md): checks the flags, installs the memory
-// manager of the GPU this thread uses, plans each net, and logs the settings and, at the end, the
-// counters. Declared before the nets, so it outlives them.
+// Large Model Support for one command (docs/LMS.md): lms::Session with the flags, keeping each
+// net's plan. Declared before the nets, so it outlives them.
 class LmsSession {
  public:
   explicit LmsSession(const vector<int>& gpus)
-      : options_(caffe::lms::MakeOptions(FLAGS_lms, FLAGS_lms_frac, FLAGS_lms_prefetch,
+      : session_(caffe::lms::MakeOptions(FLAGS_lms, FLAGS_lms_frac, FLAGS_lms_prefetch,
                                          FLAGS_gpu_mem_limit,
-                                         std::getenv(caffe::lms::kMemLimitEnv))) {
-    if (!caffe::lms::Requested(options_)) return;
-    if (gpus.empty()) {
-      LOG(WARNING) << "[LMS] -lms, -lms_frac and -gpu_mem_limit apply to GPU runs (-gpu); this "
-                      "run is on the CPU, where they have no effect";
-      return;
-    }
-#ifndef CPU_ONLY
-    manager_ = std::make_shared<caffe::lms::MemoryManager>(
-        std::make_unique<caffe::lms::CudaDevice>(gpus[0]), options_);
-    caffe::lms::MemoryManager::Install(manager_);
-    LOG(INFO) << manager_->SettingsLine();
-#endif
-  }
-  ~LmsSession() {
-    if (!manager_) return;
-    LOG(INFO) << manager_->StatsLine();
-    caffe::lms::MemoryManager::Install(nullptr);
-  }
+                                         std::getenv(caffe::lms::kMemLimitEnv)),
+                 gpus.empty() ? -1 : gpus[0]) {}
   // Plans `net` when LMS is on; with `attach`, the net's Forward/Backward run the plan.
   caffe::lms::Planner<float>* Plan(Net<float>* net, bool attach) {
-    if (!manager_ || !manager_->lms_enabled()) return nullptr;
-    planners_.emplace_back(new caffe::lms::Planner<float>(net, manager_));
-    if (attach) planners_.back()->AttachToNet();
-    LOG(INFO) << planners_.back()->SummaryLine();
-    return planners_.back().get();
+    std::shared_ptr<caffe::lms::Planner<float>> planner = session_.Plan(net, attach);
+    if (planner) planners_.push_back(planner);
+    return planner.get();
   }
 
  private:
-  caffe::lms::Options options_;
-  std::shared_ptr<caffe::lms::MemoryManager> manager_;
-  vector<std::unique_ptr<caffe::lms::Planner<float>>> planners_;
+  caffe::lms::Session session_;
+  vector<std::shared_ptr<caffe::lms::Planner<float>>> planners_;
 };
 
 using Command = std::function<int()>;
@@ -247,6 +227,12 @@ void OnTerminatedByMpirun(int signal_number) {
 #endif
 
 int TrainDdl(const caffe::SolverParameter& solver_param) {
+  // A learner's communication thread reads and writes its gradients on the device; LMS's manager
+  // serves only the thread that runs the net, so the two cannot share buffers yet.
+  CAFFE_CHECK(FLAGS_lms < 0 && FLAGS_lms_frac == 0 && FLAGS_gpu_mem_limit.empty())
+      << "-lms, -lms_frac and -gpu_mem_limit do not work with -ddl yet (a learner's gradients "
+      << "are reduced by a communication thread that LMS's memory manager does not serve); "
+      << "train with -ddl without them, or with LMS on one GPU without -ddl";
   caffe::DdlOptions options = caffe::ParseDdlOptions(FLAGS_ddl);
   options.bvlc = FLAGS_bvlc;
 #ifndef USE_MPI

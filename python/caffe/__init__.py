@@ -27,14 +27,16 @@ Distributed training and memory settings:
     its settings. DDL training itself runs through `mpirun ... caffe train -ddl "<options>"`
     (docs/DDL.md); pycaffe's solvers train one learner. has_nccl() is False: pycaffe has no
     caffe.NCCL class.
-  - Large Model Support (`caffe train -lms`) has no settings in pycaffe yet: LMS is still being
-    built, and pycaffe does not expose it.
+  - set_lms(lms=-1, lms_frac=0.0, lms_prefetch=1, gpu_mem_limit=None): Large Model Support
+    as `caffe train -lms ... -lms_frac ... -lms_prefetch ... -gpu_mem_limit ...` (docs/LMS.md)
+    for the nets and solvers this thread makes afterwards, in GPU mode on set_device's GPU;
+    lms_stats() gives its counters line. In CPU mode it has no effect (a warning says so).
 """
 from ._caffe import (Blob, BlobVec, Error, Layer, Timer, __version__, get_solver,
                      gpu_available, has_mpi, has_nccl, image_support, init_log,
-                     layer_type_list, log, parse_ddl_options, set_device, set_mode_cpu,
-                     set_mode_gpu, set_multiprocess, set_random_seed, set_solver_count,
-                     set_solver_rank, solver_count, solver_rank)
+                     layer_type_list, lms_stats, log, parse_ddl_options, set_device,
+                     set_lms, set_mode_cpu, set_mode_gpu, set_multiprocess, set_random_seed,
+                     set_solver_count, set_solver_rank, solver_count, solver_rank)
 from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, Net, NesterovSolver,
                       RMSPropSolver, SGDSolver, Solver)
 from .proto.caffe_pb2 import TEST, TRAIN

@@ -8,6 +8,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -19,6 +21,8 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/memory_data_layer.hpp"
 #include "caffe/layers/python_layer.hpp"
+#include "caffe/lms/lms_options.hpp"
+#include "caffe/lms/session.hpp"
 #include "caffe/net.hpp"
 #include "caffe/parallel/ddl_options.hpp"
 #include "caffe/sgd_solvers.hpp"
@@ -150,6 +154,54 @@ string PathArg(const py::object& path) {
 
 /// Net(network_file, phase), Net(network_file, weights, phase), and the keyword form
 /// Net(network_file, phase=, level=0, stages=(), weights=None), as BVLC's pycaffe takes them.
+// ---- Large Model Support ---------------------------------------------------------------------
+
+/// caffe.set_lms's state: the session of the thread that called it, and the plans of the nets
+/// made since, each kept while its net lives (the net's passes call into it). Never destroyed:
+/// tearing down CUDA objects while the interpreter exits is not safe.
+struct PyLms {
+  std::unique_ptr<lms::Session> session;
+  vector<std::pair<std::weak_ptr<PyNet>, shared_ptr<lms::Planner<float>>>> plans;
+};
+
+PyLms& LmsState() {
+  static PyLms* state = new PyLms;
+  return *state;
+}
+
+/// caffe.set_lms(lms, lms_frac, lms_prefetch, gpu_mem_limit): the flags of `caffe train`, for
+/// the nets and solvers this thread makes from now on. True when a manager was installed (a GPU
+/// mode run asking for LMS or a budget).
+bool SetLms(int64_t threshold_kb, double frac, int prefetch, const py::object& mem_limit) {
+  const string limit = mem_limit.is_none() ? "" : py::str(mem_limit).cast<string>();
+  const lms::Options options =
+      lms::MakeOptions(threshold_kb, frac, prefetch, limit, std::getenv(lms::kMemLimitEnv));
+  PyLms& state = LmsState();
+  state.session.reset();  // the nets planned so far keep their plans and manager
+  const int gpu = Caffe::mode() == Caffe::GPU ? Caffe::device() : -1;
+  state.session = std::make_unique<lms::Session>(options, gpu);
+  return state.session->installed();
+}
+
+/// Plans `net` under the current caffe.set_lms settings, if they ask for LMS.
+void PlanNet(const shared_ptr<PyNet>& net) {
+  PyLms& state = LmsState();
+  if (!net || !state.session || !state.session->planning()) return;
+  auto& plans = state.plans;
+  plans.erase(std::remove_if(plans.begin(), plans.end(),
+                             [](const auto& plan) { return plan.first.expired(); }),
+              plans.end());
+  plans.emplace_back(net, state.session->Plan(net.get(), /*attach=*/true));
+}
+
+/// A solver made from Python, with its nets planned.
+template <typename SolverClass>
+shared_ptr<SolverClass> PlannedSolver(shared_ptr<SolverClass> solver) {
+  PlanNet(solver->net());
+  for (const auto& test_net : solver->test_nets()) PlanNet(test_net);
+  return solver;
+}
+
 shared_ptr<PyNet> MakeNet(const py::args& args, const py::kwargs& kwargs) {
   py::object file, phase, weights = py::none();
   int level = 0;
@@ -197,6 +249,7 @@ shared_ptr<PyNet> MakeNet(const py::args& args, const py::kwargs& kwargs) {
   py::gil_scoped_release release;
   auto net = std::make_shared<PyNet>(file_path, static_cast<Phase>(phase_value), level, &stages);
   if (!weights_path.empty()) net->CopyTrainedLayersFrom(weights_path);
+  PlanNet(net);
   return net;
 }
 
@@ -289,7 +342,7 @@ shared_ptr<PySolver> MakeSolver(const py::object& file) {
   SolverParameter param;
   ReadSolverParamsFromTextFile(PathArg(file), &param);
   py::gil_scoped_release release;
-  return shared_ptr<PySolver>(SolverRegistry<float>::CreateSolver(param));
+  return PlannedSolver(shared_ptr<PySolver>(SolverRegistry<float>::CreateSolver(param)));
 }
 
 template <typename SolverClass>
@@ -298,7 +351,7 @@ void AddSolverClass(py::module_& m, const char* name) {
       .def(py::init([](const py::object& file) {
              const string path = PathArg(file);
              py::gil_scoped_release release;
-             return std::make_shared<SolverClass>(path);
+             return PlannedSolver(std::make_shared<SolverClass>(path));
            }),
            py::arg("solver_file"));
 }
@@ -367,6 +420,22 @@ PYBIND11_MODULE(_caffe, m) {
   // pycaffe has no NCCL solver class (BVLC's caffe.NCCL); multi-GPU and multi-node training run
   // through `caffe train -gpu` / `-ddl`.
   m.def("has_nccl", [] { return false; });
+  m.def("set_lms", &SetLms, py::arg("lms") = -1, py::arg("lms_frac") = 0.0,
+        py::arg("lms_prefetch") = 1, py::arg("gpu_mem_limit") = py::none(),
+        "set_lms(lms=-1, lms_frac=0.0, lms_prefetch=1, gpu_mem_limit=None): Large Model "
+        "Support as `caffe train -lms ... -lms_frac ... -gpu_mem_limit ...` (docs/LMS.md) for "
+        "the nets and solvers this thread makes from now on, on the GPU of set_device in GPU "
+        "mode. lms: buffers of at least this many KB live in host memory (-1 off, 0 every "
+        "buffer); gpu_mem_limit: bytes or '16G'. Returns whether it applies (False in CPU mode, "
+        "or when nothing is asked for).");
+  m.def(
+      "lms_stats",
+      []() -> py::object {
+        const PyLms& state = LmsState();
+        if (!state.session || !state.session->installed()) return py::none();
+        return py::str(state.session->StatsLine());
+      },
+      "The counters line of caffe.set_lms's manager ('[LMS] swapped in ...'), or None.");
 
   // Image files through libcaffe's OpenCV decoder, for caffe.io.load_image.
   m.def("image_support", &ImageSupportAvailable);
@@ -643,7 +712,7 @@ PYBIND11_MODULE(_caffe, m) {
       .def(py::init([](const py::object& file) {
              const string path = PathArg(file);
              py::gil_scoped_release release;
-             return std::make_shared<SGDSolver<float>>(path);
+             return PlannedSolver(std::make_shared<SGDSolver<float>>(path));
            }),
            py::arg("solver_file"))
       .def_property_readonly("lr", &SGDSolver<float>::GetLearningRate);

@@ -25,6 +25,10 @@ class CuDNNDeconvolutionLayer : public DeconvolutionLayer<Dtype> {
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// False where the current shapes run on DeconvolutionLayer's path.
   bool runs_on_cudnn() const { return use_cudnn_; }
+  /// LMS: on cuDNN, the bottoms, tops and learned blobs only (cuDNN's workspace is its own);
+  /// otherwise also the inherited path's column buffers.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -31,6 +31,15 @@ void CuDNNConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blo
   use_cudnn_ = convolution_.Configure(geometry);
 }
 
+template <typename Dtype>
+bool CuDNNConvolutionLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+    const Blobs<Dtype>& top, const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+  if (!use_cudnn_) {
+    return ConvolutionLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  }
+  return Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+}
+
 INSTANTIATE_CLASS(CuDNNConvolutionLayer);
 
 }  // namespace caffe

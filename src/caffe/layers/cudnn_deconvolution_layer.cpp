@@ -32,6 +32,15 @@ void CuDNNDeconvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom,
   use_cudnn_ = convolution_.Configure(geometry);
 }
 
+template <typename Dtype>
+bool CuDNNDeconvolutionLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+    const Blobs<Dtype>& top, const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+  if (!use_cudnn_) {
+    return DeconvolutionLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  }
+  return Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+}
+
 INSTANTIATE_CLASS(CuDNNDeconvolutionLayer);
 
 }  // namespace caffe
