@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Verifies the GPU build on a machine with a GPU but none of our Debian packages (the H200 that
 # some sessions are lent; docs/GPU_STATUS.md says how to prepare and what to record). Run from
-# the repository root there, with the bundle made here by
-#   CAFFE_BUILD_DIR=build-gpu scripts/build.sh -DCAFFE_CUDA=ON -DCAFFE_DNNL=OFF \
-#       -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=OFF -DCAFFE_MPI=OFF
-#   scripts/make_bundle.sh --build build-gpu --tests --out bundle/gpu.tar.xz
-#   cp data/digits/*-ubyte bundle/     # the digits for LeNet (git ignores them)
-# and carried as bundle/. Steps: tests [programs...] (alone), or any of lenet, time, lms.
+# the repository root there, with the bundle/ folder that scripts/gpu_prepare.sh makes here (the
+# GPU build with its tests, the digits, ../shared's nets and fixtures, ResNet-50 at batch 64)
+# carried along. Steps: tests [programs...] (alone), or any of lenet, time, lms, lmsfrac, lmsfit,
+# unet; each command may run 10 minutes, so give a few steps per call:
 #   scripts/gpu_verify.sh tests                       # every test program of the bundle
 #   scripts/gpu_verify.sh tests test_gpu_math_functions test_relu_layer
-#   scripts/gpu_verify.sh lenet time lms
+#   scripts/gpu_verify.sh lenet time
+#   scripts/gpu_verify.sh lms
+#   scripts/gpu_verify.sh lmsfrac lmsfit
+#   scripts/gpu_verify.sh unet
 # Logs and summaries go to $OUT (or gpu_verify_out/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +28,10 @@ setup() {
   mkdir -p /work
   [ "$ROOT" = /work/main ] || ln -sfn "$ROOT" /work/main
   ln -sfn "$BUNDLE_DIR" "$ROOT/build-gpu"
-  [ -d bundle/shared ] && [ ! -e /work/shared ] && ln -sfn "$ROOT/bundle/shared" /work/shared
+  if [ ! -e /work/shared ] && [ -f bundle/shared.tar.xz ]; then
+    mkdir -p /tmp/shared && tar -xJf bundle/shared.tar.xz -C /tmp/shared &&
+      ln -sfn /tmp/shared /work/shared
+  fi
   # shellcheck disable=SC1091
   source "$BUNDLE_DIR/env.sh"
   nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
@@ -62,11 +66,8 @@ run_time() {
               bvlc_googlenet_trainval_b10:128 resnet50_trainval_b64:64)
   for entry in "${nets[@]}"; do
     local name="${entry%%:*}" batch="${entry##*:}"
-    local model="bundle/nets/$name.prototxt"
-    [ -f "$model" ] || model="/work/shared/benchmarks/nets/$name.prototxt"
-    [ -f "$model" ] || { echo "gpu_verify: no $name.prototxt" | tee -a "$OUT/time.txt"; continue; }
-    # The first dim is the Input's batch.
-    sed "0,/dim: [0-9]*/s//dim: $batch/" "$model" > "/tmp/${name}_$batch.prototxt"
+    batch_model "$name" "$batch" "/tmp/${name}_$batch.prototxt" 2>&1 | tee -a "$OUT/time.txt"
+    [ -f "/tmp/${name}_$batch.prototxt" ] || continue
     caffe time -model "/tmp/${name}_$batch.prototxt" -gpu 0 -iterations 20 \
         > "$OUT/time_$name.log" 2>&1
     echo "$name at batch $batch: $(grep 'Average Forward-Backward' "$OUT/time_$name.log" | tail -1)" \
@@ -96,8 +97,173 @@ run_lms() {
           "$OUT/lms_$name.log" | sed 's/^[IWE][0-9]* [0-9:.]* *[0-9]* [a-z_.]*:[0-9]*\] //' | head -20
     } | tee -a "$OUT/lms.txt"
   done
+  # The outputs with LMS must equal the unbudgeted run's. One set of weights for all runs (HDF5:
+  # the classifier alone is 4 GB at this size, past protobuf's 2 GB), then `caffe test` prints
+  # every output value of each run.
+  cat > /tmp/googlenet_1200_solver.prototxt <<EOF
+net: "$model"
+base_lr: 0
+lr_policy: "fixed"
+max_iter: 0
+random_seed: 1
+snapshot_format: HDF5
+snapshot_prefix: "/tmp/googlenet_1200"
+EOF
+  caffe train -solver /tmp/googlenet_1200_solver.prototxt -gpu 0 > "$OUT/lms_weights.log" 2>&1 ||
+    { echo "gpu_verify: could not make the weights (lms_weights.log)" | tee -a "$OUT/lms.txt"; return 1; }
+  rm -f /tmp/googlenet_1200_iter_0.solverstate.h5
+  local weights=/tmp/googlenet_1200_iter_0.caffemodel.h5
+  for entry in "${runs[@]}"; do
+    local name="${entry%%:*}" flags="${entry#*:}"
+    [ "$name" = budget ] && continue  # fails by design
+    # shellcheck disable=SC2086
+    caffe test -model "$model" -weights "$weights" -gpu 0 -iterations 1 $flags 2>&1 |
+      grep -o "Batch 0, prob = .*" > "$OUT/lms_outputs_$name.txt"
+    local verdict="differ"
+    [ -s "$OUT/lms_outputs_$name.txt" ] && cmp -s "$OUT/lms_outputs_none.txt" \
+        "$OUT/lms_outputs_$name.txt" && verdict="equal"
+    echo "outputs of $name ($flags): $(wc -l < "$OUT/lms_outputs_$name.txt") values, $verdict to" \
+         "the unbudgeted run's" | tee -a "$OUT/lms.txt"
+  done
 }
 
+# Whether one `caffe time` forward-backward of model $1 (flags after it) completes. 0: it did;
+# 1: it ran out of memory (GPU budget, LMS, or the host); anything else stops the search that
+# asked, with the log's last lines. The log is $OUT/probe_last.log.
+probe() {
+  local model="$1"; shift
+  caffe time -model "$model" -gpu 0 -iterations 1 "$@" > "$OUT/probe_last.log" 2>&1
+  local code=$?
+  [ $code -eq 0 ] && return 0
+  if [ $code -eq 137 ] || grep -q "out of GPU memory\|out of device memory\|out of memory" \
+      "$OUT/probe_last.log"; then
+    return 1
+  fi
+  echo "gpu_verify: caffe time failed (exit $code), not for memory:" >&2
+  tail -5 "$OUT/probe_last.log" >&2
+  return 2
+}
+
+# Probes `$make VALUE` (which writes /tmp/probe.prototxt) with the flags after; one line in
+# $report; the status of probe.
+probe_value() {
+  local make="$1" value="$2" report="$3"; shift 3
+  "$make" "$value"
+  probe /tmp/probe.prototxt "$@"
+  local result=$?
+  echo "  $value ($*): $([ $result -eq 0 ] && echo fits || echo "does not fit ($result)")" >> "$report"
+  return $result
+}
+
+# The largest multiple of $step in [$start, $cap] for which probe_value succeeds: doubling up to
+# $cap, then halving the gap. Prints it (0: not even $start); fails on a non-memory error.
+largest() {
+  local make="$1" start="$2" step="$3" cap="$4" report="$5"; shift 5
+  local good=0 bad=0 value="$start" result
+  while [ "$bad" -eq 0 ]; do
+    probe_value "$make" "$value" "$report" "$@"; result=$?
+    [ $result -eq 2 ] && return 1
+    if [ $result -eq 0 ]; then good=$value; else bad=$value; fi
+    [ "$value" -ge "$cap" ] && break
+    value=$((2 * value > cap ? cap : 2 * value))
+  done
+  [ "$bad" -eq 0 ] && { echo "$good"; return 0; }
+  while [ $((bad - good)) -gt "$step" ]; do
+    value=$(( (good + bad) / 2 / step * step ))
+    [ "$value" -le "$good" ] && value=$((good + step))
+    probe_value "$make" "$value" "$report" "$@"; result=$?
+    [ $result -eq 2 ] && return 1
+    if [ $result -eq 0 ]; then good=$value; else bad=$value; fi
+  done
+  echo "$good"
+}
+
+# Average Forward-Backward ms of a `caffe time` log.
+average_ms() { grep "Average Forward-Backward" "$1" | tail -1 | sed 's/.*Backward: *\([0-9.]*\) ms.*/\1/'; }
+
+# caffe time of $1 with the flags after it, 10 iterations, log $OUT/$2.log; prints the average.
+time_ms() {
+  local model="$1" name="$2"; shift 2
+  caffe time -model "$model" -gpu 0 -iterations 10 "$@" > "$OUT/$name.log" 2>&1
+  average_ms "$OUT/$name.log"
+}
+
+# Prints net $1 with every Input shape's first dim (data and label alike) set to $2.
+set_batch() {
+  awk -v batch="$2" '/shape/ { first = 1 }
+    first && /dim:/ { sub(/dim: *[0-9]+/, "dim: " batch); first = 0 } { print }' "$1"
+}
+
+# A training net of bundle/nets or ../shared/benchmarks/nets with its Input batch set.
+batch_model() {
+  local name="$1" batch="$2" out="$3" model="bundle/nets/$1.prototxt"
+  [ -f "$model" ] || model="/work/shared/benchmarks/nets/$name.prototxt"
+  [ -f "$model" ] || { echo "gpu_verify: no $name.prototxt" >&2; return 1; }
+  set_batch "$model" "$batch" > "$out"
+}
+
+run_lmsfrac() {
+  # Issue 6, must-show 3 (first half): with -lms_frac 0.9 a net that fits trains as fast as
+  # without LMS (within 3 %). Each net at issue 5's batch, LMS off and -lms 8192 -lms_frac 0.9.
+  local nets=(bvlc_alexnet_trainval_b10:256 bvlc_googlenet_trainval_b10:128
+              resnet50_trainval_b64:64)
+  for entry in "${nets[@]}"; do
+    local name="${entry%%:*}" batch="${entry##*:}" model="/tmp/frac_${entry%%:*}.prototxt"
+    batch_model "$name" "$batch" "$model" || continue
+    local off on
+    off=$(time_ms "$model" "lmsfrac_${name}_off")
+    on=$(time_ms "$model" "lmsfrac_${name}_frac" -lms 8192 -lms_frac 0.9)
+    echo "$name batch $batch: LMS off $off ms, -lms 8192 -lms_frac 0.9 $on ms" \
+         "(ratio $(awk -v a="$on" -v b="$off" 'BEGIN { if (b > 0) printf "%.3f", a / b }'))" |
+      tee -a "$OUT/lmsfrac.txt"
+  done
+}
+
+resnet_batch() { batch_model resnet50_trainval_b64 "$1" /tmp/probe.prototxt; }
+
+run_lmsfit() {
+  # Issue 6, must-show 3 (second half): ResNet-50 at twice the batch that fits a 16 GB budget
+  # trains with LMS at >= 70 % of its speed without a budget.
+  local report="$OUT/lmsfit.txt" fit batch
+  echo "ResNet-50 batches under -gpu_mem_limit 16G without LMS:" >> "$report"
+  fit=$(largest resnet_batch 32 8 1024 "$report" -gpu_mem_limit 16G) || return 1
+  batch=$((2 * fit))
+  resnet_batch "$batch"
+  cp /tmp/probe.prototxt /tmp/resnet_fit2x.prototxt
+  local free budget budget_lms_large
+  free=$(time_ms /tmp/resnet_fit2x.prototxt lmsfit_nobudget)
+  budget=$(time_ms /tmp/resnet_fit2x.prototxt lmsfit_lms8192 -gpu_mem_limit 16G -lms 8192)
+  budget_lms_large=$(time_ms /tmp/resnet_fit2x.prototxt lmsfit_lms_large -gpu_mem_limit 16G \
+                     -lms 1000000)
+  {
+    echo "largest batch without LMS under 16G: $fit; timed at batch $batch:"
+    echo "  no budget: $free ms"
+    echo "  16G, -lms 8192: $budget ms (speed ratio $(awk -v a="$free" -v b="$budget" 'BEGIN { if (b > 0) printf "%.3f", a / b }'))"
+    echo "  16G, -lms 1000000: $budget_lms_large ms (speed ratio $(awk -v a="$free" -v b="$budget_lms_large" 'BEGIN { if (b > 0) printf "%.3f", a / b }'))"
+    grep -h "\[LMS\] swapped" "$OUT/lmsfit_lms8192.log" "$OUT/lmsfit_lms_large.log"
+  } | tee -a "$report"
+}
+
+unet_side() {
+  sed "s/dim: 64$/dim: $1/" models/unet3d/deploy.prototxt > /tmp/probe.prototxt
+}
+
+run_unet() {
+  # Issue 6, must-show 4: the largest cubic side (multiple of 8, batch 1) of the 3-D U-Net whose
+  # forward-backward runs under a 16 GB budget, without and with LMS; the voxel ratio.
+  local report="$OUT/unet.txt" plain lms
+  echo "3-D U-Net sides under -gpu_mem_limit 16G:" >> "$report"
+  # With LMS the host holds every buffer (about 18 KB a voxel: 256^3 is some 300 GB), so the
+  # search stops at 256.
+  plain=$(largest unet_side 64 8 512 "$report" -gpu_mem_limit 16G) || return 1
+  lms=$(largest unet_side "$plain" 8 256 "$report" -gpu_mem_limit 16G -lms 8192) || return 1
+  echo "largest side without LMS: $plain; with -lms 8192: $lms; voxel ratio" \
+       "$(awk -v a="$lms" -v b="$plain" 'BEGIN { if (b > 0) printf "%.2f", (a / b) ^ 3 }')" |
+    tee -a "$report"
+}
+
+# scripts/test_gpu_verify.sh sources the functions above and runs them against a stand-in caffe.
+[ "${GPU_VERIFY_SOURCE_ONLY:-0}" = 1 ] && return 0
 setup
 step="${1:-tests}"
 if [ "$step" = tests ]; then
@@ -110,6 +276,10 @@ for step in "$@"; do
     lenet) run_lenet ;;
     time) run_time ;;
     lms) run_lms ;;
-    *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, lms)" >&2; exit 2 ;;
+    lmsfrac) run_lmsfrac ;;
+    lmsfit) run_lmsfit ;;
+    unet) run_unet ;;
+    *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, lms, lmsfrac," \
+            "lmsfit, unet)" >&2; exit 2 ;;
   esac
 done

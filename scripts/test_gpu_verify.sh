@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# gpu_verify.sh's searches (the ctest `gpu_verify_sh`), without a GPU: its functions are sourced
+# and run against a stand-in `caffe` whose "GPU" fits a batch or side up to a limit (higher with
+# -lms), so the largest sizes they report, the reports and the stop on a failure that is not about
+# memory can be checked here before they cost device time.
+set -uo pipefail
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+export OUT="$WORK/out"
+mkdir -p "$OUT"
+GPU_VERIFY_SOURCE_ONLY=1 source "$(cd "$(dirname "$0")" && pwd)/gpu_verify.sh"
+failures=0
+
+FIT_PLAIN=100   # the largest value (first dim) that fits a -gpu_mem_limit without -lms
+FIT_LMS=200     # ... with -lms (without -gpu_mem_limit everything fits)
+BROKEN=0        # 1: every run fails for another reason
+caffe() {  # caffe time -model FILE -gpu 0 -iterations N [flags]
+  local model="" lms=0 budget=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      -model) model="$2"; shift ;;
+      -lms) lms=1 ;;
+      -gpu_mem_limit) budget=1 ;;
+    esac
+    shift
+  done
+  [ "$BROKEN" = 1 ] && { echo "F1121 net.cpp:12] Unknown layer type: Bogus"; return 1; }
+  local value limit=$FIT_PLAIN
+  value=$(grep -o "dim: [0-9]*" "$model" | head -1 | cut -d' ' -f2)
+  [ "$lms" = 1 ] && limit=$FIT_LMS
+  [ "$budget" = 1 ] || limit=1000000
+  if [ "$value" -gt "$limit" ]; then
+    echo "caffe time: error: forward pass of Convolution layer 'conv1': out of GPU memory"
+    return 1
+  fi
+  [ "$lms" = 1 ] && echo "[LMS] swapped in 10 bytes (1 blocks, 0 prefetched)"
+  echo "Average Forward-Backward: $((value * (1 + lms))).5 ms."
+}
+fake_model() { echo "layer { input_param { shape { dim: $1 dim: 3 } } }" > /tmp/probe.prototxt; }
+
+check() {  # check <what> <expected> <got>
+  if [ "$2" = "$3" ]; then
+    echo "ok: $1: $3"
+  else
+    echo "FAIL: $1: expected '$2', got '$3'"
+    failures=$((failures + 1))
+  fi
+}
+
+M=(-gpu_mem_limit 16G)
+check "largest batch, step 8 from 32" 96 "$(largest fake_model 32 8 1024 "$OUT/r1.txt" "${M[@]}")"
+check "probes made" 6 "$(wc -l < "$OUT/r1.txt")"  # 32 64 128 96 112 104
+check "largest with -lms" 200 "$(largest fake_model 96 8 256 "$OUT/r2.txt" "${M[@]}" -lms 8192)"
+check "the cap when everything fits" 64 "$(largest fake_model 16 8 64 "$OUT/r3.txt" "${M[@]}")"
+check "below a start that does not fit" 96 "$(largest fake_model 128 8 512 "$OUT/r4.txt" "${M[@]}")"
+FIT_PLAIN=4
+check "nothing fits" 0 "$(largest fake_model 32 8 512 "$OUT/r4.txt" "${M[@]}")"
+FIT_PLAIN=100
+BROKEN=1
+largest fake_model 32 8 1024 "$OUT/r5.txt" "${M[@]}" > /dev/null 2> "$OUT/r5.err"
+check "a failure not about memory stops the search" "1 Unknown layer type" \
+  "$? $(grep -o 'Unknown layer type' "$OUT/r5.err")"
+BROKEN=0
+
+# Both Input shapes (data and label) get the batch, in either prototxt layout.
+cat > "$WORK/net.prototxt" <<'NET'
+layer { name: "data" type: "Input" top: "data" top: "label"
+  input_param {
+    shape {
+      dim: 10
+      dim: 3
+      dim: 227
+    }
+    shape { dim: 10 }
+  }
+}
+NET
+check "set_batch sets every shape's first dim" "dim: 256 dim: 3 dim: 227 dim: 256" \
+  "$(set_batch "$WORK/net.prototxt" 256 | grep -o 'dim: [0-9]*' | tr '\n' ' ' | sed 's/ $//')"
+
+unet_side() { fake_model "$1"; }
+run_unet > /dev/null
+check "run_unet's result line" \
+  "largest side without LMS: 96; with -lms 8192: 200; voxel ratio 9.04" "$(tail -1 "$OUT/unet.txt")"
+
+resnet_batch() { fake_model "$1"; }
+run_lmsfit > /dev/null
+check "run_lmsfit times twice the batch that fits" \
+  "largest batch without LMS under 16G: 96; timed at batch 192:" \
+  "$(grep 'largest batch' "$OUT/lmsfit.txt")"
+check "speed ratio with -lms 8192" "  16G, -lms 8192: 384.5 ms (speed ratio 0.501)" \
+  "$(grep -- '-lms 8192:' "$OUT/lmsfit.txt")"
+exit $failures
