@@ -178,6 +178,9 @@ largest() {
   echo "$good"
 }
 
+# $1 / $2 to three decimals (nothing when $2 is empty or 0: a run that failed).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b }'; }
+
 # Average Forward-Backward ms of a `caffe time` log.
 average_ms() { grep "Average Forward-Backward" "$1" | tail -1 | sed 's/.*Backward: *\([0-9.]*\) ms.*/\1/'; }
 
@@ -214,7 +217,7 @@ run_lmsfrac() {
     off=$(time_ms "$model" "lmsfrac_${name}_off")
     on=$(time_ms "$model" "lmsfrac_${name}_frac" -lms 8192 -lms_frac 0.9)
     echo "$name batch $batch: LMS off $off ms, -lms 8192 -lms_frac 0.9 $on ms" \
-         "(ratio $(awk -v a="$on" -v b="$off" 'BEGIN { if (b > 0) printf "%.3f", a / b }'))" |
+         "(ratio $(ratio "$on" "$off"))" |
       tee -a "$OUT/lmsfrac.txt"
   done
 }
@@ -238,8 +241,8 @@ run_lmsfit() {
   {
     echo "largest batch without LMS under 16G: $fit; timed at batch $batch:"
     echo "  no budget: $free ms"
-    echo "  16G, -lms 8192: $budget ms (speed ratio $(awk -v a="$free" -v b="$budget" 'BEGIN { if (b > 0) printf "%.3f", a / b }'))"
-    echo "  16G, -lms 1000000: $budget_lms_large ms (speed ratio $(awk -v a="$free" -v b="$budget_lms_large" 'BEGIN { if (b > 0) printf "%.3f", a / b }'))"
+    echo "  16G, -lms 8192: $budget ms (speed ratio $(ratio "$free" "$budget"))"
+    echo "  16G, -lms 1000000: $budget_lms_large ms (speed ratio $(ratio "$free" "$budget_lms_large"))"
     grep -h "\[LMS\] swapped" "$OUT/lmsfit_lms8192.log" "$OUT/lmsfit_lms_large.log"
   } | tee -a "$report"
 }

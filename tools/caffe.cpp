@@ -96,6 +96,12 @@ DEFINE_string(gpu_mem_limit, "",
 
 namespace {
 
+// Whether any of -lms, -lms_frac and -gpu_mem_limit was given (the modes that cannot use them
+// refuse them).
+bool LmsFlagsGiven() {
+  return FLAGS_lms >= 0 || FLAGS_lms_frac != 0 || !FLAGS_gpu_mem_limit.empty();
+}
+
 // Large Model Support for one command (docs/LMS.md): lms::Session with the flags, keeping each
 // net's plan. Declared before the nets, so it outlives them.
 class LmsSession {
@@ -229,7 +235,7 @@ void OnTerminatedByMpirun(int signal_number) {
 int TrainDdl(const caffe::SolverParameter& solver_param) {
   // A learner's communication thread reads and writes its gradients on the device; LMS's manager
   // serves only the thread that runs the net, so the two cannot share buffers yet.
-  CAFFE_CHECK(FLAGS_lms < 0 && FLAGS_lms_frac == 0 && FLAGS_gpu_mem_limit.empty())
+  CAFFE_CHECK(!LmsFlagsGiven())
       << "-lms, -lms_frac and -gpu_mem_limit do not work with -ddl yet (a learner's gradients "
       << "are reduced by a communication thread that LMS's memory manager does not serve); "
       << "train with -ddl without them, or with LMS on one GPU without -ddl";
@@ -298,7 +304,7 @@ int TrainDdl(const caffe::SolverParameter& solver_param) {
 // train with several -gpu ids (BVLC's multi-GPU training): one solver per GPU, each on its own
 // thread of this process, kept in step by InProcessSync; the effective batch is N x batch_size.
 int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<int>& gpus) {
-  CAFFE_CHECK(FLAGS_lms < 0 && FLAGS_lms_frac == 0 && FLAGS_gpu_mem_limit.empty())
+  CAFFE_CHECK(!LmsFlagsGiven())
       << "-lms, -lms_frac and -gpu_mem_limit work with one GPU; give a single -gpu id to use them";
   // Every id must name a usable GPU before any thread starts; the caller's thread ends on the
   // first, where the root solver runs.

@@ -163,19 +163,33 @@ TYPED_TEST(BatchNormLayerTest, StatisticsAreMaskedFromTheSolver) {
   }
 }
 
+// A BatchNorm layer run from `bottom` to `top`, and another run in place on `shared`, a copy of
+// `bottom`: both set up and through one forward pass.
+template <typename Dtype>
+struct InPlacePair {
+  explicit InPlacePair(Blob<Dtype>* bottom)
+      : bottoms{bottom},
+        tops{&top},
+        in_place{&shared},
+        layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'")),
+        in_place_layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'")) {
+    shared.CopyFrom(*bottom, false, true);
+    layer.SetUp(bottoms, tops);
+    in_place_layer.SetUp(in_place, in_place);
+    layer.Forward(bottoms, tops);
+    in_place_layer.Forward(in_place, in_place);
+  }
+  Blob<Dtype> top, shared;
+  Blobs<Dtype> bottoms, tops, in_place;
+  BatchNormLayer<Dtype> layer, in_place_layer;
+};
+
 TYPED_TEST(BatchNormLayerTest, InPlaceMatchesOutOfPlace) {
   using Dtype = typename TypeParam::Dtype;
-  Blob<Dtype> bottom(vector<int>{3, 2, 2, 3}), top;
+  Blob<Dtype> bottom(vector<int>{3, 2, 2, 3});
   FillGaussian(&bottom, 5);
-  Blob<Dtype> shared;
-  shared.CopyFrom(bottom, false, true);
-  Blobs<Dtype> bottoms{&bottom}, tops{&top}, in_place{&shared};
-  BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
-  BatchNormLayer<Dtype> in_place_layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
-  layer.SetUp(bottoms, tops);
-  in_place_layer.SetUp(in_place, in_place);
-  layer.Forward(bottoms, tops);
-  in_place_layer.Forward(in_place, in_place);
+  InPlacePair<Dtype> run(&bottom);
+  auto& [top, shared, bottoms, tops, in_place, layer, in_place_layer] = run;
   FillGaussian(&top, 6);
   caffe_copy(top.count(), top.cpu_data(), top.mutable_cpu_diff());
   caffe_copy(top.count(), top.cpu_diff(), shared.mutable_cpu_diff());
@@ -195,7 +209,7 @@ TYPED_TEST(BatchNormLayerTest, LargeBlobsMatchADirectEvaluation) {
   using Dtype = typename TypeParam::Dtype;
   for (const vector<int>& shape : {vector<int>{4, 6, 40, 40}, vector<int>{700, 50}}) {
     SCOPED_TRACE(Blob<Dtype>(shape).shape_string());
-    Blob<Dtype> bottom(shape), top, top_diff(shape);
+    Blob<Dtype> bottom(shape), top_diff(shape);
     FillGaussian(&bottom, 21, Dtype(2));
     // An offset per channel, so that a one-pass variance would lose digits.
     const int num = shape[0], channels = shape[1], spatial = bottom.count(2);
@@ -203,15 +217,8 @@ TYPED_TEST(BatchNormLayerTest, LargeBlobsMatchADirectEvaluation) {
       bottom.mutable_cpu_data()[i] += Dtype(3 * ((i / spatial) % channels));
     }
     FillGaussian(&top_diff, 22);
-    Blob<Dtype> shared;
-    shared.CopyFrom(bottom, false, true);
-    Blobs<Dtype> bottoms{&bottom}, tops{&top}, in_place{&shared};
-    BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
-    BatchNormLayer<Dtype> in_place_layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
-    layer.SetUp(bottoms, tops);
-    in_place_layer.SetUp(in_place, in_place);
-    layer.Forward(bottoms, tops);
-    in_place_layer.Forward(in_place, in_place);
+    InPlacePair<Dtype> run(&bottom);
+    auto& [top, shared, bottoms, tops, in_place, layer, in_place_layer] = run;
     caffe_copy(top.count(), top_diff.cpu_data(), top.mutable_cpu_diff());
     caffe_copy(top.count(), top_diff.cpu_data(), shared.mutable_cpu_diff());
     layer.Backward(tops, {true}, bottoms);
