@@ -16,6 +16,11 @@
 
 namespace caffe {
 
+/// Collective over `group`: whether every member's current CUDA device is a different GPU (by
+/// its UUID). NCCL refuses two members on one GPU; such a group reduces with another algorithm.
+/// When some share, `shared` (if given) names the first two members that do and their GPU.
+bool NcclGroupHasDistinctGpus(const MpiGroup& group, std::string* shared = nullptr);
+
 /// NCCL collectives over a group of GPU learners (device buffers).
 template <typename Dtype>
 class NcclCommunicator : public TwoPhaseCommunicator<Dtype> {

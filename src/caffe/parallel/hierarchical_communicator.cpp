@@ -76,6 +76,22 @@ std::vector<Algorithm> Candidates(DdlAlgorithm mode, int dim, bool nccl) {
   return host_algorithms;
 }
 
+// Whether NCCL can reduce over `group` (GPU learners): not when two members share a GPU (say,
+// more learners on a node than GPUs), which NCCL refuses; that dimension falls back to the host
+// algorithms, with one warning.
+bool NcclUsable(const MpiGroup& group, int dim) {
+#ifdef USE_NCCL
+  std::string shared;
+  if (NcclGroupHasDistinctGpus(group, &shared)) return true;
+  LOG_IF(WARNING, group.rank() == 0)
+      << "DDL: dimension " << dim << " (" << DimensionName(dim) << "): " << shared
+      << "; NCCL needs one GPU per learner, so this dimension reduces through host memory";
+#else
+  (void)group, (void)dim;
+#endif
+  return false;
+}
+
 }  // namespace
 
 bool DdlHasNccl() {
@@ -174,7 +190,8 @@ std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(const Ddl
     const std::vector<int> members = topology.group(world_rank, dim);
     std::shared_ptr<MpiGroup> group =
         MpiGroup::Split(MPI_COMM_WORLD, members[0], topology.coordinate(world_rank, dim));
-    const std::vector<Algorithm> algorithms = Candidates(options.algorithm, dim, nccl);
+    const std::vector<Algorithm> algorithms =
+        Candidates(options.algorithm, dim, nccl && NcclUsable(*group, dim));
     std::vector<std::unique_ptr<TwoPhaseCommunicator<Dtype>>> candidates;
     for (Algorithm algorithm : algorithms) candidates.push_back(Make<Dtype>(algorithm, group));
     typename HierarchicalCommunicator<Dtype>::Stage stage;

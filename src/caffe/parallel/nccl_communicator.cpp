@@ -1,6 +1,9 @@
 #include "caffe/parallel/nccl_communicator.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
+#include <vector>
 
 namespace caffe {
 
@@ -37,7 +40,44 @@ bool EqualBlocks(const Blocks& blocks) {
   return true;
 }
 
+// The UUID of the current CUDA device as 32 hex digits.
+std::string CurrentGpuUuid() {
+  int device = 0;
+  CAFFE_DDL_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp properties;
+  CAFFE_DDL_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  std::string hex;
+  char digits[3];
+  for (unsigned char byte : properties.uuid.bytes) {
+    std::snprintf(digits, sizeof(digits), "%02x", byte);
+    hex += digits;
+  }
+  return hex;
+}
+
 }  // namespace
+
+bool NcclGroupHasDistinctGpus(const MpiGroup& group, std::string* shared) {
+  const std::string mine = CurrentGpuUuid();
+  constexpr int kLength = 32;
+  std::vector<char> all(static_cast<size_t>(kLength) * group.size());
+  MPI_CHECK(MPI_Allgather(mine.data(), kLength, MPI_CHAR, all.data(), kLength, MPI_CHAR,
+                          group.comm()));
+  for (int a = 0; a < group.size(); ++a) {
+    for (int b = a + 1; b < group.size(); ++b) {
+      if (std::equal(all.begin() + a * kLength, all.begin() + (a + 1) * kLength,
+                     all.begin() + b * kLength)) {
+        if (shared) {
+          *shared = "learners " + std::to_string(group.world_ranks()[a]) + " and " +
+                    std::to_string(group.world_ranks()[b]) + " share GPU " +
+                    std::string(all.begin() + a * kLength, all.begin() + (a + 1) * kLength);
+        }
+        return false;
+      }
+    }
+  }
+  return true;
+}
 
 template <typename Dtype>
 NcclCommunicator<Dtype>::NcclCommunicator(std::shared_ptr<MpiGroup> group)
