@@ -3,6 +3,7 @@
 //
 //   mpirun -n 4 --oversubscribe build/bin/allreduce_perf -b 4K -e 256M -f 4 -n 20 -w 5 -c 1
 //   mpirun -n 4 ... allreduce_perf -m b:2x2,p:2x2     # also the hierarchical modes of -ddl
+//   mpirun -n 1 ... allreduce_perf -g 1 -b 256M -e 256M -m n   # GPU buffers, beside NCCL's own
 //
 // For each size: time (microseconds per allreduce, the slowest rank's), algbw = bytes / time and
 // busbw = algbw * 2(P-1)/P (the data each link carries in a bandwidth-optimal allreduce, so
@@ -11,7 +12,10 @@
 //
 // Flags: -b first size, -e last size (bytes, K/M/G suffixes), -f factor between sizes, -n timed
 // iterations, -w warm-up iterations, -c check (0/1), -d float|double, -a algorithms (any of
-// MPI_Allreduce, ring, mpi, rcs; default all), -m -ddl modes (comma-separated, e.g. b:2x2).
+// MPI_Allreduce, ring, mpi, rcs; default all), -m -ddl modes (comma-separated, e.g. b:2x2),
+// -g 1: buffers in GPU memory (rank r on GPU local rank mod GPUs; GPU builds): the modes then
+// reduce as GPU learners do, and the algorithm ncclAllReduce (the default with -g 1) is NCCL's
+// own call, as nccl-tests' all_reduce_perf times it.
 #include <mpi.h>
 
 #include <algorithm>
@@ -21,14 +25,23 @@
 #include <functional>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "caffe/common.hpp"
 #include "caffe/parallel/ddl_options.hpp"
+#include "caffe/parallel/device_buffer.hpp"
 #include "caffe/parallel/hierarchical_communicator.hpp"
 #include "caffe/parallel/mpi_communicator.hpp"
+#ifdef USE_NCCL
+#include "caffe/parallel/nccl_communicator.hpp"
+#endif
 #include "caffe/parallel/rcs_communicator.hpp"
 #include "caffe/parallel/ring_communicator.hpp"
+#ifdef USE_NCCL
+#include <nccl.h>
+#endif
 
 namespace {
 
@@ -40,6 +53,7 @@ struct Settings {
   std::string dtype = "float";
   std::vector<std::string> algorithms = {"MPI_Allreduce", "ring", "mpi", "rcs"};
   std::vector<std::string> modes;
+  bool gpu = false;
 };
 
 size_t ParseBytes(const std::string& text) {
@@ -100,9 +114,22 @@ bool ParseFlags(int argc, char** argv, Settings* settings, std::string* error) {
       settings->algorithms = Split(value);
     else if (flag == "-m")
       settings->modes = Split(value);
+    else if (flag == "-g")
+      settings->gpu = std::atoi(value.c_str()) != 0;
     else {
-      *error = "unknown flag " + flag + "; known: -b -e -f -n -w -c -d -a -m";
+      *error = "unknown flag " + flag + "; known: -b -e -f -n -w -c -d -a -m -g";
       return false;
+    }
+  }
+  if (settings->gpu) {
+    const std::vector<std::string> host_default = Settings().algorithms;
+    if (settings->algorithms == host_default) settings->algorithms = {"ncclAllReduce"};
+    for (const std::string& name : settings->algorithms) {
+      if (name != "ncclAllReduce") {
+        *error = "-g 1 times GPU buffers: -a takes only ncclAllReduce there (the host algorithm " +
+                 name + " does not apply; give -ddl modes with -m)";
+        return false;
+      }
     }
   }
   if (settings->factor <= 1 || settings->iterations < 1 || settings->begin_bytes == 0 ||
@@ -117,11 +144,6 @@ bool ParseFlags(int argc, char** argv, Settings* settings, std::string* error) {
 template <typename Dtype>
 Dtype Value(int rank, size_t i) {
   return static_cast<Dtype>((rank + 1) * static_cast<long>(i % 97) - 40);
-}
-
-template <typename Dtype>
-void Fill(std::vector<Dtype>* buffer, int rank) {
-  for (size_t i = 0; i < buffer->size(); ++i) (*buffer)[i] = Value<Dtype>(rank, i);
 }
 
 template <typename Dtype>
@@ -142,22 +164,114 @@ struct Candidate {
   std::function<void(Dtype*, size_t)> allreduce;
 };
 
+// The buffer under test, in host memory or (with -g 1) on this rank's GPU.
+template <typename Dtype>
+class TestBuffer {
+ public:
+  TestBuffer(size_t count, bool gpu) : host_(count) {
+    if (gpu) device_ = std::make_unique<caffe::DeviceBuffer<Dtype>>(count);
+  }
+  Dtype* data() { return device_ ? device_->data() : host_.data(); }
+  size_t count() const { return host_.size(); }
+  void Fill(int rank) {
+    for (size_t i = 0; i < host_.size(); ++i) host_[i] = Value<Dtype>(rank, i);
+    if (device_) caffe::CopyHostToDevice(host_.data(), device_->data(), Bytes());
+  }
+  long CountWrong(int size) {
+    if (device_) caffe::CopyDeviceToHost(device_->data(), host_.data(), Bytes());
+    return ::CountWrong(host_, size);
+  }
+
+ private:
+  size_t Bytes() const { return host_.size() * sizeof(Dtype); }
+  std::vector<Dtype> host_;
+  std::unique_ptr<caffe::DeviceBuffer<Dtype>> device_;
+};
+
+// Rank r's GPU: its rank among the processes of its node, modulo the GPUs it sees.
+void UseLocalGpu() {
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
+  int local_rank = 0;
+  MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_free(&local);
+#ifndef CPU_ONLY
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    throw std::runtime_error("-g 1: no GPU visible to this process");
+  }
+  caffe::Caffe::SetDevice(local_rank % count);
+#else
+  throw std::runtime_error("-g 1: this build has no GPU support (CPU_ONLY)");
+#endif
+}
+
+#ifdef USE_NCCL
+// NCCL's own allreduce over every rank, as nccl-tests calls it (in place, one stream, waited on).
+template <typename Dtype>
+class NcclAllReduce {
+ public:
+  NcclAllReduce(int rank, int size) {
+    ncclUniqueId id;
+    if (rank == 0) Check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+    Check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
+    if (cudaStreamCreate(&stream_) != cudaSuccess) throw std::runtime_error("cudaStreamCreate");
+  }
+  ~NcclAllReduce() {
+    ncclCommDestroy(comm_);
+    cudaStreamDestroy(stream_);
+  }
+  void operator()(Dtype* data, size_t count) {
+    Check(ncclAllReduce(data, data, count, sizeof(Dtype) == 4 ? ncclFloat : ncclDouble, ncclSum,
+                        comm_, stream_),
+          "ncclAllReduce");
+    if (cudaStreamSynchronize(stream_) != cudaSuccess) {
+      throw std::runtime_error("cudaStreamSynchronize after ncclAllReduce");
+    }
+  }
+
+ private:
+  static void Check(ncclResult_t result, const char* call) {
+    if (result != ncclSuccess) {
+      throw std::runtime_error(std::string(call) + ": " + ncclGetErrorString(result));
+    }
+  }
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+#endif
+
 template <typename Dtype>
 int Run(const Settings& settings) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   using namespace caffe;
+  if (settings.gpu) UseLocalGpu();
   std::shared_ptr<MpiGroup> world = MpiGroup::Duplicate(MPI_COMM_WORLD);
   RingCommunicator<Dtype> ring(world);
   MpiCommunicator<Dtype> mpi(world);
   RcsCommunicator<Dtype> rcs(world);
   std::vector<std::string> names = settings.algorithms;
   for (const std::string& mode : settings.modes) names.push_back(mode);
+#ifdef USE_NCCL
+  // NCCL refuses two ranks on one GPU: then only the modes run (they reduce through the host).
+  std::unique_ptr<NcclAllReduce<Dtype>> nccl_own;
+  std::string shared;
+  if (settings.gpu && NcclGroupHasDistinctGpus(*world, &shared)) {
+    nccl_own = std::make_unique<NcclAllReduce<Dtype>>(rank, size);
+  } else if (settings.gpu) {
+    names.erase(std::remove(names.begin(), names.end(), "ncclAllReduce"), names.end());
+    if (rank == 0) std::printf("# ncclAllReduce left out: %s\n", shared.c_str());
+  }
+#endif
   if (rank == 0) {
-    std::printf("# allreduce_perf: %d processes, %s, %d iterations after %d warm-up, check %s\n",
-                size, settings.dtype.c_str(), settings.iterations, settings.warmup,
-                settings.check ? "on" : "off");
+    std::printf(
+        "# allreduce_perf: %d processes, %s in %s memory, %d iterations after %d warm-up, check "
+        "%s\n",
+        size, settings.dtype.c_str(), settings.gpu ? "GPU" : "host", settings.iterations,
+        settings.warmup, settings.check ? "on" : "off");
     std::printf(
         "# time: us per allreduce (slowest rank); algbw, busbw: GB/s; busbw = algbw * "
         "2(P-1)/P\n");
@@ -188,8 +302,17 @@ int Run(const Settings& settings) {
         candidates.push_back({name, [&](Dtype* data, size_t n) { mpi.Allreduce(data, n); }});
       } else if (name == "rcs") {
         candidates.push_back({name, [&](Dtype* data, size_t n) { rcs.Allreduce(data, n); }});
+#ifdef USE_NCCL
+      } else if (name == "ncclAllReduce") {
+        if (!nccl_own) continue;
+        candidates.push_back({name, [&](Dtype* data, size_t n) { (*nccl_own)(data, n); }});
+#endif
       } else {
-        if (rank == 0) std::fprintf(stderr, "allreduce_perf: unknown algorithm %s\n", name.c_str());
+        if (rank == 0) {
+          std::fprintf(stderr, "allreduce_perf: %s %s\n",
+                       name == "ncclAllReduce" ? "this build has no NCCL for" : "unknown algorithm",
+                       name.c_str());
+        }
         return 1;
       }
     }
@@ -197,18 +320,19 @@ int Run(const Settings& settings) {
       // The explorer inside times its candidates on this very size.
       const DdlOptions options = ParseDdlOptions("-mode " + mode);
       hierarchical.push_back(
-          CreateDdlCommunicator<Dtype>(options, ResolveDdlTopology(options, size), false, count));
+          CreateDdlCommunicator<Dtype>(options, ResolveDdlTopology(options, size), settings.gpu,
+                                       count));
       HierarchicalCommunicator<Dtype>* comm = hierarchical.back().get();
       candidates.push_back({mode, [comm](Dtype* data, size_t n) { comm->Allreduce(data, n); }});
     }
-    std::vector<Dtype> buffer(count);
+    TestBuffer<Dtype> buffer(count, settings.gpu);
     if (rank == 0) std::printf("%14zu %12zu", count * sizeof(Dtype), count);
     for (Candidate<Dtype>& candidate : candidates) {
       long wrong = 0;
       if (settings.check) {
-        Fill(&buffer, rank);
+        buffer.Fill(rank);
         candidate.allreduce(buffer.data(), count);
-        wrong = CountWrong(buffer, size);
+        wrong = buffer.CountWrong(size);
         MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
       }
       for (int i = 0; i < settings.warmup; ++i) candidate.allreduce(buffer.data(), count);
