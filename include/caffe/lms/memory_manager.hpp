@@ -145,6 +145,11 @@ class MemoryManager {
   bool Release(SyncedMemory* memory);
   /// Drops every LMS-managed device copy that is not held (copying dirty ones home).
   void ReleaseAll();
+  /// Device memory outside any buffer (cuDNN's workspace) from this manager's allocator, so the
+  /// budget counts it; unheld LMS-managed copies are evicted to make room. Throws the
+  /// out-of-memory error, naming `what`, when nothing more can be evicted.
+  void* AllocateScratch(size_t bytes, const std::string& what);
+  void FreeScratch(void* ptr) { allocator_.Free(ptr); }
 
   const Stats& stats() const { return stats_; }
   void ResetStats() { stats_ = Stats(); }
@@ -173,6 +178,9 @@ class MemoryManager {
   // Device memory for `block`, evicting least-recently-used blocks as needed; throws an
   // out-of-memory caffe::Error naming the step when nothing more can be evicted.
   void* AllocateFor(Block* block);
+  // `bytes` of device memory, evicting other blocks than `exclude` (may be null); the error
+  // names `what`.
+  void* AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what);
   void WaitForCopies();
 
   std::unique_ptr<Device> device_;

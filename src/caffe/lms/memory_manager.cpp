@@ -275,13 +275,21 @@ void MemoryManager::WaitForCopies() {
 }
 
 void* MemoryManager::AllocateFor(Block* block) {
-  const size_t bytes = block->bytes();
+  return AllocateEvicting(block->bytes(), block, "a buffer");
+}
+
+void* MemoryManager::AllocateScratch(size_t bytes, const std::string& what) {
+  return AllocateEvicting(bytes, nullptr, what);
+}
+
+void* MemoryManager::AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what) {
   for (;;) {
     void* ptr = allocator_.Allocate(bytes);
     if (ptr != nullptr) return ptr;
     Block* victim = nullptr;
     for (Block* candidate : lru_) {
-      if (candidate != block && candidate->managed_ && candidate->resident() && !Held(candidate)) {
+      if (candidate != exclude && candidate->managed_ && candidate->resident() &&
+          !Held(candidate)) {
         victim = candidate;
         break;
       }
@@ -293,7 +301,7 @@ void* MemoryManager::AllocateFor(Block* block) {
   size_t held = 0;
   for (const Block* other : lru_) held += (other->resident() && Held(other)) ? other->bytes() : 0;
   CAFFE_THROW() << "out of device memory" << (step_label_.empty() ? "" : " in " + step_label_)
-                << ": a buffer of " << bytes << " bytes does not fit; the budget is "
+                << ": " << what << " of " << bytes << " bytes does not fit; the budget is "
                 << allocator_.budget() << " bytes, " << allocator_.in_use() << " in use (" << held
                 << " held by the running layer"
                 << (lms_enabled() ? ", the rest below the -lms threshold)"

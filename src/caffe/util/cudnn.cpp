@@ -4,6 +4,7 @@
 #include "caffe/util/cudnn.hpp"
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,20 +17,38 @@ namespace {
 
 // One thread's cuDNN state on one GPU. A thread that moves to another GPU drops it (handles and
 // memory belong to the GPU they were made on) and makes a new one there.
+// The workspace comes from the allocator that holds the GPU's budget (-gpu_mem_limit): the
+// thread's LMS manager when one is installed, else Caffe's caching allocator for the GPU.
 struct ThreadCudnn {
   int device = -1;
   cudnnHandle_t handle = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  const lms::MemoryManager* workspace_source = nullptr;  // null: GpuMemory
+  std::weak_ptr<lms::MemoryManager> workspace_manager;
 
   ~ThreadCudnn() { Release(); }
   // Destructors do not throw: a failure here only leaks what the thread is about to drop.
   void Release() {
     if (handle != nullptr) cudnnDestroy(handle);
-    if (workspace != nullptr) cudaFree(workspace);
     handle = nullptr;
+    ReleaseWorkspace();
+  }
+  // Back to where it came from (work queued on it is ordered before any reuse: every pass runs
+  // on the default stream, and LMS's copies wait for it). A manager that is gone took the
+  // memory back with its allocator.
+  void ReleaseWorkspace() {
+    if (workspace != nullptr) {
+      if (workspace_source == nullptr) {
+        GpuMemory::Free(workspace, device);
+      } else if (const auto manager = workspace_manager.lock()) {
+        manager->FreeScratch(workspace);
+      }
+    }
     workspace = nullptr;
     workspace_bytes = 0;
+    workspace_source = nullptr;
+    workspace_manager.reset();
   }
 };
 
@@ -105,28 +124,16 @@ cudnnHandle_t CudnnHandle() {
 void* CudnnWorkspace(size_t bytes) {
   if (bytes == 0) return nullptr;
   ThreadCudnn& state = CurrentThreadCudnn();
-  if (bytes > state.workspace_bytes) {
-    // cudaFree waits for the work queued on the old buffer before it goes.
-    if (state.workspace != nullptr) CUDA_CHECK(cudaFree(state.workspace));
-    state.workspace = nullptr;
-    state.workspace_bytes = 0;
-    cudaError_t status = cudaMalloc(&state.workspace, bytes);
-    if (status == cudaErrorMemoryAllocation) {
-      // Caffe's allocators keep freed blocks for reuse (and may hold the whole GPU): hand their
-      // caches back to the device and try once more.
-      cudaGetLastError();
-      int device = 0;
-      CUDA_CHECK(cudaGetDevice(&device));
-      GpuMemory::ReleaseCache(device);
-      if (const auto& manager = lms::MemoryManager::Current()) manager->allocator().ReleaseCache();
-      status = cudaMalloc(&state.workspace, bytes);
+  const std::shared_ptr<lms::MemoryManager>& manager = lms::MemoryManager::Current();
+  if (bytes > state.workspace_bytes || manager.get() != state.workspace_source) {
+    state.ReleaseWorkspace();
+    if (manager) {
+      state.workspace = manager->AllocateScratch(bytes, "cuDNN's workspace");
+      state.workspace_manager = manager;
+    } else {
+      state.workspace = GpuMemory::Allocate(bytes, state.device);
     }
-    if (status == cudaErrorMemoryAllocation) {
-      cudaGetLastError();
-      CAFFE_THROW() << "out of GPU memory: cuDNN's workspace of " << bytes
-                    << " bytes does not fit (lower CAFFE_CUDNN_WORKSPACE_MB, or the batch)";
-    }
-    CUDA_CHECK(status);
+    state.workspace_source = manager.get();
     state.workspace_bytes = bytes;
   }
   return state.workspace;

@@ -168,6 +168,35 @@ TEST_F(ManagerTest, PinnedBlocksAndThoseHandedOutInTheRunningStepStay) {
   EXPECT_TRUE(manager_->Release(&a));
 }
 
+TEST_F(ManagerTest, ScratchMemoryCountsAgainstTheBudgetAndEvictsToFit) {
+  Install(3 * 1024);
+  SyncedMemory a(1000), b(1000);
+  std::memset(UseMutable(&a), 7, 1000);
+  Use(&b);
+  // cuDNN's workspace in the running step: a (least recently used, unheld) makes room.
+  manager_->BeginStep("layer 'conv1' (Train) forward");
+  b.gpu_data();
+  void* scratch = manager_->AllocateScratch(2000, "cuDNN's workspace");
+  ASSERT_NE(scratch, nullptr);
+  EXPECT_FALSE(a.lms_block()->resident());
+  EXPECT_TRUE(b.lms_block()->resident());
+  EXPECT_GE(manager_->allocator().in_use(), 2000u + 1000u);
+  try {
+    manager_->AllocateScratch(1500, "cuDNN's workspace");  // b is held by the step
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("out of device memory in layer 'conv1' (Train) forward: cuDNN's "
+                           "workspace of 1500 bytes does not fit"),
+              std::string::npos)
+        << message;
+  }
+  manager_->EndStep();
+  manager_->FreeScratch(scratch);
+  EXPECT_LT(manager_->allocator().in_use(), 2000u);
+  EXPECT_TRUE(AllBytesAre(a.gpu_data(), 1000, 7));  // nothing lost by the eviction
+}
+
 TEST_F(ManagerTest, OutsideStepsTheLastBuffersHandedOutStay) {
   Install(4 * 1024);
   SyncedMemory a(1000), b(1000), c(1000), d(1000), e(1000);

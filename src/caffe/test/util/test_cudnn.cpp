@@ -16,7 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "caffe/lms/cuda_device.hpp"
+#include "caffe/lms/memory_manager.hpp"
 #include "caffe/test/cudnn_test_util.hpp"
+#include "caffe/util/gpu_memory.hpp"
 
 namespace caffe {
 
@@ -278,6 +281,62 @@ TEST_F(CudnnDeviceTest, WorkspaceGrowsAndNeverShrinks) {
   CUDA_CHECK(cudaMemset(grown, 0, 4 * kMiB));  // all of it is usable
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(grown, CudnnWorkspace(2 * kMiB));
+}
+
+// The workspace is held within the GPU's budget: from Caffe's caching allocator, or from the
+// thread's LMS manager when one is installed (so -gpu_mem_limit counts it). Each case runs in a
+// new thread, whose cuDNN state starts empty and is dropped when it ends.
+TEST_F(CudnnDeviceTest, WorkspaceComesFromTheAllocatorThatHoldsTheBudget) {
+  const size_t kMiB = size_t(1) << 20;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const size_t before = GpuMemory::GetUsage(device).in_use;
+  size_t with_workspace = 0, manager_in_use = 0, manager_after = 0, back_in_gpu_memory = 0;
+  std::thread worker([&] {
+    CUDA_CHECK(cudaSetDevice(device));
+    ASSERT_NE(nullptr, CudnnWorkspace(8 * kMiB));
+    with_workspace = GpuMemory::GetUsage(device).in_use;
+    lms::Options options;
+    options.budget = 64 * kMiB;
+    auto manager = std::make_shared<lms::MemoryManager>(
+        std::make_unique<lms::CudaDevice>(device), options);
+    lms::MemoryManager::Install(manager);
+    ASSERT_NE(nullptr, CudnnWorkspace(8 * kMiB));  // moves to the manager's allocator
+    manager_in_use = manager->allocator().in_use();
+    lms::MemoryManager::Install(nullptr);
+    ASSERT_NE(nullptr, CudnnWorkspace(kMiB));  // and back
+    manager_after = manager->allocator().in_use();
+    back_in_gpu_memory = GpuMemory::GetUsage(device).in_use;
+  });
+  worker.join();
+  EXPECT_GE(with_workspace, before + 8 * kMiB);
+  EXPECT_GE(manager_in_use, 8 * kMiB);
+  EXPECT_EQ(manager_after, 0u);
+  EXPECT_GE(back_in_gpu_memory, before + kMiB);
+  EXPECT_EQ(GpuMemory::GetUsage(device).in_use, before);  // the thread's workspace went back
+}
+
+TEST_F(CudnnDeviceTest, AWorkspaceBeyondTheBudgetIsAClearError) {
+  const size_t kMiB = size_t(1) << 20;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::string message;
+  std::thread worker([&] {
+    CUDA_CHECK(cudaSetDevice(device));
+    lms::Options options;
+    options.budget = 4 * kMiB;
+    lms::MemoryManager::Install(std::make_shared<lms::MemoryManager>(
+        std::make_unique<lms::CudaDevice>(device), options));
+    try {
+      CudnnWorkspace(8 * kMiB);
+    } catch (const Error& error) {
+      message = error.what();
+    }
+    lms::MemoryManager::Install(nullptr);
+  });
+  worker.join();
+  EXPECT_NE(message.find("cuDNN's workspace of 8388608 bytes does not fit"), std::string::npos)
+      << message;
 }
 
 TEST_F(CudnnDeviceTest, TensorsArePackedWithAtLeastFourAxes) {
