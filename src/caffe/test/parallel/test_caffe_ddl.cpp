@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <regex>
@@ -117,11 +118,14 @@ class CaffeDdlTest : public ::testing::Test {
 namespace {
 
 // mpirun for this machine: oversubscribed (CI has 2 cores), allowed as root, one OpenMP thread
-// per learner.
+// per learner. The build's mpiexec unless $CAFFE_MPIEXEC names another (a bundle's mpirun on a
+// machine without Open MPI installed).
 std::string Mpirun(int processes) {
+  const char* mpiexec = std::getenv("CAFFE_MPIEXEC");
   return std::string(
              "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 ") +
-         CAFFE_MPIEXEC + " --oversubscribe -n " + std::to_string(processes) + " ";
+         (mpiexec != nullptr && *mpiexec != '\0' ? mpiexec : CAFFE_MPIEXEC) +
+         " --oversubscribe -n " + std::to_string(processes) + " ";
 }
 
 std::vector<std::vector<float>> ReadWeights(const std::string& caffemodel) {
