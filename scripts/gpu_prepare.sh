@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares, on this machine (no GPU needed), everything scripts/gpu_verify.sh needs on the GPU
 # machine, in the gitignored bundle/ folder that the device tool carries (64 MiB at most):
-#   bundle/gpu.tar.xz      the GPU build (build-gpu: CUDA, no oneDNN/OpenCV/Python/MPI) with
+#   bundle/gpu.tar.xz      the GPU build (build-gpu: CUDA, MPI and NCCL; no oneDNN/OpenCV/Python) with
 #                          every test program (scripts/make_bundle.sh --tests)
 #   bundle/*-ubyte         the bundled digits, for LeNet
 #   bundle/shared.tar.xz   ../shared's benchmark nets, reference prototxts and as many golden
@@ -15,7 +15,7 @@ SHARED="${CAFFE_SHARED_DIR:-../shared}"
 LIMIT_BYTES=$((62 * 1024 * 1024))  # the carry limit is 64 MiB, with room for the digits
 
 CAFFE_BUILD_DIR=build-gpu scripts/build.sh -DCAFFE_CUDA=ON -DCAFFE_DNNL=OFF \
-    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=OFF -DCAFFE_MPI=OFF -DCAFFE_TEST_SCOPE=all
+    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=OFF -DCAFFE_MPI=ON -DCAFFE_TEST_SCOPE=all
 mkdir -p bundle/nets
 scripts/make_bundle.sh --build build-gpu --tests --out bundle/gpu.tar.xz
 cp data/digits/*-ubyte bundle/

@@ -3,11 +3,12 @@
 # some sessions are lent; docs/GPU_STATUS.md says how to prepare and what to record). Run from
 # the repository root there, with the bundle/ folder that scripts/gpu_prepare.sh makes here (the
 # GPU build with its tests, the digits, ../shared's nets and fixtures, ResNet-50 at batch 64)
-# carried along. Steps: tests [programs...] (alone), or any of lenet, time, lms, lmsfrac, lmsfit,
-# unet; each command may run 10 minutes, so give a few steps per call:
+# carried along. Steps: tests [programs...] (alone), or any of lenet, time, ddl, lms, lmsfrac,
+# lmsfit, unet; each command may run 10 minutes, so give a few steps per call:
 #   scripts/gpu_verify.sh tests                       # every test program of the bundle
 #   scripts/gpu_verify.sh tests test_gpu_math_functions test_relu_layer
 #   scripts/gpu_verify.sh lenet time
+#   scripts/gpu_verify.sh ddl
 #   scripts/gpu_verify.sh lms
 #   scripts/gpu_verify.sh lmsfrac lmsfit
 #   scripts/gpu_verify.sh unet
@@ -34,6 +35,9 @@ setup() {
   fi
   # shellcheck disable=SC1091
   source "$BUNDLE_DIR/env.sh"
+  # Open MPI's shared-memory transport copies large messages with process_vm_readv, which some
+  # container runtimes (gVisor) refuse: plain copies through the shared segment instead.
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
   nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
   caffe device_query -gpu 0 > "$OUT/device_query.txt" 2>&1
 }
@@ -43,19 +47,64 @@ run_tests() {
   tar -C /tmp -czf "$OUT/test_logs.tar.gz" test_logs
 }
 
-run_lenet() {
+# The digits' LMDBs for LeNet (once per machine).
+make_digits() {
+  [ -d examples/mnist/digits_test_lmdb ] && return 0
   for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte \
       t10k-labels-idx1-ubyte; do
     [ -s "data/digits/$f" ] || cp "bundle/$f" data/digits/
   done
-  rm -rf examples/mnist/digits_train_lmdb examples/mnist/digits_test_lmdb
   convert_mnist_data data/digits/train-images-idx3-ubyte data/digits/train-labels-idx1-ubyte \
       examples/mnist/digits_train_lmdb --backend=lmdb > /dev/null 2>&1
   convert_mnist_data data/digits/t10k-images-idx3-ubyte data/digits/t10k-labels-idx1-ubyte \
       examples/mnist/digits_test_lmdb --backend=lmdb > /dev/null 2>&1
+}
+
+# The last test accuracy of a caffe train log.
+last_accuracy() { grep "Test net output #0: accuracy" "$1" | tail -1 | sed 's/.*accuracy = //'; }
+
+run_lenet() {
+  # Issue 5, must-show 3: LeNet on the digits with -gpu 0 (the CPU's accuracy is in
+  # docs/PERFORMANCE.md), then -gpu all (one solver thread per GPU, NCCL between them).
+  make_digits
   /usr/bin/time -v caffe train --solver=examples/mnist/lenet_digits_solver.prototxt -gpu 0 \
       > "$OUT/lenet_gpu.log" 2>&1
-  grep "Test net output #0: accuracy" "$OUT/lenet_gpu.log" | tail -1
+  echo "LeNet -gpu 0: exit $?, accuracy $(last_accuracy "$OUT/lenet_gpu.log")" | tee -a "$OUT/lenet.txt"
+  caffe train --solver=examples/mnist/lenet_digits_solver.prototxt -gpu all \
+      > "$OUT/lenet_gpu_all.log" 2>&1
+  echo "LeNet -gpu all: exit $?, accuracy $(last_accuracy "$OUT/lenet_gpu_all.log")" \
+       "($(grep -o "Using GPUs.*" "$OUT/lenet_gpu_all.log" | head -1))" |
+    tee -a "$OUT/lenet.txt"
+}
+
+run_ddl() {
+  # Issue 7, must-show 5: DDL with GPU learners under the bundle's mpirun. One learner (mode n),
+  # then two (mode b): on one GPU they share it and reduce through host memory (NCCL refuses a
+  # shared GPU), on two or more each has its own and NCCL reduces. Then allreduce_perf on GPU
+  # buffers, ours beside NCCL's own ncclAllReduce, for 256 MB.
+  make_digits
+  local gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+  for learners in 1 2; do
+    local log="$OUT/ddl_n$learners.log"
+    mpirun --oversubscribe -n "$learners" caffe train \
+        --solver=examples/mnist/lenet_digits_solver.prototxt -gpu 0 \
+        -ddl "-mode $([ "$learners" = 1 ] && echo n:1 || echo b:2) -dump_iter 500" > "$log" 2>&1
+    echo "LeNet, $learners DDL learner(s) on $gpus GPU(s): exit $?, accuracy" \
+         "$(last_accuracy "$log"); $(grep -o "DDL: dimension.*" "$log" | head -1)" |
+      tee -a "$OUT/ddl.txt"
+  done
+  mpirun --oversubscribe -n 1 allreduce_perf -g 1 -b 256M -e 256M -n 20 -w 5 -m n:1 2>&1 |
+    grep -v "^I[0-9]" | tee -a "$OUT/ddl.txt"
+  # Two learners: on one GPU they share it (mode b reduces through host memory, and
+  # ncclAllReduce is left out); on several, NCCL's own beside modes n and b.
+  if [ "$gpus" -lt 2 ]; then
+    mpirun --oversubscribe -n 2 allreduce_perf -g 1 -b 256M -e 256M -n 5 -w 1 -m b:2 2>&1 |
+      grep -v "^I[0-9]" | tee -a "$OUT/ddl.txt"
+  else
+    mpirun --oversubscribe -n "$gpus" allreduce_perf -g 1 -b 4M -e 256M -f 4 -m "n:$gpus,b:$gpus" \
+        2>&1 | grep -v "^I[0-9]" | tee -a "$OUT/ddl.txt"
+  fi
 }
 
 run_time() {
@@ -278,11 +327,12 @@ for step in "$@"; do
   case "$step" in
     lenet) run_lenet ;;
     time) run_time ;;
+    ddl) run_ddl ;;
     lms) run_lms ;;
     lmsfrac) run_lmsfrac ;;
     lmsfit) run_lmsfit ;;
     unet) run_unet ;;
-    *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, lms, lmsfrac," \
-            "lmsfit, unet)" >&2; exit 2 ;;
+    *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, ddl, lms," \
+            "lmsfrac, lmsfit, unet)" >&2; exit 2 ;;
   esac
 done
