@@ -6,12 +6,15 @@ and run layer by layer in the prototxt's order, with random weights, so PyTorch 
 graph at the same batch as `caffe time`. Two commands:
 
   time --proto-dir DIR --model NET --phase TRAIN|TEST [--iterations I] [--threads T]
-       [--caffe-log LOG]
+       [--caffe-log LOG] [--device cpu|cuda]
       TRAIN times the training step (zero_grad + forward + loss.backward(), no optimizer step, as
       `caffe time` does not update either); TEST times the inference forward (eval, no_grad).
       With --caffe-log (the log of `caffe time` on the same net and phase) it first checks that
       every layer's top shapes equal Caffe's "Top shape" lines, and in TRAIN it turns Caffe's
       per-layer times into the GFLOP/s of its convolution layers. Prints `key value` lines.
+      --device cuda runs it on the GPU in fp32 as `caffe time -gpu 0` does: TF32 off (Caffe's
+      cuDNN paths keep float in FMA math), cuDNN's autotuner on (PyTorch's fastest fp32 setting),
+      and the GPU waited for around each timed pass.
   input-net --proto-dir DIR --model NET --shape N,C,H,W
       Prints NET with its Data layers replaced by one Input layer: the first top gets the shape,
       the second (the label) gets (N).
@@ -505,10 +508,26 @@ def conv_rates(graph, log_text):
             "conv_share_of_time": (ms_fwd + ms_bwd) / all_ms if all_ms else 0.0}
 
 
+def use_device(torch, device):
+    """Makes `device` where tensors and modules are created; returns a function that waits for
+    it (timing on a GPU has to wait for the queued work)."""
+    if device == "cpu":
+        return lambda: None
+    if not torch.cuda.is_available():
+        fail("--device cuda: PyTorch sees no GPU")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    torch.set_default_device(device)
+    print(f"torch_device {torch.cuda.get_device_name()}")
+    return torch.cuda.synchronize
+
+
 def time_command(args):
     import torch
     torch.set_num_threads(args.threads)
     torch.manual_seed(1701)
+    synchronize = use_device(torch, args.device)
     pb2 = load_pb2(args.proto_dir)
     net_param = read_net(pb2, args.model)
     graph = CaffeGraph(torch, pb2, net_param, args.phase)
@@ -535,12 +554,15 @@ def time_command(args):
         def step():
             for p in params:
                 p.grad = None    # zero_grad(set_to_none=True)
+            synchronize()
             start = time.perf_counter()
             loss, blobs = graph.forward()
             if loss is None:
                 loss = sum(blobs[name].float().sum() for name in outputs)
+            synchronize()
             middle = time.perf_counter()
             loss.backward()
+            synchronize()
             return middle - start, time.perf_counter() - middle
 
         try:
@@ -552,6 +574,8 @@ def time_command(args):
             print(f"note: in-place ReLU disabled ({str(error).splitlines()[0]})", file=sys.stderr)
             graph.inplace_relu = False
             step()
+        if args.device == "cuda":
+            step()   # cuDNN's autotuner timed its candidates in the first step
         forward = backward = 0.0
         start = time.perf_counter()
         for _ in range(args.iterations):
@@ -566,9 +590,11 @@ def time_command(args):
         graph.modules.eval()
         with torch.no_grad():
             graph.forward()
+            synchronize()
             start = time.perf_counter()
             for _ in range(args.iterations):
                 graph.forward()
+            synchronize()
             total = time.perf_counter() - start
         print(f"inference_ms {total * 1e3 / args.iterations:.4f}")
 
@@ -610,6 +636,7 @@ def main():
     timing.add_argument("--iterations", type=int, default=10)
     timing.add_argument("--threads", type=int, default=2)
     timing.add_argument("--caffe-log", help="`caffe time` log of the same net and phase")
+    timing.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     timing.set_defaults(run=time_command)
     convert = commands.add_parser("input-net", help="replace data layers by an Input layer")
     convert.add_argument("--proto-dir", required=True)

@@ -7,6 +7,8 @@
 #   bundle/shared.tar.xz   ../shared's benchmark nets, reference prototxts and as many golden
 #                          fixtures as fit (the golden tests compare the GPU with BVLC too)
 #   bundle/nets/           ResNet-50 (train_val with an Input layer) at batch 64, for `time`
+#   bundle/proto/          caffe_pb2.py, for benchmarks/torch_from_prototxt.py there (PyTorch's
+#                          side of `time`; that machine has no protoc)
 #
 #   scripts/gpu_prepare.sh            # then: run with carry ["bundle"], scripts/gpu_verify.sh ...
 set -euo pipefail
@@ -24,13 +26,15 @@ cp data/digits/*-ubyte bundle/
 PROTO_PY="$(mktemp -d)"
 trap 'rm -rf "$PROTO_PY"' EXIT
 protoc --proto_path=src/caffe/proto --python_out="$PROTO_PY" src/caffe/proto/caffe.proto
+mkdir -p bundle/proto
+cp "$PROTO_PY/caffe_pb2.py" bundle/proto/
 /usr/bin/python3 benchmarks/torch_from_prototxt.py input-net --proto-dir "$PROTO_PY" \
     --model models/resnet50/train_val.prototxt --shape 64,3,224,224 \
     > bundle/nets/resnet50_trainval_b64.prototxt
 
 # The shared files, the golden folders smallest first while the whole bundle stays in the limit.
 if [ -d "$SHARED/fixtures/golden" ]; then
-  used=$(du -cb bundle/gpu.tar.xz bundle/*-ubyte bundle/nets | tail -1 | cut -f1)
+  used=$(du -cb bundle/gpu.tar.xz bundle/*-ubyte bundle/nets bundle/proto | tail -1 | cut -f1)
   items=(benchmarks/nets reference fixtures/golden/README.txt)
   for folder in $(cd "$SHARED" && du -sb fixtures/golden/*/ | sort -n | cut -f2); do
     candidate=("${items[@]}" "${folder%/}")

@@ -108,19 +108,29 @@ run_ddl() {
 }
 
 run_time() {
-  # caffe time forward-backward at the batches issue 5 names, with our default engines (cuDNN).
-  # Nets: bundle/nets/<name>.prototxt if there (e.g. ResNet-50 made here with
-  # benchmarks/torch_from_prototxt.py input-net), else /work/shared/benchmarks/nets/.
+  # Issue 5, must-show 3: caffe time forward-backward at the batches the issue names, with our
+  # default engines (cuDNN), beside PyTorch doing the same graph at the same batch in fp32
+  # (benchmarks/torch_from_prototxt.py --device cuda: TF32 off, cuDNN's autotuner on), whose
+  # top shapes are checked against Caffe's log. Nets: bundle/nets/<name>.prototxt if there
+  # (ResNet-50 made by gpu_prepare.sh), else /work/shared/benchmarks/nets/.
   local nets=(bvlc_reference_caffenet_trainval_b10:256 bvlc_alexnet_trainval_b10:256
               bvlc_googlenet_trainval_b10:128 resnet50_trainval_b64:64)
+  local python=python3
+  [ -x /opt/torch/.venv/bin/python3 ] && python=/opt/torch/.venv/bin/python3
   for entry in "${nets[@]}"; do
-    local name="${entry%%:*}" batch="${entry##*:}"
-    batch_model "$name" "$batch" "/tmp/${name}_$batch.prototxt" 2>&1 | tee -a "$OUT/time.txt"
-    [ -f "/tmp/${name}_$batch.prototxt" ] || continue
-    caffe time -model "/tmp/${name}_$batch.prototxt" -gpu 0 -iterations 20 \
-        > "$OUT/time_$name.log" 2>&1
-    echo "$name at batch $batch: $(grep 'Average Forward-Backward' "$OUT/time_$name.log" | tail -1)" \
-        | tee -a "$OUT/time.txt"
+    local name="${entry%%:*}" batch="${entry##*:}" model="/tmp/${entry%%:*}_${entry##*:}.prototxt"
+    batch_model "$name" "$batch" "$model" 2>&1 | tee -a "$OUT/time.txt"
+    [ -f "$model" ] || continue
+    caffe time -model "$model" -gpu 0 -iterations 20 > "$OUT/time_$name.log" 2>&1
+    local ours torch
+    ours=$(average_ms "$OUT/time_$name.log")
+    "$python" benchmarks/torch_from_prototxt.py time --proto-dir bundle/proto --model "$model" \
+        --phase TRAIN --iterations 20 --device cuda --caffe-log "$OUT/time_$name.log" \
+        > "$OUT/torch_$name.txt" 2>&1
+    torch=$(grep "^train_ms " "$OUT/torch_$name.txt" | cut -d' ' -f2)
+    echo "$name at batch $batch: caffe ${ours:-failed} ms, PyTorch ${torch:-failed} ms" \
+         "($(grep "^torch_version\|^shapes_checked" "$OUT/torch_$name.txt" | paste -sd' ' -)); PyTorch's" \
+         "time / ours: $(ratio "$torch" "$ours")" | tee -a "$OUT/time.txt"
   done
 }
 

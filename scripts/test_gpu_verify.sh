@@ -90,4 +90,12 @@ check "run_lmsfit times twice the batch that fits" \
   "$(grep 'largest batch' "$OUT/lmsfit.txt")"
 check "speed ratio with -lms 8192" "  16G, -lms 8192: 384.5 ms (speed ratio 0.501)" \
   "$(grep -- '-lms 8192:' "$OUT/lmsfit.txt")"
+# The time step: ours beside PyTorch's (a stand-in python3), and the ratio of the two.
+batch_model() { fake_model "$2"; cp /tmp/probe.prototxt "$3"; }
+python3() { printf 'torch_version 2.11.0\nshapes_checked 25\ntrain_ms 128.25\n'; }
+run_time > /dev/null
+check "run_time's line for GoogLeNet" \
+  "bvlc_googlenet_trainval_b10 at batch 128: caffe 128.5 ms, PyTorch 128.25 ms (torch_version 2.11.0 shapes_checked 25); PyTorch's time / ours: 0.998" \
+  "$(grep '^bvlc_googlenet' "$OUT/time.txt")"
+unset -f python3
 exit $failures
