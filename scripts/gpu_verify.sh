@@ -4,13 +4,14 @@
 # the repository root there, with the bundle/ folder that scripts/gpu_prepare.sh makes here (the
 # GPU build with its tests, the digits, ../shared's nets and fixtures, ResNet-50 at batch 64)
 # carried along. Steps: tests [programs...] (alone), or any of lenet, time, ddl, lms, lmsfrac,
-# lmsfit, unet; each command may run 10 minutes, so give a few steps per call:
+# lmsfit, unetfit, unet; each command may run 10 minutes, so give a few steps per call:
 #   scripts/gpu_verify.sh tests                       # every test program of the bundle
 #   scripts/gpu_verify.sh tests test_gpu_math_functions test_relu_layer
 #   scripts/gpu_verify.sh lenet time
 #   scripts/gpu_verify.sh ddl
 #   scripts/gpu_verify.sh lms
 #   scripts/gpu_verify.sh lmsfrac lmsfit
+#   scripts/gpu_verify.sh unetfit
 #   scripts/gpu_verify.sh unet
 # Logs and summaries go to $OUT (or gpu_verify_out/).
 set -uo pipefail
@@ -283,6 +284,26 @@ run_lmsfrac() {
 
 resnet_batch() { batch_model resnet50_trainval_b64 "$1" /tmp/probe.prototxt; }
 
+# Times model $1 (too big for a 16 GB budget) without a budget and under 16G with each LMS
+# setting; logs $OUT/$2_*.log; prints one line per setting with its speed over the unbudgeted
+# run's, then the [LMS] traffic lines.
+time_lms_settings() {
+  local model="$1" name="$2" free
+  free=$(time_ms "$model" "${name}_nobudget")
+  echo "  no budget: $free ms"
+  local settings=("lms8192:-lms 8192" "lms8192_frac09:-lms 8192 -lms_frac 0.9"
+                  "lms_large:-lms 1000000")
+  for entry in "${settings[@]}"; do
+    local label="${entry%%:*}" flags="${entry#*:}" ms
+    # shellcheck disable=SC2086
+    ms=$(time_ms "$model" "${name}_$label" -gpu_mem_limit 16G $flags)
+    echo "  16G, $flags: ${ms:-failed} ms (speed ratio $(ratio "$free" "$ms"))"
+  done
+  for entry in "${settings[@]}"; do
+    grep -h "\[LMS\] swapped" "$OUT/${name}_${entry%%:*}.log"
+  done
+}
+
 run_lmsfit() {
   # Issue 6, must-show 3 (second half): ResNet-50 at twice the batch that fits a 16 GB budget
   # trains with LMS at >= 70 % of its speed without a budget.
@@ -292,17 +313,26 @@ run_lmsfit() {
   batch=$((2 * fit))
   resnet_batch "$batch"
   cp /tmp/probe.prototxt /tmp/resnet_fit2x.prototxt
-  local free budget budget_lms_large
-  free=$(time_ms /tmp/resnet_fit2x.prototxt lmsfit_nobudget)
-  budget=$(time_ms /tmp/resnet_fit2x.prototxt lmsfit_lms8192 -gpu_mem_limit 16G -lms 8192)
-  budget_lms_large=$(time_ms /tmp/resnet_fit2x.prototxt lmsfit_lms_large -gpu_mem_limit 16G \
-                     -lms 1000000)
   {
     echo "largest batch without LMS under 16G: $fit; timed at batch $batch:"
-    echo "  no budget: $free ms"
-    echo "  16G, -lms 8192: $budget ms (speed ratio $(ratio "$free" "$budget"))"
-    echo "  16G, -lms 1000000: $budget_lms_large ms (speed ratio $(ratio "$free" "$budget_lms_large"))"
-    grep -h "\[LMS\] swapped" "$OUT/lmsfit_lms8192.log" "$OUT/lmsfit_lms_large.log"
+    time_lms_settings /tmp/resnet_fit2x.prototxt lmsfit
+  } | tee -a "$report"
+}
+
+run_unetfit() {
+  # Issue 6, must-show 3 (second half), with the 3-D U-Net: at about twice the voxels that fit a
+  # 16 GB budget (the side times 2^(1/3), to the nearest multiple of 8), LMS against no budget. Its
+  # 3x3x3 convolutions do far more arithmetic per byte swapped than ResNet-50's.
+  local report="$OUT/unetfit.txt" fit side
+  echo "3-D U-Net sides under -gpu_mem_limit 16G without LMS:" >> "$report"
+  fit=$(largest unet_side 64 8 512 "$report" -gpu_mem_limit 16G) || return 1
+  side=$(awk -v s="$fit" 'BEGIN { printf "%d", int(s * 2 ^ (1 / 3) / 8 + 0.5) * 8 }')
+  unet_side "$side"
+  cp /tmp/probe.prototxt /tmp/unet_fit2x.prototxt
+  {
+    echo "largest side without LMS under 16G: $fit; timed at side $side" \
+         "($(awk -v a="$side" -v b="$fit" 'BEGIN { printf "%.2f", (a / b) ^ 3 }')x the voxels):"
+    time_lms_settings /tmp/unet_fit2x.prototxt unetfit
   } | tee -a "$report"
 }
 
@@ -342,7 +372,8 @@ for step in "$@"; do
     lmsfrac) run_lmsfrac ;;
     lmsfit) run_lmsfit ;;
     unet) run_unet ;;
+    unetfit) run_unetfit ;;
     *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, ddl, lms," \
-            "lmsfrac, lmsfit, unet)" >&2; exit 2 ;;
+            "lmsfrac, lmsfit, unetfit, unet)" >&2; exit 2 ;;
   esac
 done

@@ -90,6 +90,15 @@ check "run_lmsfit times twice the batch that fits" \
   "$(grep 'largest batch' "$OUT/lmsfit.txt")"
 check "speed ratio with -lms 8192" "  16G, -lms 8192: 384.5 ms (speed ratio 0.501)" \
   "$(grep -- '-lms 8192:' "$OUT/lmsfit.txt")"
+check "every LMS setting timed" 3 "$(grep -c -- '16G, -lms' "$OUT/lmsfit.txt")"
+
+unet_side() { fake_model "$1"; }
+run_unetfit > /dev/null
+check "run_unetfit times about twice the voxels" \
+  "largest side without LMS under 16G: 96; timed at side 120 (1.95x the voxels):" \
+  "$(grep 'largest side' "$OUT/unetfit.txt")"
+check "run_unetfit's -lms_frac 0.9 line" "  16G, -lms 8192 -lms_frac 0.9: 240.5 ms (speed ratio 0.501)" \
+  "$(grep -- '-lms_frac 0.9:' "$OUT/unetfit.txt")"
 # The time step: ours beside PyTorch's (a stand-in python3), and the ratio of the two.
 batch_model() { fake_model "$2"; cp /tmp/probe.prototxt "$3"; }
 python3() { printf 'torch_version 2.11.0\nshapes_checked 25\ntrain_ms 128.25\n'; }
