@@ -39,6 +39,8 @@ setup() {
   # Open MPI's shared-memory transport copies large messages with process_vm_readv, which some
   # container runtimes (gVisor) refuse: plain copies through the shared segment instead.
   export OMPI_MCA_btl_vader_single_copy_mechanism=none
+  # Nor bind ranks to cores (the sandbox may refuse affinity calls; one GPU learner needs none).
+  export OMPI_MCA_hwloc_base_binding_policy=none
   nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
   caffe device_query -gpu 0 > "$OUT/device_query.txt" 2>&1
 }
