@@ -24,7 +24,7 @@ struct ThreadCudnn {
   cudnnHandle_t handle = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
-  const lms::MemoryManager* workspace_source = nullptr;  // null: GpuMemory
+  bool workspace_from_manager = false;  // else from GpuMemory
   std::weak_ptr<lms::MemoryManager> workspace_manager;
 
   ~ThreadCudnn() { Release(); }
@@ -39,7 +39,7 @@ struct ThreadCudnn {
   // memory back with its allocator.
   void ReleaseWorkspace() {
     if (workspace != nullptr) {
-      if (workspace_source == nullptr) {
+      if (!workspace_from_manager) {
         GpuMemory::Free(workspace, device);
       } else if (const auto manager = workspace_manager.lock()) {
         manager->FreeScratch(workspace);
@@ -47,8 +47,14 @@ struct ThreadCudnn {
     }
     workspace = nullptr;
     workspace_bytes = 0;
-    workspace_source = nullptr;
+    workspace_from_manager = false;
     workspace_manager.reset();
+  }
+  // Whether the workspace came from `manager` (null: from GpuMemory). Ownership, not the
+  // address, decides: a new manager may live where a dead one did.
+  bool WorkspaceFrom(const std::shared_ptr<lms::MemoryManager>& manager) const {
+    if (!workspace_from_manager) return manager == nullptr;
+    return manager != nullptr && workspace_manager.lock() == manager;
   }
 };
 
@@ -125,7 +131,7 @@ void* CudnnWorkspace(size_t bytes) {
   if (bytes == 0) return nullptr;
   ThreadCudnn& state = CurrentThreadCudnn();
   const std::shared_ptr<lms::MemoryManager>& manager = lms::MemoryManager::Current();
-  if (bytes > state.workspace_bytes || manager.get() != state.workspace_source) {
+  if (bytes > state.workspace_bytes || !state.WorkspaceFrom(manager)) {
     state.ReleaseWorkspace();
     if (manager) {
       state.workspace = manager->AllocateScratch(bytes, "cuDNN's workspace");
@@ -133,7 +139,7 @@ void* CudnnWorkspace(size_t bytes) {
     } else {
       state.workspace = GpuMemory::Allocate(bytes, state.device);
     }
-    state.workspace_source = manager.get();
+    state.workspace_from_manager = manager != nullptr;
     state.workspace_bytes = bytes;
   }
   return state.workspace;
