@@ -39,9 +39,6 @@
 #endif
 #include "caffe/parallel/rcs_communicator.hpp"
 #include "caffe/parallel/ring_communicator.hpp"
-#ifdef USE_NCCL
-#include <nccl.h>
-#endif
 
 namespace {
 
@@ -172,7 +169,6 @@ class TestBuffer {
     if (gpu) device_ = std::make_unique<caffe::DeviceBuffer<Dtype>>(count);
   }
   Dtype* data() { return device_ ? device_->data() : host_.data(); }
-  size_t count() const { return host_.size(); }
   void Fill(int rank) {
     for (size_t i = 0; i < host_.size(); ++i) host_[i] = Value<Dtype>(rank, i);
     if (device_) caffe::CopyHostToDevice(host_.data(), device_->data(), Bytes());
@@ -190,11 +186,8 @@ class TestBuffer {
 
 // Rank r's GPU: its rank among the processes of its node, modulo the GPUs it sees.
 void UseLocalGpu() {
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local);
-  int local_rank = 0;
-  MPI_Comm_rank(local, &local_rank);
-  MPI_Comm_free(&local);
+  int local_rank = 0, local_size = 1;
+  caffe::NodeLocalRank(&local_rank, &local_size);
 #ifndef CPU_ONLY
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
@@ -205,42 +198,6 @@ void UseLocalGpu() {
   throw std::runtime_error("-g 1: this build has no GPU support (CPU_ONLY)");
 #endif
 }
-
-#ifdef USE_NCCL
-// NCCL's own allreduce over every rank, as nccl-tests calls it (in place, one stream, waited on).
-template <typename Dtype>
-class NcclAllReduce {
- public:
-  NcclAllReduce(int rank, int size) {
-    ncclUniqueId id;
-    if (rank == 0) Check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
-    Check(ncclCommInitRank(&comm_, size, id, rank), "ncclCommInitRank");
-    if (cudaStreamCreate(&stream_) != cudaSuccess) throw std::runtime_error("cudaStreamCreate");
-  }
-  ~NcclAllReduce() {
-    ncclCommDestroy(comm_);
-    cudaStreamDestroy(stream_);
-  }
-  void operator()(Dtype* data, size_t count) {
-    Check(ncclAllReduce(data, data, count, sizeof(Dtype) == 4 ? ncclFloat : ncclDouble, ncclSum,
-                        comm_, stream_),
-          "ncclAllReduce");
-    if (cudaStreamSynchronize(stream_) != cudaSuccess) {
-      throw std::runtime_error("cudaStreamSynchronize after ncclAllReduce");
-    }
-  }
-
- private:
-  static void Check(ncclResult_t result, const char* call) {
-    if (result != ncclSuccess) {
-      throw std::runtime_error(std::string(call) + ": " + ncclGetErrorString(result));
-    }
-  }
-  ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;
-};
-#endif
 
 template <typename Dtype>
 int Run(const Settings& settings) {
@@ -256,11 +213,12 @@ int Run(const Settings& settings) {
   std::vector<std::string> names = settings.algorithms;
   for (const std::string& mode : settings.modes) names.push_back(mode);
 #ifdef USE_NCCL
-  // NCCL refuses two ranks on one GPU: then only the modes run (they reduce through the host).
-  std::unique_ptr<NcclAllReduce<Dtype>> nccl_own;
+  // NCCL's own allreduce: NcclCommunicator's Allreduce is one ncclAllReduce in place, waited
+  // on. NCCL refuses two ranks on one GPU: then only the modes run (they reduce through the host).
+  std::unique_ptr<NcclCommunicator<Dtype>> nccl_own;
   std::string shared;
   if (settings.gpu && NcclGroupHasDistinctGpus(*world, &shared)) {
-    nccl_own = std::make_unique<NcclAllReduce<Dtype>>(rank, size);
+    nccl_own = std::make_unique<NcclCommunicator<Dtype>>(world);
   } else if (settings.gpu) {
     names.erase(std::remove(names.begin(), names.end(), "ncclAllReduce"), names.end());
     if (rank == 0) std::printf("# ncclAllReduce left out: %s\n", shared.c_str());
@@ -305,7 +263,7 @@ int Run(const Settings& settings) {
 #ifdef USE_NCCL
       } else if (name == "ncclAllReduce") {
         if (!nccl_own) continue;
-        candidates.push_back({name, [&](Dtype* data, size_t n) { (*nccl_own)(data, n); }});
+        candidates.push_back({name, [&](Dtype* data, size_t n) { nccl_own->Allreduce(data, n); }});
 #endif
       } else {
         if (rank == 0) {

@@ -20,6 +20,9 @@ std::string HostName();
 std::string MpiWhere();
 /// The MPI library's text for an error code.
 std::string MpiErrorString(int code);
+/// Collective over MPI_COMM_WORLD: this process's rank among the processes on its node (ordered
+/// by world rank), and how many those are.
+void NodeLocalRank(int* local_rank, int* local_size);
 /// Throws CommError "<call> failed: <library text> (rank R of N on host H)".
 [[noreturn]] void ThrowMpiError(int code, const char* call);
 

@@ -58,12 +58,7 @@ DdlSession::DdlSession(const DdlOptions& options, CommThread::Job comm_setup) : 
   MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names.data(), kHostNameLength,
                           MPI_CHAR, MPI_COMM_WORLD));
   for (int r = 0; r < size_; ++r) hosts_.emplace_back(names.data() + kHostNameLength * r);
-  MPI_Comm local;
-  MPI_CHECK(
-      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local));
-  MPI_CHECK(MPI_Comm_rank(local, &local_rank_));
-  MPI_CHECK(MPI_Comm_size(local, &local_size_));
-  MPI_Comm_free(&local);
+  NodeLocalRank(&local_rank_, &local_size_);
   MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &control_));
   MPI_CHECK(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
 

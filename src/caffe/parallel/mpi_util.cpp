@@ -30,6 +30,16 @@ std::string MpiWhere() {
   return where.str();
 }
 
+void NodeLocalRank(int* local_rank, int* local_size) {
+  int rank = 0;
+  MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+  MPI_Comm local;
+  MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+  MPI_CHECK(MPI_Comm_rank(local, local_rank));
+  MPI_CHECK(MPI_Comm_size(local, local_size));
+  MPI_Comm_free(&local);
+}
+
 std::string MpiErrorString(int code) {
   char text[MPI_MAX_ERROR_STRING + 1] = {0};
   int length = 0;
