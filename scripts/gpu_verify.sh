@@ -326,14 +326,14 @@ run_unetfit() {
   # 16 GB budget (the side times 2^(1/3), to the nearest multiple of 8), LMS against no budget. Its
   # 3x3x3 convolutions do far more arithmetic per byte swapped than ResNet-50's.
   local report="$OUT/unetfit.txt" fit side
-  echo "3-D U-Net sides under -gpu_mem_limit 16G without LMS:" >> "$report"
-  fit=$(largest unet_side 64 8 512 "$report" -gpu_mem_limit 16G) || return 1
+  unet_fit "$report" || return 1
+  fit=$UNET_FIT
   side=$(awk -v s="$fit" 'BEGIN { printf "%d", int(s * 2 ^ (1 / 3) / 8 + 0.5) * 8 }')
   unet_side "$side"
   cp /tmp/probe.prototxt /tmp/unet_fit2x.prototxt
   {
     echo "largest side without LMS under 16G: $fit; timed at side $side" \
-         "($(awk -v a="$side" -v b="$fit" 'BEGIN { printf "%.2f", (a / b) ^ 3 }')x the voxels):"
+         "($(voxel_ratio "$side" "$fit")x the voxels):"
     time_lms_settings /tmp/unet_fit2x.prototxt unetfit
   } | tee -a "$report"
 }
@@ -342,17 +342,34 @@ unet_side() {
   sed "s/dim: 64$/dim: $1/" models/unet3d/deploy.prototxt > /tmp/probe.prototxt
 }
 
+# (side $1 / side $2)^3 to two decimals (nothing when $2 is 0).
+voxel_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", (a / b) ^ 3 }'; }
+
+# Sets UNET_FIT to the largest U-Net side under 16G without LMS, its probes reported in $1;
+# searched once per call (unetfit and unet both need it; probes cost device time).
+UNET_FIT=""
+unet_fit() {
+  if [ -n "$UNET_FIT" ]; then
+    echo "3-D U-Net under -gpu_mem_limit 16G without LMS: side $UNET_FIT at most" \
+         "(the step before searched)" >> "$1"
+    return 0
+  fi
+  echo "3-D U-Net sides under -gpu_mem_limit 16G without LMS:" >> "$1"
+  UNET_FIT=$(largest unet_side 64 8 512 "$1" -gpu_mem_limit 16G)
+}
+
 run_unet() {
   # Issue 6, must-show 4: the largest cubic side (multiple of 8, batch 1) of the 3-D U-Net whose
   # forward-backward runs under a 16 GB budget, without and with LMS; the voxel ratio.
   local report="$OUT/unet.txt" plain lms
-  echo "3-D U-Net sides under -gpu_mem_limit 16G:" >> "$report"
+  unet_fit "$report" || return 1
+  plain=$UNET_FIT
   # With LMS the host holds every buffer (about 18 KB a voxel: 256^3 is some 300 GB), so the
   # search stops at 256.
-  plain=$(largest unet_side 64 8 512 "$report" -gpu_mem_limit 16G) || return 1
+  echo "3-D U-Net sides under -gpu_mem_limit 16G with -lms 8192:" >> "$report"
   lms=$(largest unet_side "$plain" 8 256 "$report" -gpu_mem_limit 16G -lms 8192) || return 1
   echo "largest side without LMS: $plain; with -lms 8192: $lms; voxel ratio" \
-       "$(awk -v a="$lms" -v b="$plain" 'BEGIN { if (b > 0) printf "%.2f", (a / b) ^ 3 }')" |
+       "$(voxel_ratio "$lms" "$plain")" |
     tee -a "$report"
 }
 

@@ -97,6 +97,8 @@ run_unetfit > /dev/null
 check "run_unetfit times about twice the voxels" \
   "largest side without LMS under 16G: 96; timed at side 120 (1.95x the voxels):" \
   "$(grep 'largest side' "$OUT/unetfit.txt")"
+check "run_unetfit reuses run_unet's search (no probes of its own)" 0 \
+  "$(grep -c 'fits\|does not fit' "$OUT/unetfit.txt")"
 check "run_unetfit's -lms_frac 0.9 line" "  16G, -lms 8192 -lms_frac 0.9: 240.5 ms (speed ratio 0.501)" \
   "$(grep -- '-lms_frac 0.9:' "$OUT/unetfit.txt")"
 # The time step: ours beside PyTorch's (a stand-in python3), and the ratio of the two.
