@@ -152,8 +152,6 @@ string PathArg(const py::object& path) {
   return py::str(py::module_::import("os").attr("fspath")(path)).cast<string>();
 }
 
-/// Net(network_file, phase), Net(network_file, weights, phase), and the keyword form
-/// Net(network_file, phase=, level=0, stages=(), weights=None), as BVLC's pycaffe takes them.
 // ---- Large Model Support ---------------------------------------------------------------------
 
 /// caffe.set_lms's state: the session of the thread that called it, and the plans of the nets
@@ -183,8 +181,10 @@ bool SetLms(int64_t threshold_kb, double frac, int prefetch, const py::object& m
   return state.session->installed();
 }
 
-/// Plans `net` under the current caffe.set_lms settings, if they ask for LMS.
+/// Plans `net` under the current caffe.set_lms settings, if they ask for LMS. Callers make nets
+/// with the GIL released; the plans are shared by every Python thread, so the GIL guards them.
 void PlanNet(const shared_ptr<PyNet>& net) {
+  py::gil_scoped_acquire gil;
   PyLms& state = LmsState();
   if (!net || !state.session || !state.session->planning()) return;
   auto& plans = state.plans;
@@ -202,6 +202,8 @@ shared_ptr<SolverClass> PlannedSolver(shared_ptr<SolverClass> solver) {
   return solver;
 }
 
+/// Net(network_file, phase), Net(network_file, weights, phase), and the keyword form
+/// Net(network_file, phase=, level=0, stages=(), weights=None), as BVLC's pycaffe takes them.
 shared_ptr<PyNet> MakeNet(const py::args& args, const py::kwargs& kwargs) {
   py::object file, phase, weights = py::none();
   int level = 0;
