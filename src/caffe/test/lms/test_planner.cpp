@@ -15,6 +15,7 @@
 
 #include "caffe/layers/neuron_layer.hpp"
 #include "caffe/lms/planner.hpp"
+#include "caffe/test/log_counter.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/io.hpp"
 
@@ -272,21 +273,6 @@ TEST_F(PlannerTest, PrefetchesFollowThePlanAndHideSwapIns) {
   EXPECT_LT(on_demand[2], on_demand[0]);
 }
 
-namespace {
-// Counts the planner's warnings about one layer type.
-class WarningCounter : public google::LogSink {
- public:
-  void send(google::LogSeverity severity, const char* full_filename, const char* base_filename,
-            int line, const google::LogMessageTime& time, const char* message,
-            size_t message_len) override {
-    if (std::string(message, message_len).find("[LMS] layer type LmsOpaque") != std::string::npos) {
-      ++count;
-    }
-  }
-  int count = 0;
-};
-}  // namespace
-
 TEST_F(PlannerTest, LayerThatCannotDeclareRunsOnDemandWithOneWarning) {
   const std::string middle =
       "layer { name: 'opaque1' type: 'LmsOpaque' bottom: 'pool' top: 'opaque1' }\n"
@@ -298,14 +284,9 @@ TEST_F(PlannerTest, LayerThatCannotDeclareRunsOnDemandWithOneWarning) {
   options.threshold_kb = 0;
   size_t total = 0, capacity = 0;
   std::shared_ptr<MemoryManager> manager = SmallDevice(net.get(), options, &total, &capacity);
-  WarningCounter warnings;
-  const int32_t quiet = FLAGS_minloglevel;
-  FLAGS_minloglevel = google::WARNING;  // the test main hides warnings
-  google::AddLogSink(&warnings);
+  LogCounter warnings("[LMS] layer type LmsOpaque");
   Planner<float> planner(net.get(), manager);
   planner.Build();  // building again (a replan) does not warn again
-  google::RemoveLogSink(&warnings);
-  FLAGS_minloglevel = quiet;
   EXPECT_EQ(warnings.count, 1);
   EXPECT_EQ(planner.on_demand_types(), std::set<std::string>{"LmsOpaque"});
   int on_demand_steps = 0;

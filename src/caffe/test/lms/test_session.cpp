@@ -8,6 +8,7 @@
 #include <string>
 
 #include "caffe/lms/session.hpp"
+#include "caffe/test/log_counter.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -28,30 +29,6 @@ std::unique_ptr<Net<float>> SmallNet() {
       &param));
   return std::make_unique<Net<float>>(param);
 }
-
-// Counts log lines that contain `text`, at WARNING and above.
-class LogCounter : public google::LogSink {
- public:
-  explicit LogCounter(std::string text) : text_(std::move(text)) {
-    quiet_ = FLAGS_minloglevel;
-    FLAGS_minloglevel = google::WARNING;  // the test main hides warnings
-    google::AddLogSink(this);
-  }
-  ~LogCounter() override {
-    google::RemoveLogSink(this);
-    FLAGS_minloglevel = quiet_;
-  }
-  void send(google::LogSeverity severity, const char* full_filename, const char* base_filename,
-            int line, const google::LogMessageTime& time, const char* message,
-            size_t message_len) override {
-    if (std::string(message, message_len).find(text_) != std::string::npos) ++count;
-  }
-  int count = 0;
-
- private:
-  std::string text_;
-  int32_t quiet_;
-};
 
 Options LmsEveryBuffer() {
   Options options;
