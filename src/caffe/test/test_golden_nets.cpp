@@ -6,14 +6,15 @@
 // (im2col + GEMM, BVLC's arithmetic) and oneDNN's (the default where built), whose different
 // summation order changes low bits; and, where a GPU exists, in GPU mode with the default engines
 // there (cuDNN where built), which sum in other orders again.
-#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "caffe/net.hpp"
+#include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/cpu_engine.hpp"
 #include "caffe/util/reference_check.hpp"
@@ -56,10 +57,7 @@ const std::map<std::pair<std::string, std::string>, std::map<std::string, double
 
 class GoldenNetTest : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {
  protected:
-  ~GoldenNetTest() override {
-    unsetenv("CAFFE_CPU_ENGINE");
-    Caffe::set_mode(Caffe::CPU);
-  }
+  ~GoldenNetTest() override { Caffe::set_mode(Caffe::CPU); }
 };
 
 TEST_P(GoldenNetTest, ForwardBackwardAndParamDiffsMatchBvlc) {
@@ -69,12 +67,13 @@ TEST_P(GoldenNetTest, ForwardBackwardAndParamDiffsMatchBvlc) {
   const std::string folder = SharedDir() + "/fixtures/golden/" + name;
   // A GPU machine gets the fixtures that fit its bundle (scripts/gpu_prepare.sh).
   if (!std::ifstream(folder + "/net.prototxt")) GTEST_SKIP() << folder << " is not there";
+  std::optional<ScopedEnv> engine_env;  // the user's CAFFE_CPU_ENGINE comes back afterwards
   if (engine == "gpu") {
     if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
     Caffe::SetDevice(0);
     Caffe::set_mode(Caffe::GPU);
   } else {
-    setenv("CAFFE_CPU_ENGINE", engine.c_str(), 1);  // read when the net creates its layers
+    engine_env.emplace("CAFFE_CPU_ENGINE", engine.c_str());  // read when the net makes its layers
     Caffe::set_mode(Caffe::CPU);
   }
   Net<float> net(folder + "/net.prototxt", TEST);
