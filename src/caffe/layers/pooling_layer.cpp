@@ -524,9 +524,10 @@ void PoolingLayer<Dtype>::BackwardMax(const Dtype* top_diff, const Mask* mask,
     const Mask* m = mask + static_cast<long>(plane) * out_plane;
     Dtype* dx = bottom_diff + static_cast<long>(plane) * in_plane;
     if (tiled_2x2) {
-      MaxBackwardPlaneTiled2x2(dy, m, pooled_[1], pooled_[2], dx);
+      MaxBackwardPlaneTiled2x2(dy, m, pooled_[1], pooled_[2], dx);  // writes every input
       continue;
     }
+    std::fill(dx, dx + in_plane, Dtype(0));  // the windows add into zeros
     for (int o = 0; o < out_plane; ++o) {
       const int index = static_cast<int>(m[o]);
       // -1: an empty window (possible without padding when stride > kernel) had no input.
@@ -547,6 +548,7 @@ void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
     Dtype* dx = bottom_diff + static_cast<long>(plane) * in_plane;
+    std::fill(dx, dx + in_plane, Dtype(0));  // the windows add into zeros
     if (depth) {
       AveBackwardPlane<true>(dy, pooled_, input_[1], input_[2], axes, dx);
     } else {
@@ -561,10 +563,6 @@ void PoolingLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   if (!propagate_down[0]) return;
   const Dtype* top_diff = top[0]->cpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-  // MAX over 2x2 tiles writes every input itself; the other cases add into zeros.
-  if (method_ != PoolingParameter_PoolMethod_MAX || !TiledByTwoByTwo()) {
-    caffe_set(bottom[0]->count(), Dtype(0), bottom_diff);
-  }
   switch (method_) {
     case PoolingParameter_PoolMethod_MAX:
       if (top.size() > 1) {
