@@ -152,12 +152,12 @@ void ScaleForward(const Dtype* x, const Dtype* scale, const Dtype* bias, int out
   }
 }
 
-// One pass over dy: per thread t, sums[t * stride + d] += dy and (kScaleSum)
-// sums[t * stride + dim + d] += dy * x; with kBottomDiff, dx = dy * scale (dx may be dy).
+// One pass over dy (on the threads when `parallel`): per thread t, sums[t * stride + d] += dy and
+// (kScaleSum) sums[t * stride + dim + d] += dy * x; with kBottomDiff, dx = dy * scale (dx may be
+// dy).
 template <bool kScaleSum, bool kBottomDiff, typename Dtype>
 void ScaleBackward(const Dtype* dy, const Dtype* x, const Dtype* scale, int outer, int dim,
-                   int inner, Dtype* dx, double* sums, int stride) {
-  const bool parallel = static_cast<long>(outer) * dim * inner >= kParallelMinElements;
+                   int inner, bool parallel, Dtype* dx, double* sums, int stride) {
   if (inner == 1) {
     const int pieces_per_row = (dim + kPieceSize - 1) / kPieceSize;
     const long pieces = static_cast<long>(outer) * pieces_per_row;
@@ -240,19 +240,21 @@ void ScaleLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
   const Dtype* scale_data = bottom_diff_needed ? scale->cpu_data() : nullptr;
   // In place, bottom[0]'s diff is the top's: each value of dy is read before dx overwrites it.
   Dtype* dx = bottom_diff_needed ? bottom[0]->mutable_cpu_diff() : nullptr;
-  // Per-thread sums of dy and dy * x for each d, one cache line apart, added up after the pass.
-  const int threads = caffe_max_threads();
+  // Per-thread sums of dy and dy * x for each d, one cache line apart, added up after the pass
+  // (one set when the pass runs on this thread alone).
+  const bool parallel = static_cast<long>(outer) * dim * inner >= kParallelMinElements;
+  const int threads = parallel ? caffe_max_threads() : 1;
   const int stride = (2 * dim + 7) / 8 * 8;
   thread_sums_.assign(static_cast<size_t>(threads) * stride, 0.0);
   double* sums = thread_sums_.data();
   if (scale_diff_needed && bottom_diff_needed) {
-    ScaleBackward<true, true>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
+    ScaleBackward<true, true>(dy, x, scale_data, outer, dim, inner, parallel, dx, sums, stride);
   } else if (scale_diff_needed) {
-    ScaleBackward<true, false>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
+    ScaleBackward<true, false>(dy, x, scale_data, outer, dim, inner, parallel, dx, sums, stride);
   } else if (bottom_diff_needed) {
-    ScaleBackward<false, true>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
+    ScaleBackward<false, true>(dy, x, scale_data, outer, dim, inner, parallel, dx, sums, stride);
   } else {
-    ScaleBackward<false, false>(dy, x, scale_data, outer, dim, inner, dx, sums, stride);
+    ScaleBackward<false, false>(dy, x, scale_data, outer, dim, inner, parallel, dx, sums, stride);
   }
   for (int t = 1; t < threads; ++t) {
     const double* thread_sums = sums + static_cast<long>(t) * stride;
