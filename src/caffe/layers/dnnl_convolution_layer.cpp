@@ -259,22 +259,21 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
 void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) {
   if (!primitives_) return ConvolutionLayer<float>::Forward_cpu(bottom, top);
   Primitives& p = *primitives_;
-  const memory weights = p.weights.In(blobs_[0]->cpu_data());
+  // Weights, bias and scratchpad serve every call; each call stages its own images.
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_WEIGHTS, p.weights.In(blobs_[0]->cpu_data())},
+      {DNNL_ARG_SCRATCHPAD, Scratchpad(p.forward_pd.scratchpad_desc())}};
+  if (p.bias) {
+    args[DNNL_ARG_BIAS] = memory(p.bias_md, Engine(), const_cast<float*>(blobs_[1]->cpu_data()));
+  }
   for (size_t i = 0; i < bottom.size(); ++i) {
     const float* bottom_data = bottom[i]->cpu_data();
     float* top_data = top[i]->mutable_cpu_data();
     for (int first = 0; first < num_; first += p.images) {
       float* dst_data = top_data + first * p.dst_image;
       const memory dst = p.dst.Target(dst_data);
-      std::unordered_map<int, memory> args{
-          {DNNL_ARG_SRC, p.src.In(bottom_data + first * p.src_image)},
-          {DNNL_ARG_WEIGHTS, weights},
-          {DNNL_ARG_DST, dst},
-          {DNNL_ARG_SCRATCHPAD, Scratchpad(p.forward_pd.scratchpad_desc())}};
-      if (p.bias) {
-        args[DNNL_ARG_BIAS] =
-            memory(p.bias_md, Engine(), const_cast<float*>(blobs_[1]->cpu_data()));
-      }
+      args[DNNL_ARG_SRC] = p.src.In(bottom_data + first * p.src_image);
+      args[DNNL_ARG_DST] = dst;
       p.forward.execute(Stream(), args);
       p.dst.Out(dst, dst_data);
     }
