@@ -62,7 +62,10 @@ endif()
 
 # CUDA: optional. AUTO enables it when nvcc is found.
 set(CAFFE_HAVE_CUDA OFF)
-if(NOT CAFFE_CUDA STREQUAL "OFF")
+if(CAFFE_CUDA_EMU)
+  # The GPU code compiles as C++ against src/cuda_emu (its CMakeLists.txt makes the CUDA:: targets).
+  set(CAFFE_HAVE_CUDA ON)
+elseif(NOT CAFFE_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
@@ -77,7 +80,7 @@ if(NOT CAFFE_CUDA STREQUAL "OFF")
   endif()
 endif()
 set(CAFFE_HAVE_CUDNN OFF)
-if(CAFFE_HAVE_CUDA)
+if(CAFFE_HAVE_CUDA AND NOT CAFFE_CUDA_EMU)
   # "90" builds sm_90 code and embeds compute_90 PTX, which newer GPUs compile at load time.
   set(CAFFE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures (PTX of each is embedded)")
   set(CMAKE_CUDA_ARCHITECTURES ${CAFFE_CUDA_ARCHITECTURES})
@@ -161,7 +164,7 @@ endif()
 # system's. DDL uses it for its GPU communicator when MPI is also built, and multi-GPU training in
 # one process (`caffe train -gpu 0,1`) for its allreduce. Exposed as caffe_nccl.
 set(CAFFE_HAVE_NCCL OFF)
-if(CAFFE_HAVE_CUDA)
+if(CAFFE_HAVE_CUDA AND NOT CAFFE_CUDA_EMU)
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
   find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
   if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)

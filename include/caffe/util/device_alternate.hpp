@@ -68,7 +68,8 @@ constexpr int CAFFE_CUDA_NUM_THREADS = 512;
 inline int CAFFE_GET_BLOCKS(const int n) {
   return n / CAFFE_CUDA_NUM_THREADS + (n % CAFFE_CUDA_NUM_THREADS != 0);
 }
-#ifdef __CUDACC__
+// Device code: nvcc's, or the CUDA emulator's (src/cuda_emu), where .cu files compile as C++.
+#if defined(__CUDACC__) || defined(CAFFE_CUDA_EMU)
 /// This thread's first index of CUDA_KERNEL_LOOP, or n when it has none.
 template <typename Count>
 __device__ inline int KernelLoopFirst(Count n) {

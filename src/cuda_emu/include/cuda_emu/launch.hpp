@@ -1,0 +1,54 @@
+// Kernel launches in the CUDA emulator. rewrite_launches.py turns each `kernel<<<config>>>(args)`
+// of a .cu file into
+//   ::caffe_emu::Launch(::caffe_emu::MakeConfig(config), cooperative,
+//                       [&](auto&&... a) { kernel(a...); }, args);
+// so the arguments are evaluated once, as for a real launch, and the kernel's template arguments
+// are deduced from them as nvcc deduces them. `cooperative` is true in files whose kernels call
+// __syncthreads: their blocks run as fibers that meet at each barrier.
+#ifndef CAFFE_CUDA_EMU_LAUNCH_HPP_
+#define CAFFE_CUDA_EMU_LAUNCH_HPP_
+
+#include <cstddef>
+#include <type_traits>
+
+namespace caffe_emu {
+
+struct Config {
+  dim3 grid;
+  dim3 block;
+  size_t shared_bytes;
+  cudaStream_t stream;
+};
+
+inline Config MakeConfig(dim3 grid, dim3 block, size_t shared_bytes = 0,
+                         cudaStream_t stream = nullptr) {
+  return Config{grid, block, shared_bytes, stream};
+}
+
+/// Runs `body(context)` once for every thread of the grid, with threadIdx and friends set, unless
+/// the configuration is invalid (then it records cudaErrorInvalidConfiguration, as a GPU does).
+/// Kernel memory is accessible to host code while it runs.
+void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* context);
+
+/// Stops the process with a message when `pointer`, given as kernel argument `index`, is memory
+/// that a kernel on the current GPU cannot read: host memory that is not pinned, or another GPU's
+/// memory. Null pointers and pinned host memory (mapped, with unified addressing) are fine.
+void CheckKernelPointer(const void* pointer, int index);
+
+template <typename T>
+void CheckKernelArgument(const T& value, int index) {
+  if constexpr (std::is_pointer_v<T>) CheckKernelPointer(value, index);
+}
+
+template <typename Body, typename... Args>
+void Launch(const Config& config, bool cooperative, Body body, Args... args) {
+  int index = 0;
+  (CheckKernelArgument(args, index++), ...);
+  auto run_thread = [&] { body(args...); };
+  RunGrid(config, cooperative,
+          [](void* context) { (*static_cast<decltype(run_thread)*>(context))(); }, &run_thread);
+}
+
+}  // namespace caffe_emu
+
+#endif  // CAFFE_CUDA_EMU_LAUNCH_HPP_

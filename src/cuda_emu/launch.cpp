@@ -1,0 +1,162 @@
+// Kernel execution in the CUDA emulator: every thread of the grid runs, one after another, on the
+// launching host thread. A cooperative launch (kernels that call __syncthreads) runs each block's
+// threads as fibers: each runs until its next barrier, and the block moves on once all have
+// arrived, which is what __syncthreads guarantees on a GPU.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "emu_state.hpp"
+#include "fiber.hpp"
+
+CAFFE_EMU_TLS uint3 threadIdx;
+CAFFE_EMU_TLS uint3 blockIdx;
+CAFFE_EMU_TLS dim3 blockDim;
+CAFFE_EMU_TLS dim3 gridDim;
+
+namespace caffe_emu {
+
+namespace {
+
+constexpr size_t kFiberStackBytes = 256 << 10;
+
+// The cooperative block running on this host thread, if any.
+struct Block {
+  FiberContext scheduler;
+  std::vector<FiberContext> fibers;
+  std::vector<char> finished;
+  std::vector<char> waiting;  // at a barrier
+  int running = -1;
+  void (*body)(void*) = nullptr;
+  void* context = nullptr;
+};
+thread_local Block* cooperative_block = nullptr;
+thread_local std::vector<std::unique_ptr<char[]>> fiber_stacks;
+
+[[noreturn]] void Abort(const std::string& why) {
+  std::fprintf(stderr, "CUDA emulator: %s\n", why.c_str());
+  std::abort();
+}
+
+// A fiber's whole life: the thread's kernel body, then back to the scheduler for good.
+void FiberEntry() {
+  Block* block = cooperative_block;
+  const int self = block->running;
+  block->body(block->context);
+  block->finished[self] = 1;
+  SwitchFiber(&block->fibers[self], &block->scheduler);
+}
+
+void SetThread(unsigned int linear) {
+  threadIdx.x = linear % blockDim.x;
+  threadIdx.y = linear / blockDim.x % blockDim.y;
+  threadIdx.z = linear / (blockDim.x * blockDim.y);
+}
+
+
+void RunBlockAsFibers(unsigned int threads, void (*body)(void*), void* context) {
+  Block block;
+  block.body = body;
+  block.context = context;
+  block.fibers.resize(threads);
+  block.finished.assign(threads, 0);
+  block.waiting.assign(threads, 0);
+  while (fiber_stacks.size() < threads) {
+    fiber_stacks.emplace_back(new char[kFiberStackBytes]);
+  }
+  for (unsigned int t = 0; t < threads; ++t) {
+    StartFiber(&block.fibers[t], fiber_stacks[t].get(), kFiberStackBytes, FiberEntry);
+  }
+  cooperative_block = &block;
+  for (unsigned int live = threads; live > 0;) {
+    unsigned int at_barrier = 0, done = 0;
+    for (unsigned int t = 0; t < threads; ++t) {
+      if (block.finished[t]) continue;
+      block.waiting[t] = 0;
+      block.running = static_cast<int>(t);
+      SetThread(t);
+      SwitchFiber(&block.scheduler, &block.fibers[t]);
+      if (block.finished[t]) {
+        ++done;
+      } else {
+        ++at_barrier;
+      }
+    }
+    if (at_barrier > 0 && done > 0) {
+      Abort("some threads of a block left the kernel while others waited at __syncthreads "
+            "(a deadlock or undefined behaviour on a GPU)");
+    }
+    live = at_barrier;
+  }
+  cooperative_block = nullptr;
+}
+
+}  // namespace
+
+void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* context) {
+  const dim3 grid = config.grid, block = config.block;
+  const unsigned long long threads = 1ULL * block.x * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
+      block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
+    std::ostringstream why;
+    why << "kernel launch with grid (" << grid.x << ", " << grid.y << ", " << grid.z
+        << ") and block (" << block.x << ", " << block.y << ", " << block.z
+        << "): invalid configuration";
+    Fail(cudaErrorInvalidConfiguration, why.str());
+    return;
+  }
+  if (config.shared_bytes > 48 * 1024) {
+    Fail(cudaErrorInvalidValue, "kernel launch asks for more than 48 KB of dynamic shared memory");
+    return;
+  }
+  DeviceAccess access;
+  gridDim = grid;
+  blockDim = block;
+  for (unsigned int z = 0; z < grid.z; ++z) {
+    for (unsigned int y = 0; y < grid.y; ++y) {
+      for (unsigned int x = 0; x < grid.x; ++x) {
+        blockIdx = {x, y, z};
+        if (cooperative) {
+          RunBlockAsFibers(static_cast<unsigned int>(threads), body, context);
+          continue;
+        }
+        for (unsigned int t = 0; t < threads; ++t) {
+          SetThread(t);
+          body(context);
+        }
+      }
+    }
+  }
+}
+
+void CheckKernelPointer(const void* pointer, int index) {
+  if (pointer == nullptr) return;
+  const Place place = Locate(pointer);
+  std::ostringstream why;
+  if (place.kind == Place::kHost) {
+    why << "kernel argument " << index << " (" << pointer
+        << ") is host memory that is not pinned: a GPU would fault on it";
+  } else if (place.kind == Place::kDevice && place.device != CurrentDevice()) {
+    why << "kernel argument " << index << " (" << pointer << ") is GPU " << place.device
+        << "'s memory, but the kernel runs on GPU " << CurrentDevice();
+  } else {
+    return;
+  }
+  Abort(why.str());
+}
+
+}  // namespace caffe_emu
+
+void __syncthreads() {
+  caffe_emu::Block* block = caffe_emu::cooperative_block;
+  if (block == nullptr) {
+    if (1ULL * blockDim.x * blockDim.y * blockDim.z == 1) return;
+    caffe_emu::Abort("__syncthreads in a kernel launched without barriers: its file needs "
+                     "rewrite_launches.py's cooperative launch (does it call __syncthreads "
+                     "through a helper the script does not know?)");
+  }
+  block->waiting[block->running] = 1;
+  caffe_emu::SwitchFiber(&block->fibers[block->running], &block->scheduler);
+}

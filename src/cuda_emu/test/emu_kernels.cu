@@ -1,0 +1,54 @@
+#include <cuda_runtime.h>
+
+#include "emu_kernels.hpp"
+
+namespace caffe_emu_test {
+
+namespace {
+
+__global__ void Iota(int n, int* y) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    y[i] = i;
+  }
+}
+
+template <typename T>
+__global__ void BlockSums(const T* x, T* sums) {
+  __shared__ T partial[1024];
+  partial[threadIdx.x] = x[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  for (unsigned int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sums[blockIdx.x] = partial[0];
+}
+
+__global__ void DivergentBarrier(int* y) {
+  if (threadIdx.x % 2 == 1) return;
+  __syncthreads();
+  y[threadIdx.x] = 1;
+}
+
+__global__ void Count(int* y) { atomicAdd(y, 1); }
+
+__global__ void Increment(float* x) { x[0] += 1; }
+
+}  // namespace
+
+void LaunchIota(int n, int blocks, int threads, int* y) {
+  Iota<<<blocks, threads>>>(n, y);
+}
+
+void LaunchBlockSums(const float* x, int blocks, int threads, float* sums) {
+  BlockSums<<<blocks, threads>>>(x,
+                                 sums);
+}
+
+void LaunchDivergentBarrier(int* y) { DivergentBarrier<<<1, 4>>>(y); }
+
+void LaunchCount(int threads, int* y) { Count<<<dim3(2, 1, 1), threads, 0, nullptr>>>(y); }
+
+void LaunchIncrement(float* x) { Increment<<<1, 1>>>(x); }
+
+}  // namespace caffe_emu_test
