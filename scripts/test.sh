@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, and runs every test.
 # Golden tests read ../shared (or $CAFFE_SHARED_DIR) and skip, saying so, where it is absent.
-# Where nvcc exists, the GPU variant is also built and its suite run (GPU cases skip without a GPU).
+# Then the GPU variant runs on the CUDA emulator (docs/CUDA_EMU.md): the whole suite again, with
+# the GPU paths executing on the host. Where nvcc exists, the real GPU variant is also built and
+# its suite run (GPU cases skip without a GPU).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${CAFFE_JOBS:-$(nproc)}"
@@ -9,6 +11,14 @@ JOBS="${CAFFE_JOBS:-$(nproc)}"
 scripts/install_deps.sh
 scripts/build.sh
 (cd build && ctest --output-on-failure -j "$JOBS")
+
+if [ "${CAFFE_SKIP_EMU_BUILD:-0}" != 1 ]; then
+  echo "test: the GPU variant on the CUDA emulator in build-emu/ (every test, GPU code on the host)"
+  # oneDNN, OpenCV and Python are the CPU build's business; here only the GPU paths are new.
+  CAFFE_BUILD_DIR=build-emu scripts/build.sh -DCAFFE_CUDA_EMU=ON -DCAFFE_DNNL=OFF \
+    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=OFF -DCAFFE_TEST_SCOPE=all
+  (cd build-emu && ctest --output-on-failure -j "$JOBS")
+fi
 
 NVCC="$(command -v nvcc || true)"
 [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
