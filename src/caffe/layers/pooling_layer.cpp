@@ -584,9 +584,24 @@ template <typename Dtype>
 bool PoolingLayer<Dtype>::DeclareMemoryUse(
     lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
     const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
-  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  // MAX pooling keeps the argmax here when top[1] does not hold it.
-  uses->AddData(max_idx_, pass == lms::Pass::kForward ? lms::kWrite : lms::kRead);
+  // The windows' recorded choices: MAX's argmax (here when top[1] does not hold it) and
+  // STOCHASTIC's sampled positions (GPU, TRAIN phase), written forward, read backward.
+  const auto choices = pass == lms::Pass::kForward ? lms::kWrite : lms::kRead;
+  uses->AddData(max_idx_, choices);
+#ifndef CPU_ONLY
+  uses->AddData(rand_idx_, choices);
+#endif
+  if (pass == lms::Pass::kForward) {
+    Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+    return true;
+  }
+  // Backward routes the top's gradient through those choices (AVE through the geometry alone):
+  // neither the bottom's data nor the top's is read, so LMS need not bring them back.
+  uses->AddDiff(*top[0], lms::kRead);
+  if (method_ == PoolingParameter_PoolMethod_MAX && top.size() > 1) {
+    uses->AddData(*top[1], lms::kRead);
+  }
+  if (propagate_down[0]) uses->AddDiff(*bottom[0], lms::kWrite);
   return true;
 }
 

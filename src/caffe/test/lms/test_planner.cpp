@@ -352,6 +352,40 @@ TEST_F(PlannerTest, LayersWithInternalBuffersDeclareThem) {
   }
 }
 
+// MAX pooling's backward pass reads the top's gradient and the argmax only: under LMS the
+// bottom's data (the largest buffer around a pooling layer) need not come back for it.
+TEST_F(PlannerTest, PoolingBackwardReadsNeitherDataBlob) {
+  std::unique_ptr<Net<float>> net = MakeNet(NetText());
+  const int pool = 2 * 8 + 1;  // data, 8 x (conv, relu), pool
+  ASSERT_EQ(net->layer_names()[pool], "pool");
+  const Layer<float>& layer = *net->layers()[pool];
+  Blob<float>& bottom = *net->bottom_vecs()[pool][0];
+  Blob<float>& top = *net->top_vecs()[pool][0];
+  MemoryUses backward;
+  ASSERT_TRUE(layer.DeclareMemoryUse(Pass::kBackward, net->bottom_vecs()[pool],
+                                     net->top_vecs()[pool], {true}, &backward));
+  unsigned top_diff = 0, bottom_diff = 0;
+  for (const MemoryUse& use : backward.uses()) {
+    EXPECT_NE(use.memory, bottom.data().get()) << "the bottom's data";
+    EXPECT_NE(use.memory, top.data().get()) << "the top's data";
+    if (use.memory == top.diff().get()) top_diff |= use.access;
+    if (use.memory == bottom.diff().get()) bottom_diff |= use.access;
+  }
+  EXPECT_EQ(top_diff, kRead);
+  EXPECT_EQ(bottom_diff, kWrite);
+  MemoryUses own, base;
+  layer.DeclareMemoryUse(Pass::kForward, net->bottom_vecs()[pool], net->top_vecs()[pool], {true},
+                         &own);
+  layer.Layer<float>::DeclareMemoryUse(Pass::kForward, net->bottom_vecs()[pool],
+                                       net->top_vecs()[pool], {true}, &base);
+#ifdef CPU_ONLY
+  const size_t internal = 1;  // the argmax
+#else
+  const size_t internal = 2;  // the argmax and STOCHASTIC's samples
+#endif
+  EXPECT_EQ(own.uses().size(), base.uses().size() + internal);
+}
+
 TEST_F(PlannerTest, ReleasesEachBufferAfterItsLastUseInThePass) {
   std::unique_ptr<Net<float>> net = MakeNet(NetText());
   Options options;
