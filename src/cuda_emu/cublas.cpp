@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <string>
 
 #include "emu_state.hpp"
 
@@ -29,11 +28,7 @@ size_t MatrixSpan(int rows, int cols, int ld) {
 // Checks that `elements` of T at `pointer` are device memory the handle's GPU can use.
 template <typename T>
 bool DeviceOperand(const char* routine, const char* name, const T* pointer, size_t elements) {
-  if (elements == 0) return true;
-  const std::string why = CheckDeviceRange(pointer, elements * sizeof(T), name);
-  if (why.empty()) return true;
-  std::fprintf(stderr, "CUDA emulator: %s: %s\n", routine, why.c_str());
-  return false;
+  return elements == 0 || UsableOnDevice(routine, pointer, elements * sizeof(T), name);
 }
 
 // A scalar cuBLAS reads or writes through a host pointer (CUBLAS_POINTER_MODE_HOST).
@@ -83,19 +78,15 @@ float Asum(int n, const float* x, int incx) { return cblas_sasum(n, x, incx); }
 double Asum(int n, const double* x, int incx) { return cblas_dasum(n, x, incx); }
 
 // A handle works on the GPU that was current when it was made.
-bool ValidHandle(cublasHandle_t handle) {
-  if (handle == nullptr) return false;
-  if (handle->device == CurrentDevice()) return true;
-  std::fprintf(stderr, "CUDA emulator: a cuBLAS handle made on GPU %d is used on GPU %d\n",
-               handle->device, CurrentDevice());
-  return false;
+bool ValidHandle(const char* routine, cublasHandle_t handle) {
+  return handle != nullptr && MadeOnCurrentDevice(routine, "cuBLAS handle", handle->device);
 }
 
 template <typename T>
 cublasStatus_t GemmChecked(const char* routine, cublasHandle_t handle, cublasOperation_t ta,
                            cublasOperation_t tb, int m, int n, int k, const T* alpha, const T* A,
                            int lda, const T* B, int ldb, const T* beta, T* C, int ldc) {
-  if (!ValidHandle(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!ValidHandle(routine, handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   const int a_rows = ta == CUBLAS_OP_N ? m : k, a_cols = ta == CUBLAS_OP_N ? k : m;
   const int b_rows = tb == CUBLAS_OP_N ? k : n, b_cols = tb == CUBLAS_OP_N ? n : k;
   if (m < 0 || n < 0 || k < 0 || lda < std::max(1, a_rows) || ldb < std::max(1, b_rows) ||
@@ -120,7 +111,7 @@ template <typename T>
 cublasStatus_t GemvChecked(const char* routine, cublasHandle_t handle, cublasOperation_t trans,
                            int m, int n, const T* alpha, const T* A, int lda, const T* x,
                            int incx, const T* beta, T* y, int incy) {
-  if (!ValidHandle(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!ValidHandle(routine, handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx <= 0 || incy <= 0) {
     std::fprintf(stderr, "CUDA emulator: %s: invalid m=%d n=%d lda=%d incx=%d incy=%d\n",
                  routine, m, n, lda, incx, incy);
@@ -142,7 +133,7 @@ cublasStatus_t GemvChecked(const char* routine, cublasHandle_t handle, cublasOpe
 template <typename T>
 cublasStatus_t AxpyChecked(const char* routine, cublasHandle_t handle, int n, const T* alpha,
                            const T* x, int incx, T* y, int incy) {
-  if (!ValidHandle(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!ValidHandle(routine, handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (n <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!HostScalar(routine, "alpha", alpha) ||
       !DeviceOperand(routine, "x", x, VectorSpan(n, incx)) ||
@@ -157,7 +148,7 @@ cublasStatus_t AxpyChecked(const char* routine, cublasHandle_t handle, int n, co
 template <typename T>
 cublasStatus_t ScalChecked(const char* routine, cublasHandle_t handle, int n, const T* alpha, T* x,
                            int incx) {
-  if (!ValidHandle(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!ValidHandle(routine, handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (n <= 0 || incx <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!HostScalar(routine, "alpha", alpha) ||
       !DeviceOperand(routine, "x", x, VectorSpan(n, incx))) {
@@ -171,7 +162,7 @@ cublasStatus_t ScalChecked(const char* routine, cublasHandle_t handle, int n, co
 template <typename T>
 cublasStatus_t DotChecked(const char* routine, cublasHandle_t handle, int n, const T* x, int incx,
                           const T* y, int incy, T* result) {
-  if (!ValidHandle(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!ValidHandle(routine, handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!HostScalar(routine, "result", result)) return CUBLAS_STATUS_EXECUTION_FAILED;
   *result = 0;
   if (n <= 0) return CUBLAS_STATUS_SUCCESS;
@@ -191,7 +182,7 @@ cublasStatus_t DotChecked(const char* routine, cublasHandle_t handle, int n, con
 template <typename T>
 cublasStatus_t AsumChecked(const char* routine, cublasHandle_t handle, int n, const T* x, int incx,
                            T* result) {
-  if (!ValidHandle(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!ValidHandle(routine, handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (!HostScalar(routine, "result", result)) return CUBLAS_STATUS_EXECUTION_FAILED;
   *result = 0;
   if (n <= 0 || incx <= 0) return CUBLAS_STATUS_SUCCESS;

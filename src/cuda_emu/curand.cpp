@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <limits>
 #include <random>
-#include <string>
 
 #include "emu_state.hpp"
 
@@ -27,15 +26,8 @@ namespace {
 
 template <typename T>
 bool DeviceOutput(const char* routine, curandGenerator_t generator, T* output, size_t n) {
-  if (generator->device != CurrentDevice()) {
-    std::fprintf(stderr, "CUDA emulator: %s: a generator made on GPU %d is used on GPU %d\n",
-                 routine, generator->device, CurrentDevice());
-    return false;
-  }
-  const std::string why = CheckDeviceRange(output, n * sizeof(T), "the output");
-  if (why.empty()) return true;
-  std::fprintf(stderr, "CUDA emulator: %s: %s\n", routine, why.c_str());
-  return false;
+  return MadeOnCurrentDevice(routine, "generator", generator->device) &&
+         UsableOnDevice(routine, output, n * sizeof(T), "the output");
 }
 
 // Uniform in (0, 1], as cuRAND's uniform distribution.

@@ -47,6 +47,14 @@ cudaError_t Fail(cudaError_t error, const std::string& why);
 /// naming `what`, else an empty string.
 std::string CheckDeviceRange(const void* pointer, size_t bytes, const char* what);
 
+/// CheckDeviceRange for an emulated call (`call`: "cublasSgemm", ...): true when fine, else
+/// prints why and returns false.
+bool UsableOnDevice(const char* call, const void* pointer, size_t bytes, const char* what);
+
+/// True when `device`, the GPU a handle (`what`: "cuBLAS handle", ...) was made on, is the current
+/// one; else prints both and returns false.
+bool MadeOnCurrentDevice(const char* call, const char* what, int device);
+
 }  // namespace caffe_emu
 
 #endif  // CAFFE_CUDA_EMU_EMU_STATE_HPP_

@@ -27,7 +27,6 @@ struct Block {
   FiberContext scheduler;
   std::vector<FiberContext> fibers;
   std::vector<char> finished;
-  std::vector<char> waiting;  // at a barrier
   int running = -1;
   void (*body)(void*) = nullptr;
   void* context = nullptr;
@@ -55,14 +54,12 @@ void SetThread(unsigned int linear) {
   threadIdx.z = linear / (blockDim.x * blockDim.y);
 }
 
-
 void RunBlockAsFibers(unsigned int threads, void (*body)(void*), void* context) {
   Block block;
   block.body = body;
   block.context = context;
   block.fibers.resize(threads);
   block.finished.assign(threads, 0);
-  block.waiting.assign(threads, 0);
   while (fiber_stacks.size() < threads) {
     fiber_stacks.emplace_back(new char[kFiberStackBytes]);
   }
@@ -74,7 +71,6 @@ void RunBlockAsFibers(unsigned int threads, void (*body)(void*), void* context) 
     unsigned int at_barrier = 0, done = 0;
     for (unsigned int t = 0; t < threads; ++t) {
       if (block.finished[t]) continue;
-      block.waiting[t] = 0;
       block.running = static_cast<int>(t);
       SetThread(t);
       SwitchFiber(&block.scheduler, &block.fibers[t]);
@@ -133,18 +129,9 @@ void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* 
 
 void CheckKernelPointer(const void* pointer, int index) {
   if (pointer == nullptr) return;
-  const Place place = Locate(pointer);
-  std::ostringstream why;
-  if (place.kind == Place::kHost) {
-    why << "kernel argument " << index << " (" << pointer
-        << ") is host memory that is not pinned: a GPU would fault on it";
-  } else if (place.kind == Place::kDevice && place.device != CurrentDevice()) {
-    why << "kernel argument " << index << " (" << pointer << ") is GPU " << place.device
-        << "'s memory, but the kernel runs on GPU " << CurrentDevice();
-  } else {
-    return;
-  }
-  Abort(why.str());
+  const std::string why =
+      CheckDeviceRange(pointer, 0, ("kernel argument " + std::to_string(index)).c_str());
+  if (!why.empty()) Abort(why);
 }
 
 }  // namespace caffe_emu
@@ -157,6 +144,5 @@ void __syncthreads() {
                      "rewrite_launches.py's cooperative launch (does it call __syncthreads "
                      "through a helper the script does not know?)");
   }
-  block->waiting[block->running] = 1;
   caffe_emu::SwitchFiber(&block->fibers[block->running], &block->scheduler);
 }

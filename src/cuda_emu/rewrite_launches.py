@@ -6,8 +6,8 @@ Each launch `kernel<<<config>>>(args)` becomes
                         [&](auto&&... caffe_emu_a) { kernel(caffe_emu_a...); }, args)
 (cuda_emu/launch.hpp). `cooperative` is true for kernels that synchronize their blocks: those
 whose body calls __syncthreads or BlockReduce, or a function of the file that does (cooperative
-launches run each thread as a fiber, which costs far more than a plain call). A #line directive keeps compiler messages
-pointing at the .cu file.
+launches run each thread as a fiber, which costs far more than a plain call). A #line directive
+keeps compiler messages pointing at the .cu file.
 
 Usage: rewrite_launches.py input.cu output.cpp [root]
 (the #line names input.cu relative to `root`, so that the output is the same in every checkout
@@ -123,7 +123,8 @@ def rewrite(text):
         config = ' '.join(text[chevrons + 3:close].split())
         args = text[paren + 1:last]
         launch = ('::caffe_emu::Launch(::caffe_emu::MakeConfig(%s), %s, '
-                  '[&](auto&&... caffe_emu_a) { %s(caffe_emu_a...); }' % (config, cooperative, kernel))
+                  '[&](auto&&... caffe_emu_a) { %s(caffe_emu_a...); }'
+                  % (config, cooperative, kernel))
         # Keep the line count, so later lines keep their numbers.
         lost = text[start:paren + 1].count('\n')
         launch += '\n' * lost

@@ -33,6 +33,10 @@ constexpr size_t kAlignment = 256;
 constexpr int kMaxDevices = 16;
 constexpr unsigned char kUninitializedByte = 0xff;  // a NaN in every float and double
 
+size_t RoundUp(size_t value, size_t multiple) {
+  return (value + multiple - 1) / multiple * multiple;
+}
+
 // "4G", "512M", "65536K" or a plain byte count; `fallback` when unset or unreadable.
 size_t BytesFromEnv(const char* name, size_t fallback) {
   const char* text = std::getenv(name);
@@ -116,7 +120,7 @@ Arena& TheArena() {
       for (int i = 0; i < configured; ++i) made->visible.push_back(i);
     }
     made->per_device = BytesFromEnv("CAFFE_CUDA_EMU_MEMORY", size_t{4} << 30);
-    made->per_device = (made->per_device + kAlignment - 1) / kAlignment * kAlignment;
+    made->per_device = RoundUp(made->per_device, kAlignment);
     const size_t total = made->per_device * std::max<size_t>(made->visible.size(), 1);
     void* mapping = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                          -1, 0);
@@ -154,6 +158,17 @@ bool ValidDevice(int device) {
   return device >= 0 && device < static_cast<int>(TheArena().visible.size());
 }
 
+// Says how [pointer, pointer + bytes) runs past the end of `place`, its allocation; empty when it
+// does not.
+std::string Overrun(const Place& place, const void* pointer, size_t bytes, const char* what) {
+  const char* begin = static_cast<const char*>(pointer);
+  if (begin + bytes <= place.base + place.size) return "";
+  std::ostringstream why;
+  why << what << " runs past the end of its allocation: " << bytes << " bytes from byte "
+      << begin - place.base << " of " << place.size;
+  return why.str();
+}
+
 // Checks a copy's two sides against its kind; empty when fine.
 std::string CheckCopy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   const bool dst_device = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
@@ -171,14 +186,9 @@ std::string CheckCopy(void* dst, const void* src, size_t bytes, cudaMemcpyKind k
       return why.str();
     }
     if (place.kind == Place::kHost) continue;
-    const char* begin = static_cast<const char*>(pointer);
-    if (begin + bytes > place.base + place.size) {
-      std::ostringstream why;
-      why << "copy of " << bytes << " bytes runs past the end of its " << what
-          << "'s allocation (" << place.size << " bytes, the copy starts at byte "
-          << begin - place.base << ")";
-      return why.str();
-    }
+    const std::string why = Overrun(place, pointer, bytes, side == 0 ? "the copy's destination"
+                                                                     : "the copy's source");
+    if (!why.empty()) return why;
   }
   return "";
 }
@@ -245,12 +255,25 @@ std::string CheckDeviceRange(const void* pointer, size_t bytes, const char* what
     why << what << " " << pointer << " is host memory that is not pinned; GPU code cannot use it";
   } else if (place.kind == Place::kDevice && place.device != current_device) {
     why << what << " " << pointer << " is GPU " << place.device
-        << "'s memory, used on GPU " << current_device;
-  } else if (static_cast<const char*>(pointer) + bytes > place.base + place.size) {
-    why << what << " runs past the end of its allocation: " << bytes << " bytes from byte "
-        << static_cast<const char*>(pointer) - place.base << " of " << place.size;
+        << "'s memory, but the kernel runs on GPU " << current_device;
+  } else {
+    return Overrun(place, pointer, bytes, what);
   }
   return why.str();
+}
+
+bool UsableOnDevice(const char* call, const void* pointer, size_t bytes, const char* what) {
+  const std::string why = CheckDeviceRange(pointer, bytes, what);
+  if (why.empty()) return true;
+  std::fprintf(stderr, "CUDA emulator: %s: %s\n", call, why.c_str());
+  return false;
+}
+
+bool MadeOnCurrentDevice(const char* call, const char* what, int device) {
+  if (device == current_device) return true;
+  std::fprintf(stderr, "CUDA emulator: %s: a %s made on GPU %d is used on GPU %d\n", call, what,
+               device, current_device);
+  return false;
 }
 
 }  // namespace caffe_emu
@@ -316,8 +339,7 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
   const int device = caffe_emu::current_device;
   if (!caffe_emu::ValidDevice(device)) return caffe_emu::Record(cudaErrorNoDevice);
   if (bytes == 0) return cudaSuccess;
-  const size_t rounded = (bytes + caffe_emu::kAlignment - 1) / caffe_emu::kAlignment *
-                         caffe_emu::kAlignment;
+  const size_t rounded = caffe_emu::RoundUp(bytes, caffe_emu::kAlignment);
   char* block = nullptr;
   {
     std::lock_guard<std::mutex> lock(arena.mutex);
@@ -378,7 +400,7 @@ cudaError_t cudaFree(void* ptr) {
   }
   // Give the whole huge pages of a large block back to the system.
   const uintptr_t page = uintptr_t{2} << 20;
-  const uintptr_t first = (reinterpret_cast<uintptr_t>(block) + page - 1) / page * page;
+  const uintptr_t first = caffe_emu::RoundUp(reinterpret_cast<uintptr_t>(block), page);
   const uintptr_t last = (reinterpret_cast<uintptr_t>(block) + released) / page * page;
   if (last > first) {
     madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
@@ -432,8 +454,9 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
 
 cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
   if (bytes == 0) return cudaSuccess;
-  const std::string why = caffe_emu::CheckDeviceRange(ptr, bytes, "cudaMemset's pointer");
-  if (!why.empty()) return Fail(cudaErrorInvalidValue, why);
+  if (!caffe_emu::UsableOnDevice("cudaMemset", ptr, bytes, "the pointer")) {
+    return caffe_emu::Record(cudaErrorInvalidValue);
+  }
   caffe_emu::DeviceAccess access;
   std::memset(ptr, value, bytes);
   return cudaSuccess;

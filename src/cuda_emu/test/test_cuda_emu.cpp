@@ -1,7 +1,8 @@
 // The CUDA emulator's own tests (docs/CUDA_EMU.md): kernels cover their grid and meet at barriers,
 // and the mistakes a GPU punishes (host memory in a kernel, device memory touched by the host, a
 // copy of the wrong kind or past an allocation, an empty grid, bad BLAS sizes, an odd normal fill)
-// are caught as a GPU or its libraries would catch them, or louder. Its main makes two emulated GPUs.
+// are caught as a GPU or its libraries would catch them, or louder. Its main makes two emulated
+// GPUs.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
