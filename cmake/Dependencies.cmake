@@ -164,7 +164,10 @@ endif()
 # system's. DDL uses it for its GPU communicator when MPI is also built, and multi-GPU training in
 # one process (`caffe train -gpu 0,1`) for its allreduce. Exposed as caffe_nccl.
 set(CAFFE_HAVE_NCCL OFF)
-if(CAFFE_HAVE_CUDA AND NOT CAFFE_CUDA_EMU)
+if(CAFFE_CUDA_EMU AND NOT CAFFE_NCCL STREQUAL "OFF")
+  # The emulator's NCCL (src/cuda_emu/nccl.cpp; its CMakeLists.txt makes caffe_nccl).
+  set(CAFFE_HAVE_NCCL ON)
+elseif(CAFFE_HAVE_CUDA AND NOT CAFFE_NCCL STREQUAL "OFF")
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
   find_library(NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
   if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
@@ -174,6 +177,8 @@ if(CAFFE_HAVE_CUDA AND NOT CAFFE_CUDA_EMU)
       target_link_libraries(caffe_nccl INTERFACE ${NCCL_LIBRARY})
     endif()
     set(CAFFE_HAVE_NCCL ON)
+  elseif(CAFFE_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "CAFFE_NCCL=ON but nccl.h or libnccl was not found")
   else()
     message(STATUS "NCCL not found: GPU learners reduce through MPI on the host, and "
                    "multi-GPU training in one process sums gradients in host memory")

@@ -17,7 +17,8 @@ if [ "${CAFFE_SKIP_EMU_BUILD:-0}" != 1 ]; then
   # oneDNN, OpenCV and Python are the CPU build's business; here only the GPU paths are new.
   CAFFE_BUILD_DIR=build-emu scripts/build.sh -DCAFFE_CUDA_EMU=ON -DCAFFE_DNNL=OFF \
     -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=OFF -DCAFFE_TEST_SCOPE=all
-  (cd build-emu && ctest --output-on-failure -j "$JOBS")
+  # Two emulated GPUs, so that multi-GPU training and GPU learners under mpirun use NCCL.
+  (cd build-emu && CAFFE_CUDA_EMU_DEVICES=2 ctest --output-on-failure -j "$JOBS")
 fi
 
 NVCC="$(command -v nvcc || true)"

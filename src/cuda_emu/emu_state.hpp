@@ -28,6 +28,10 @@ int CurrentDevice();
 /// Number of emulated GPUs visible to the process (CAFFE_CUDA_EMU_DEVICES, CUDA_VISIBLE_DEVICES).
 int DeviceCount();
 
+/// The emulated GPU that visible index `device` names: the same in every process of the machine,
+/// whatever CUDA_VISIBLE_DEVICES each was given.
+int PhysicalDevice(int device);
+
 /// While one exists (in any thread), device memory is readable and writable from the host: kernels,
 /// copies and the emulated libraries run inside one.
 class DeviceAccess {

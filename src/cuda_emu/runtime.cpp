@@ -227,6 +227,8 @@ int CurrentDevice() { return current_device; }
 
 int DeviceCount() { return static_cast<int>(TheArena().visible.size()); }
 
+int PhysicalDevice(int device) { return TheArena().visible.at(device); }
+
 DeviceAccess::DeviceAccess() {
   Arena& arena = TheArena();
   std::lock_guard<std::mutex> lock(arena.mutex);
@@ -301,7 +303,9 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   if (!caffe_emu::ValidDevice(device)) return caffe_emu::Record(cudaErrorInvalidDevice);
   std::memset(prop, 0, sizeof(*prop));
   std::snprintf(prop->name, sizeof(prop->name), "CUDA emulator (host memory)");
-  for (int i = 0; i < 16; ++i) prop->uuid.bytes[i] = static_cast<char>(device * 16 + i);
+  // The same GPU has the same UUID whichever index CUDA_VISIBLE_DEVICES gives it.
+  const int physical = caffe_emu::PhysicalDevice(device);
+  for (int i = 0; i < 16; ++i) prop->uuid.bytes[i] = static_cast<char>(physical * 16 + i);
   prop->totalGlobalMem = TheArena().per_device;
   prop->sharedMemPerBlock = 48 << 10;
   prop->regsPerBlock = 65536;
@@ -316,7 +320,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   prop->minor = 0;
   prop->multiProcessorCount = 1;
   prop->asyncEngineCount = 1;
-  prop->pciBusID = TheArena().visible[device];
+  prop->pciBusID = physical;
   return cudaSuccess;
 }
 

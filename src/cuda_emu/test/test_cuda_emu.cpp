@@ -12,35 +12,11 @@
 #include <cstdlib>
 #include <vector>
 
+#include "device_array.hpp"
 #include "emu_kernels.hpp"
 
 namespace caffe_emu_test {
 namespace {
-
-// Device memory for `count` values of T, freed at the end of the test.
-template <typename T>
-class DeviceArray {
- public:
-  explicit DeviceArray(size_t count) : count_(count) {
-    EXPECT_EQ(cudaMalloc(&data_, count * sizeof(T)), cudaSuccess);
-  }
-  ~DeviceArray() { cudaFree(data_); }
-  T* get() const { return data_; }
-  std::vector<T> Read() const {
-    std::vector<T> host(count_);
-    EXPECT_EQ(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    return host;
-  }
-  void Write(const std::vector<T>& host) {
-    EXPECT_EQ(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
-              cudaSuccess);
-  }
-
- private:
-  size_t count_;
-  T* data_ = nullptr;
-};
 
 class CudaEmuTest : public ::testing::Test {
  protected:
