@@ -182,8 +182,8 @@ void SetModeFromGpus(const vector<int>& gpus) {
     Caffe::set_mode(Caffe::CPU);
     return;
   }
-  CAFFE_CHECK_EQ(gpus.size(), 1u)
-      << "-gpu " << FLAGS_gpu << ": this command runs on one GPU; give a single device id";
+  CAFFE_CHECK(gpus.size() == 1) << "-gpu " << FLAGS_gpu << ": this command runs on one GPU ("
+                                << gpus.size() << " given); give a single device id";
   LOG(INFO) << "Use GPU with device ID " << gpus[0];
   Caffe::SetDevice(gpus[0]);
   Caffe::set_mode(Caffe::GPU);

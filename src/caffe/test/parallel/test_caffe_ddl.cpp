@@ -1,9 +1,10 @@
 // `caffe train -ddl` as users run it, under mpirun: N learners at batch B end with the weights of
 // one `caffe train` at batch N x B (2 learners in a ring; 4 oversubscribed learners with b:2x2,
-// p:2x1x2 and -bvlc); snapshots come from rank 0 only; -dump_iter prints the breakdown; a -mode
-// that does not match -n is the "invalid dim" error on every rank; a malformed -ddl names the bad
-// token; a learner killed mid-training (SIGKILL) or hung (SIGSTOP) ends the whole job with a
-// clear message within a minute. Without MPI in the build, -ddl says so.
+// p:2x1x2 and -bvlc; 2 GPU learners with n:2 and b:2, against one GPU process); snapshots come
+// from rank 0 only; -dump_iter prints the breakdown; a -mode that does not match -n is the
+// "invalid dim" error on every rank; a malformed -ddl names the bad token; a learner killed
+// mid-training (SIGKILL) or hung (SIGSTOP) ends the whole job with a clear message within a minute.
+// Without MPI in the build, -ddl says so.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -17,6 +18,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#ifndef CPU_ONLY
+#include <cuda_runtime.h>
+#endif
 
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
@@ -107,7 +112,8 @@ class CaffeDdlTest : public ::testing::Test {
 
   std::string Log(const std::string& name) { return dir_ + "/" + name + ".log"; }
 #ifdef USE_MPI
-  std::vector<std::vector<float>> SingleProcessWeights(int batch, int records);
+  std::vector<std::vector<float>> SingleProcessWeights(int batch, int records,
+                                                       const std::string& flags = "");
 #endif
 
   std::string dir_;
@@ -142,11 +148,13 @@ std::vector<std::vector<float>> ReadWeights(const std::string& caffemodel) {
 
 }  // namespace
 
-// The weights one `caffe train` at `batch` ends with after kIterations on `records` images.
-std::vector<std::vector<float>> CaffeDdlTest::SingleProcessWeights(int batch, int records) {
+// The weights one `caffe train <flags>` at `batch` ends with after kIterations on `records`
+// images.
+std::vector<std::vector<float>> CaffeDdlTest::SingleProcessWeights(int batch, int records,
+                                                                   const std::string& flags) {
   const std::string single = Solver("single", batch, records, "");
   CommandResult reference =
-      RunCommand(CaffeTool() + " train -solver " + single, Log("single"), 120);
+      RunCommand(CaffeTool() + " train -solver " + single + flags, Log("single"), 300);
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
   return ReadWeights(dir_ + "/single_iter_" + std::to_string(kIterations) + ".caffemodel");
 }
@@ -195,6 +203,35 @@ TEST_F(CaffeDdlTest, FourLearnersInEveryLayoutTrainLikeOneProcess) {
     EXPECT_EQ(Count(run.output, "Snapshotting to binary proto file"), 1) << run.output;
   }
 }
+
+#ifndef CPU_ONLY
+// GPU learners (GPU builds with a GPU): `-gpu 0` is each learner's GPU by its node-local rank. With
+// two GPUs they reduce with NCCL (-mode n) or NCCL inside the host (-mode b); on one GPU they share
+// it and reduce through host memory, as NCCL refuses two learners on one GPU. Either way they end
+// with the weights of one `caffe train -gpu 0` at their combined batch.
+TEST_F(CaffeDdlTest, GpuLearnersTrainLikeOneGpuProcess) {
+  if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+  int gpus = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&gpus), cudaSuccess);
+  const int records = 4 * kBatch * kIterations;
+  const auto expected = SingleProcessWeights(2 * kBatch, records, " -gpu 0");
+  for (const char* mode : {"n:2", "b:2"}) {
+    SCOPED_TRACE(mode);
+    const std::string name = std::string("gpu_") + mode[0];
+    const std::string ddl = Solver(name, kBatch, records, "");
+    CommandResult run = RunCommand(Mpirun(2) + CaffeTool() + " train -gpu 0 -solver " + ddl +
+                                       " -ddl \"-mode " + mode + " -dump_iter 6\"",
+                                   Log(name), 300);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    size_t blob = 0;
+    EXPECT_LE(
+        RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_6.caffemodel"), expected, &blob),
+        1e-5)
+        << "blob " << blob;
+    EXPECT_EQ(run.output.find("2 learners: nccl") != std::string::npos, gpus >= 2) << run.output;
+  }
+}
+#endif  // CPU_ONLY
 
 TEST_F(CaffeDdlTest, AModeThatDoesNotMatchTheProcessCountFailsOnEveryRank) {
   const std::string solver = Solver("s", kBatch, 64, "");

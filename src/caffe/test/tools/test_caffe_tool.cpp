@@ -9,6 +9,10 @@
 #include <fstream>
 #include <string>
 
+#ifndef CPU_ONLY
+#include <cuda_runtime.h>
+#endif
+
 #include "caffe/net.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/hdf5.hpp"
@@ -180,6 +184,59 @@ TEST_F(CaffeToolTest, GpuFlagOnACpuOnlyBuildSaysSo) {
   ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -gpu 0,1"), "no GPU support");
 }
 #endif
+
+#ifndef CPU_ONLY
+// The GPU flags as users meet them (GPU builds with a GPU; skipped elsewhere): a GPU that is not
+// there, or several for a one-GPU command, is one clear error; -gpu all trains with a solver per
+// GPU; a net too large for the device budget is a clear out-of-memory error naming the layer and
+// the bytes, and runs with -lms.
+class CaffeToolGpuTest : public CaffeToolTest {
+ protected:
+  void SetUp() override {
+    if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+    CaffeToolTest::SetUp();
+  }
+};
+
+TEST_F(CaffeToolGpuTest, AGpuThatIsNotThereIsNamed) {
+  ExpectOneClearError(RunCaffe("time -model " + net_ + " -gpu 99"), "cannot use GPU 99");
+  ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -gpu 0,99"), "cannot use GPU 99");
+  ExpectOneClearError(RunCaffe("time -model " + net_ + " -gpu 0,0"),
+                      "this command runs on one GPU (2 given)");
+}
+
+TEST_F(CaffeToolGpuTest, GpuAllTrainsOneSolverPerGpu) {
+  const CommandResult train = RunCaffe("train -solver " + Solver() + " -gpu all");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  int gpus = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&gpus), cudaSuccess);
+  EXPECT_NE(train.output.find(std::to_string(gpus) + " solver(s) on GPUs 0"), std::string::npos)
+      << train.output;
+  EXPECT_NE(train.output.find("Optimization Done."), std::string::npos) << train.output;
+}
+
+TEST_F(CaffeToolGpuTest, ANetTooLargeForTheBudgetNamesTheLayerAndRunsWithLms) {
+  // Five 2 MiB blobs and their diffs: 20 MiB in all; one layer at a time needs at most 8 MiB.
+  const std::string big = dir_ + "/big.prototxt";
+  WriteFile(big, R"(
+    force_backward: true
+    layer { name: "data" type: "DummyData" top: "data" dummy_data_param {
+      shape { dim: 8 dim: 64 dim: 32 dim: 32 } data_filler { type: "gaussian" } } }
+    layer { name: "relu1" type: "ReLU" bottom: "data" top: "a1" }
+    layer { name: "relu2" type: "ReLU" bottom: "a1" top: "a2" }
+    layer { name: "relu3" type: "ReLU" bottom: "a2" top: "a3" }
+    layer { name: "relu4" type: "ReLU" bottom: "a3" top: "a4" }
+    layer { name: "sum" type: "Reduction" bottom: "a4" top: "loss" loss_weight: 1 })");
+  const std::string time = "time -model " + big + " -gpu 0 -gpu_mem_limit 9M -iterations 1";
+  const CommandResult plain = RunCaffe(time);
+  ExpectOneClearError(plain, "ReLU layer 'relu4': out of device memory: a buffer of 2097152 bytes");
+  EXPECT_NE(plain.output.find("the budget is 9437184 bytes"), std::string::npos) << plain.output;
+  const CommandResult lms = RunCaffe(time + " -lms 0");
+  ASSERT_EQ(lms.exit_code, 0) << lms.output;
+  EXPECT_NE(lms.output.find("Average Forward-Backward:"), std::string::npos) << lms.output;
+  EXPECT_NE(lms.output.find("[LMS] swapped in "), std::string::npos) << lms.output;
+}
+#endif  // CPU_ONLY
 
 TEST_F(CaffeToolTest, TimePrintsBvlcsSummaryLines) {
   CommandResult result = RunCaffe("time -model " + net_ + " -iterations 3");
