@@ -4,7 +4,8 @@
 // run on the device copies themselves (HostView), and after the step the planner releases what
 // the pass no longer needs. Every blob, diff and parameter must be bit-identical to a plain run:
 // a swap schedule that lost a write, dropped a dirty copy, or let a layer read a stale or
-// never-copied (poisoned) buffer would show up as a difference.
+// never-copied (poisoned) buffer would show up as a difference. In GPU builds with a GPU the
+// same holds on the real CUDA device with Caffe's GPU kernels, through lms::Session.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -15,6 +16,7 @@
 
 #include "caffe/layers/neuron_layer.hpp"
 #include "caffe/lms/planner.hpp"
+#include "caffe/lms/session.hpp"
 #include "caffe/test/log_counter.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/io.hpp"
@@ -229,6 +231,44 @@ TEST_F(PlannerTest, NetSeveralTimesTheCapacityGivesBitIdenticalResults) {
     }
   }
 }
+
+#ifndef CPU_ONLY
+// As `caffe train|time -gpu 0 -lms 0 -gpu_mem_limit <a quarter of the net>` runs it: the net's
+// own Forward/Backward in GPU mode follow the plan on the CUDA device. Convolution runs on
+// Caffe's engine, whose results do not depend on the workspace a budget leaves.
+TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
+  if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+  Caffe::SetDevice(0);
+  Caffe::set_mode(Caffe::GPU);
+  std::string text = NetText();
+  for (size_t at = text.find("convolution_param { "); at != std::string::npos;
+       at = text.find("convolution_param { ", at + 1)) {
+    text.insert(at + std::string("convolution_param { ").size(), "engine: CAFFE ");
+  }
+  std::unique_ptr<Net<float>> expected = Reference(text, 2);
+  std::unique_ptr<Net<float>> net = MakeNet(text);
+  size_t total = 0, largest_step = 0;
+  PlanSizes(Planner<float>(net.get(), std::make_shared<MemoryManager>(
+                                          std::make_unique<FakeDevice>(1), Options())),
+            &total, &largest_step);
+  Options options;
+  options.threshold_kb = 0;
+  options.budget = std::max(total / 4, largest_step);
+  ASSERT_GE(total, 3 * options.budget) << "the test net should be several times the budget";
+  Session session(options, 0);
+  std::shared_ptr<Planner<float>> planner = session.Plan(net.get(), /*attach=*/true);
+  ASSERT_NE(planner, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    net->Forward();
+    net->Backward();
+  }
+  const std::shared_ptr<MemoryManager>& manager = MemoryManager::Current();
+  EXPECT_GT(manager->stats().swaps_out, 0u);
+  EXPECT_GT(manager->stats().bytes_in, total) << "buffers came back in for backward";
+  EXPECT_LE(manager->allocator().peak_reserved(), options.budget);
+  ExpectBitIdentical(expected.get(), net.get());
+}
+#endif  // CPU_ONLY
 
 TEST_F(PlannerTest, PrefetchesFollowThePlanAndHideSwapIns) {
   const std::string text = NetText();
