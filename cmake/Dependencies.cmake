@@ -80,6 +80,10 @@ elseif(NOT CAFFE_CUDA STREQUAL "OFF")
   endif()
 endif()
 set(CAFFE_HAVE_CUDNN OFF)
+if(CAFFE_CUDA_EMU AND NOT CAFFE_CUDNN STREQUAL "OFF")
+  # The emulator's cuDNN (src/cuda_emu/cudnn.cpp; its CMakeLists.txt makes caffe_cudnn).
+  set(CAFFE_HAVE_CUDNN ON)
+endif()
 if(CAFFE_HAVE_CUDA AND NOT CAFFE_CUDA_EMU)
   # "90" builds sm_90 code and embeds compute_90 PTX, which newer GPUs compile at load time.
   set(CAFFE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures (PTX of each is embedded)")

@@ -1,8 +1,8 @@
 // The CUDA emulator's own tests (docs/CUDA_EMU.md): kernels cover their grid and meet at barriers,
 // and the mistakes a GPU punishes (host memory in a kernel, device memory touched by the host, a
 // copy of the wrong kind or past an allocation, an empty grid, bad BLAS sizes, an odd normal fill)
-// are caught as a GPU or its libraries would catch them, or louder. Its main makes two emulated
-// GPUs.
+// are caught as a GPU or its libraries would catch them, or louder. Its main (emu_test_main.cpp)
+// makes two emulated GPUs.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
@@ -201,13 +201,3 @@ TEST_F(CudaEmuDeathTest, ThreadsThatSkipABarrierDie) {
 
 }  // namespace
 }  // namespace caffe_emu_test
-
-// Two small emulated GPUs, set before the emulator's first call reads them.
-int main(int argc, char** argv) {
-  setenv("CAFFE_CUDA_EMU_DEVICES", "2", 1);
-  setenv("CAFFE_CUDA_EMU_MEMORY", "256M", 1);
-  unsetenv("CUDA_VISIBLE_DEVICES");
-  ::testing::InitGoogleTest(&argc, argv);
-  ::testing::GTEST_FLAG(death_test_style) = "threadsafe";
-  return RUN_ALL_TESTS();
-}

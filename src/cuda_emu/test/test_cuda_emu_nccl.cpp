@@ -1,8 +1,8 @@
 // The CUDA emulator's NCCL (src/cuda_emu/nccl.cpp): collectives give the exact sums, gathers and
 // broadcasts, in place and out of place, across chunk boundaries, between threads and between
 // processes; and the mistakes NCCL punishes (two ranks on one GPU, host buffers, ranks calling
-// different collectives, a peer that died or left) are errors rather than hangs. Its main makes
-// two emulated GPUs.
+// different collectives, a peer that died or left) are errors rather than hangs. Its main
+// (emu_test_main.cpp) makes two emulated GPUs.
 #include <nccl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -257,11 +257,3 @@ TEST(NcclEmuProcessTest, APeerProcessThatDiedIsAnErrorNotAHang) {
 
 }  // namespace
 }  // namespace caffe_emu_test
-
-int main(int argc, char** argv) {
-  setenv("CAFFE_CUDA_EMU_DEVICES", "2", 1);
-  setenv("CAFFE_CUDA_EMU_MEMORY", "256M", 1);
-  unsetenv("CUDA_VISIBLE_DEVICES");
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}
