@@ -1,4 +1,4 @@
-// The CUDA emulator's cuDNN (src/cuda_emu/cudnn.cpp) against direct computations written here
+// The CUDA emulator's cuDNN (src/cuda_emu/cudnn*.cpp) against direct computations written here
 // independently: convolution (padding, stride, dilation, groups, both modes, strided tensors,
 // every algorithm the getters offer, alpha/beta blending), its bias gradient, AddTensor, pooling,
 // LRN, activations and softmax, forward and backward; gradients without a closed form here are
