@@ -114,6 +114,9 @@ class CaffeDdlTest : public ::testing::Test {
 #ifdef USE_MPI
   std::vector<std::vector<float>> SingleProcessWeights(int batch, int records,
                                                        const std::string& flags = "");
+  /// The run `name`'s last snapshot has `expected`'s weights, within 1e-5 relative.
+  void ExpectFinalWeights(const std::string& name,
+                          const std::vector<std::vector<float>>& expected);
 #endif
 
   std::string dir_;
@@ -159,6 +162,16 @@ std::vector<std::vector<float>> CaffeDdlTest::SingleProcessWeights(int batch, in
   return ReadWeights(dir_ + "/single_iter_" + std::to_string(kIterations) + ".caffemodel");
 }
 
+void CaffeDdlTest::ExpectFinalWeights(const std::string& name,
+                                      const std::vector<std::vector<float>>& expected) {
+  size_t blob = 0;
+  EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_" +
+                                           std::to_string(kIterations) + ".caffemodel"),
+                               expected, &blob),
+            1e-5)
+      << name << ": blob " << blob;
+}
+
 TEST_F(CaffeDdlTest, LearnersTrainLikeOneProcessWithTheirCombinedBatch) {
   const int records = 4 * kBatch * kIterations;
   const auto expected = SingleProcessWeights(2 * kBatch, records);
@@ -168,9 +181,7 @@ TEST_F(CaffeDdlTest, LearnersTrainLikeOneProcessWithTheirCombinedBatch) {
                                      " -ddl \"-mode r:2 -dump_iter 3 -dbg_level 1\"",
                                  Log("ddl"), 180);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  size_t blob = 0;
-  EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/ddl_iter_6.caffemodel"), expected, &blob), 1e-5)
-      << "blob " << blob;
+  ExpectFinalWeights("ddl", expected);
   // With -dbg_level 1 every learner logs; only rank 0 snapshots (iterations 3 and 6).
   EXPECT_EQ(Count(run.output, "DDL: learner "), 2) << run.output;
   EXPECT_EQ(Count(run.output, "Snapshotting to binary proto file"), 2) << run.output;
@@ -195,11 +206,7 @@ TEST_F(CaffeDdlTest, FourLearnersInEveryLayoutTrainLikeOneProcess) {
     CommandResult run = RunCommand(
         Mpirun(4) + CaffeTool() + " train -solver " + ddl + " " + runs[i], Log(name), 240);
     ASSERT_EQ(run.exit_code, 0) << run.output;
-    size_t blob = 0;
-    EXPECT_LE(
-        RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_6.caffemodel"), expected, &blob),
-        1e-5)
-        << "blob " << blob;
+    ExpectFinalWeights(name, expected);
     EXPECT_EQ(Count(run.output, "Snapshotting to binary proto file"), 1) << run.output;
   }
 }
@@ -223,11 +230,7 @@ TEST_F(CaffeDdlTest, GpuLearnersTrainLikeOneGpuProcess) {
                                        " -ddl \"-mode " + mode + " -dump_iter 6\"",
                                    Log(name), 300);
     ASSERT_EQ(run.exit_code, 0) << run.output;
-    size_t blob = 0;
-    EXPECT_LE(
-        RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_6.caffemodel"), expected, &blob),
-        1e-5)
-        << "blob " << blob;
+    ExpectFinalWeights(name, expected);
     EXPECT_EQ(run.output.find("2 learners: nccl") != std::string::npos, gpus >= 2) << run.output;
   }
 }
