@@ -42,6 +42,9 @@ class DeviceAccess {
   DeviceAccess& operator=(const DeviceAccess&) = delete;
 };
 
+/// Prints why `call` (an emulated library call) fails, with the emulator's prefix, to stderr.
+void Complain(const char* call, const std::string& why);
+
 /// Records `error` as the thread's last error, prints `why` (what a GPU would not say) to stderr
 /// with the emulator's prefix, and returns `error`.
 cudaError_t Fail(cudaError_t error, const std::string& why);

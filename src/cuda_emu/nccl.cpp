@@ -114,10 +114,6 @@ struct ncclComm {
 namespace caffe_emu {
 namespace {
 
-void Complain(const char* call, const std::string& why) {
-  std::fprintf(stderr, "CUDA emulator: %s: %s\n", call, why.c_str());
-}
-
 size_t TypeSize(ncclDataType_t type) {
   switch (type) {
     case ncclFloat: return sizeof(float);
@@ -204,6 +200,19 @@ ncclResult_t Barrier(ncclComm* comm, const char* call) {
   });
 }
 
+// NCCL refuses two ranks on one GPU: fails when `rank`'s GPU is another rank's too.
+ncclResult_t CheckOwnGpu(const Header& header, int rank, int nranks, const char* call) {
+  const int device = header.slots[rank].device;
+  for (int peer = 0; peer < nranks; ++peer) {
+    if (peer != rank && header.slots[peer].device == device) {
+      Complain(call, "Duplicate GPU detected: rank " + std::to_string(rank) + " and rank " +
+                         std::to_string(peer) + " both on CUDA device " + std::to_string(device));
+      return ncclInvalidUsage;
+    }
+  }
+  return ncclSuccess;
+}
+
 // Joins `comm`'s rank to its region's other ranks on `physical_device`; checks that they agree on
 // the size and that no two share a GPU, as NCCL does.
 ncclResult_t Join(ncclComm* comm, int physical_device, const char* call) {
@@ -230,15 +239,7 @@ ncclResult_t Join(ncclComm* comm, int physical_device, const char* call) {
       [&](int) { return header.joined.load(std::memory_order_acquire) == comm->nranks; },
       kJoinTimeout);
   if (joined != ncclSuccess) return joined;
-  for (int peer = 0; peer < comm->nranks; ++peer) {
-    if (peer != comm->rank && header.slots[peer].device == physical_device) {
-      Complain(call, "Duplicate GPU detected: rank " + std::to_string(comm->rank) + " and rank " +
-                         std::to_string(peer) + " both on CUDA device " +
-                         std::to_string(physical_device));
-      return ncclInvalidUsage;
-    }
-  }
-  return ncclSuccess;
+  return CheckOwnGpu(header, comm->rank, comm->nranks, call);
 }
 
 // One collective call, checked and ready to run.
@@ -533,30 +534,20 @@ ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devlist) {
   void* base = caffe_emu::MapZeroed(-1);
   if (base == nullptr) return ncclSystemError;
   auto region = std::make_shared<caffe_emu::Region>(base, "");
-  std::vector<ncclComm*> made;
-  ncclResult_t status = ncclSuccess;
-  for (int i = 0; i < ndev && status == ncclSuccess; ++i) {
-    made.push_back(caffe_emu::NewComm(region, i, ndev, devices[i]));
-    caffe_emu::RankSlot& slot = region->header().slots[i];
+  caffe_emu::Header& header = region->header();
+  for (int i = 0; i < ndev; ++i) {
+    caffe_emu::RankSlot& slot = header.slots[i];
     slot.state = caffe_emu::kJoined;
     slot.pid = getpid();
     slot.device = caffe_emu::PhysicalDevice(devices[i]);
-    for (int j = 0; j < i; ++j) {
-      if (region->header().slots[j].device == slot.device) {
-        Complain(call, "Duplicate GPU detected: rank " + std::to_string(j) + " and rank " +
-                           std::to_string(i) + " both on CUDA device " +
-                           std::to_string(devices[i]));
-        status = ncclInvalidUsage;
-      }
-    }
   }
-  if (status != ncclSuccess) {
-    for (ncclComm* comm : made) delete comm;
-    return status;
+  for (int i = 0; i < ndev; ++i) {
+    const ncclResult_t own = caffe_emu::CheckOwnGpu(header, i, ndev, call);
+    if (own != ncclSuccess) return own;
   }
-  region->header().nranks = ndev;
-  region->header().joined = ndev;
-  for (int i = 0; i < ndev; ++i) comms[i] = made[i];
+  header.nranks = ndev;
+  header.joined = ndev;
+  for (int i = 0; i < ndev; ++i) comms[i] = caffe_emu::NewComm(region, i, ndev, devices[i]);
   return ncclSuccess;
 }
 

@@ -264,10 +264,14 @@ std::string CheckDeviceRange(const void* pointer, size_t bytes, const char* what
   return why.str();
 }
 
+void Complain(const char* call, const std::string& why) {
+  std::fprintf(stderr, "CUDA emulator: %s: %s\n", call, why.c_str());
+}
+
 bool UsableOnDevice(const char* call, const void* pointer, size_t bytes, const char* what) {
   const std::string why = CheckDeviceRange(pointer, bytes, what);
   if (why.empty()) return true;
-  std::fprintf(stderr, "CUDA emulator: %s: %s\n", call, why.c_str());
+  Complain(call, why);
   return false;
 }
 
