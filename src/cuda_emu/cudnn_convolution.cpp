@@ -373,14 +373,10 @@ cudnnStatus_t ListAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
   return kSuccess;
 }
 
-cudnnStatus_t WorkspaceSize(const char* call, Pass pass, cudnnHandle_t handle,
-                            cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
-                            cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, int algo,
-                            size_t* bytes) {
-  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
-  if (bytes == nullptr) return Reject(kBadParam, call, "sizeInBytes is null");
-  ConvPlan plan;
-  CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, &plan));
+// The workspace (bytes) that `algo` of `pass` needs for `plan`; fails where `algo` is no algorithm
+// of the pass, or cannot run the plan.
+cudnnStatus_t AlgorithmWorkspace(const char* call, Pass pass, int algo, const ConvPlan& plan,
+                                 size_t* bytes) {
   const Ranked* entry = FindAlgorithm(pass, algo);
   if (entry == nullptr) return Reject(kBadParam, call, "%d is not an algorithm of this pass", algo);
   if (const char* why = Unsupported(entry->kind, plan)) {
@@ -390,16 +386,22 @@ cudnnStatus_t WorkspaceSize(const char* call, Pass pass, cudnnHandle_t handle,
   return kSuccess;
 }
 
+cudnnStatus_t WorkspaceSize(const char* call, Pass pass, cudnnHandle_t handle,
+                            cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                            cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, int algo,
+                            size_t* bytes) {
+  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
+  if (bytes == nullptr) return Reject(kBadParam, call, "sizeInBytes is null");
+  ConvPlan plan;
+  CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, &plan));
+  return AlgorithmWorkspace(call, pass, algo, plan, bytes);
+}
+
 // A pass's algorithm runs its plan, and its workspace is device memory of the size the getters
 // report; `needed` gets that size.
 cudnnStatus_t CheckAlgorithm(const char* call, Pass pass, int algo, const ConvPlan& plan,
                              void* workspace, size_t workspace_bytes, size_t* needed) {
-  const Ranked* entry = FindAlgorithm(pass, algo);
-  if (entry == nullptr) return Reject(kBadParam, call, "%d is not an algorithm of this pass", algo);
-  if (const char* why = Unsupported(entry->kind, plan)) {
-    return Reject(kNotSupported, call, "algorithm %d %s", algo, why);
-  }
-  *needed = WorkspaceBytes(entry->kind, plan);
+  CAFFE_EMU_RETURN_IF_FAILED(AlgorithmWorkspace(call, pass, algo, plan, needed));
   if (*needed == 0) return kSuccess;
   if (workspace == nullptr || workspace_bytes < *needed) {
     return Reject(kBadParam, call, "algorithm %d needs a workspace of %zu bytes, got %zu at %p",
