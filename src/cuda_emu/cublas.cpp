@@ -31,15 +31,6 @@ bool DeviceOperand(const char* routine, const char* name, const T* pointer, size
   return elements == 0 || UsableOnDevice(routine, pointer, elements * sizeof(T), name);
 }
 
-// A scalar cuBLAS reads or writes through a host pointer (CUBLAS_POINTER_MODE_HOST).
-template <typename T>
-bool HostScalar(const char* routine, const char* name, const T* pointer) {
-  if (pointer != nullptr && Locate(pointer).kind != Place::kDevice) return true;
-  std::fprintf(stderr, "CUDA emulator: %s: %s must be a host pointer (pointer mode host), got %p\n",
-               routine, name, static_cast<const void*>(pointer));
-  return false;
-}
-
 CBLAS_TRANSPOSE Transpose(cublasOperation_t op) {
   return op == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
 }

@@ -180,13 +180,7 @@ cudnnStatus_t CheckSeparate(const char* call, const Operand& output,
 // alpha and beta: host pointers to the tensors' element type.
 cudnnStatus_t ReadScalars(const char* call, cudnnDataType_t type, const void* alpha,
                           const void* beta, Scaling* scaling) {
-  for (const auto& [name, pointer] : {std::pair{"alpha", alpha}, std::pair{"beta", beta}}) {
-    if (pointer == nullptr) return Reject(kBadParam, call, "%s is null", name);
-    if (Locate(pointer).kind == Place::kDevice) {
-      return Reject(kBadParam, call, "%s (%p) is device memory; cuDNN reads it on the host", name,
-                    pointer);
-    }
-  }
+  if (!HostScalar(call, "alpha", alpha) || !HostScalar(call, "beta", beta)) return kBadParam;
   auto read = [type](const void* pointer) {
     return type == CUDNN_DATA_FLOAT ? *static_cast<const float*>(pointer)
                                     : *static_cast<const double*>(pointer);

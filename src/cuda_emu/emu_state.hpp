@@ -58,6 +58,11 @@ std::string CheckDeviceRange(const void* pointer, size_t bytes, const char* what
 /// prints why and returns false.
 bool UsableOnDevice(const char* call, const void* pointer, size_t bytes, const char* what);
 
+/// True when `pointer` is a non-null host pointer, as a library reads scalars (alpha, beta) and
+/// writes results in its host pointer mode; else prints why (naming `call` and the scalar's `name`)
+/// and returns false.
+bool HostScalar(const char* call, const char* name, const void* pointer);
+
 /// True when `device`, the GPU a handle (`what`: "cuBLAS handle", ...) was made on, is the current
 /// one; else prints both and returns false.
 bool MadeOnCurrentDevice(const char* call, const char* what, int device);

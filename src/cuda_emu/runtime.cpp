@@ -275,6 +275,13 @@ bool UsableOnDevice(const char* call, const void* pointer, size_t bytes, const c
   return false;
 }
 
+bool HostScalar(const char* call, const char* name, const void* pointer) {
+  if (pointer != nullptr && Locate(pointer).kind != Place::kDevice) return true;
+  std::fprintf(stderr, "CUDA emulator: %s: %s must be a host pointer (the library reads it on the "
+               "host), got %p\n", call, name, pointer);
+  return false;
+}
+
 bool MadeOnCurrentDevice(const char* call, const char* what, int device) {
   if (device == current_device) return true;
   std::fprintf(stderr, "CUDA emulator: %s: a %s made on GPU %d is used on GPU %d\n", call, what,
