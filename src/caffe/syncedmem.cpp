@@ -42,6 +42,7 @@ SyncedMemory::~SyncedMemory() {
 }
 
 void SyncedMemory::FreeHost() {
+  if (lms_block_ != nullptr) lms_block_->WaitForHome();
   if (cpu_ptr_ && own_cpu_data_) CaffeFreeHost(cpu_ptr_, cpu_malloc_use_cuda_);
   cpu_ptr_ = nullptr;
   own_cpu_data_ = false;
@@ -88,6 +89,8 @@ void SyncedMemory::to_cpu() {
       break;
     case HEAD_AT_CPU:
     case SYNCED:
+      // Under LMS a swap-out may still be copying into the home.
+      if (lms_block_ != nullptr) lms_block_->WaitForHome();
       break;
   }
 }

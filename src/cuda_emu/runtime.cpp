@@ -559,6 +559,23 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   return cudaSuccess;
 }
 
+namespace {
+// Work runs when it is issued, so a recorded event has always happened: querying or waiting for
+// one only checks its handle.
+cudaError_t EventHappened(cudaEvent_t event, const char* call) {
+  if (event == nullptr || !Known(TheArena().events, event)) {
+    return Fail(cudaErrorInvalidResourceHandle, std::string(call) + " of an unknown event");
+  }
+  return cudaSuccess;
+}
+}  // namespace
+
+cudaError_t cudaEventQuery(cudaEvent_t event) { return EventHappened(event, "cudaEventQuery"); }
+
+cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return EventHappened(event, "cudaEventSynchronize");
+}
+
 cudaError_t cudaGetLastError() {
   const cudaError_t error = caffe_emu::last_error;
   caffe_emu::last_error = cudaSuccess;

@@ -1,6 +1,7 @@
 // Large Model Support's real device (docs/LMS.md): a CUDA GPU. Device memory from cudaMalloc,
 // homes in pinned host memory (cudaHostAlloc), copies with cudaMemcpyAsync on a copy stream of its
-// own, ordered against the compute stream (the legacy default stream) with events. GPU builds only.
+// own, ordered against the compute stream (the legacy default stream) with events; an event
+// recorded after each copy is what its ticket waits on. GPU builds only.
 #ifndef CAFFE_LMS_CUDA_DEVICE_HPP_
 #define CAFFE_LMS_CUDA_DEVICE_HPP_
 
@@ -8,7 +9,10 @@
 
 #include <cuda_runtime.h>
 
+#include <deque>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "caffe/lms/device.hpp"
 
@@ -28,21 +32,30 @@ class CudaDevice : public Device {
   void Free(void* ptr) override;
   void Zero(void* ptr, size_t bytes) override;
   void HostAlloc(void** ptr, size_t bytes, bool* pinned) override;
-  void CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) override;
-  void CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) override;
-  void WaitForCopies() override;
-  void ComputeWaitsForCopies() override;
+  uint64_t CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) override;
+  uint64_t CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) override;
+  bool CopyDone(uint64_t ticket) override;
+  void WaitForCopy(uint64_t ticket) override;
+  void ComputeWaitsForCopy(uint64_t ticket) override;
 
  private:
   // The copy stream starts its next copy after the compute work issued so far.
   void CopyWaitsForCompute();
+  // Records the end of the copy just issued on the copy stream; returns its ticket.
+  uint64_t RecordCopy();
+  // The event recorded after copy `ticket`, which has not finished as far as is known.
+  cudaEvent_t EventOf(uint64_t ticket) const;
 
   int device_id_;
   std::string device_name_;
   size_t capacity_ = 0;
   cudaStream_t copy_stream_ = nullptr;
   cudaEvent_t compute_done_ = nullptr;
-  cudaEvent_t copies_done_ = nullptr;
+  // Copies not known to have finished, each with the event recorded after it, in issue order;
+  // finished events go back to the pool.
+  std::deque<std::pair<uint64_t, cudaEvent_t>> pending_;
+  std::vector<cudaEvent_t> event_pool_;
+  uint64_t done_ = 0;  // every copy up to this ticket has finished
 
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;

@@ -6,6 +6,7 @@
 #define CAFFE_LMS_DEVICE_ALLOCATOR_HPP_
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -24,11 +25,14 @@ class DeviceAllocator {
   static size_t SizeClass(size_t bytes);
 
   /// Device memory of at least `bytes`, or null when neither the cache nor the budget (after
-  /// handing cached blocks back to the device) nor the device can provide it.
-  void* Allocate(size_t bytes);
-  /// Returns memory from Allocate to the cache.
-  void Free(void* ptr);
-  /// Hands every cached block back to the device.
+  /// handing cached blocks back to the device) nor the device can provide it. Cached memory whose
+  /// copies have finished is preferred; otherwise `*ticket` (when asked) is set to the copy that
+  /// may still read or write it, after which compute on it must be ordered (0: none).
+  void* Allocate(size_t bytes, uint64_t* ticket = nullptr);
+  /// Returns memory from Allocate to the cache; `ticket`: the last copy issued on it, which may
+  /// still be running (a swap-out: the memory is free before its copy home has finished).
+  void Free(void* ptr, uint64_t ticket = 0);
+  /// Hands every cached block back to the device (after the copies that still use them).
   void ReleaseCache();
 
   Device* device() const { return device_; }
@@ -52,7 +56,11 @@ class DeviceAllocator {
   size_t peak_in_use_ = 0;
   size_t peak_reserved_ = 0;
   std::unordered_map<void*, size_t> live_;  // handed out: pointer -> size class
-  std::multimap<size_t, void*> cache_;      // freed, by size class
+  struct Cached {
+    void* ptr;
+    uint64_t ticket;  // the last copy on it
+  };
+  std::multimap<size_t, Cached> cache_;     // freed, by size class, oldest first
 };
 
 }  // namespace lms

@@ -6,6 +6,9 @@
 // whose device copy is gone is fetched again on its next device access.
 //
 // The SyncedMemory head is the dirty bit: HEAD_AT_GPU means the device copy is newer than home.
+// Copies never make the host wait unless it needs their result: a swap-in makes later compute
+// wait for it on the device, and a swap-out frees its device memory at once (compute that gets
+// that memory again is ordered after the copy) while host reads of the home wait for it.
 // Eviction picks the least recently used managed block that no running layer holds: a block is
 // held while pinned (the planner pins a step's declared buffers) and, until the step ends, once
 // its device pointer has been handed out (the layer's kernels may still use it); outside steps
@@ -64,10 +67,15 @@ class Block {
   /// manager is installed or the memory already has a device side of its own.
   static bool Attach(SyncedMemory* memory);
 
-  /// Makes the device copy current (allocating, evicting others if needed, copying in).
+  /// Makes the device copy current (allocating, evicting others if needed, copying in); compute
+  /// issued afterwards sees it.
   void ToDevice();
-  /// Copies a newer device copy home (the head becomes SYNCED).
+  /// Copies a newer device copy home (the head becomes SYNCED) and waits for it.
   void CopyToHost();
+  /// Before the host touches or frees the home: waits for the copies still using it.
+  void WaitForHome() {
+    if (home_ticket_ != 0 || copy_in_ticket_ != 0) WaitForHomeCopies();
+  }
 
   size_t bytes() const;
   /// Whether LMS may drop this block's device copy (its size reaches the threshold).
@@ -84,9 +92,13 @@ class Block {
   friend class MemoryManager;
   friend class HostView;
   Block(SyncedMemory* memory, std::shared_ptr<MemoryManager> manager, bool managed);
+  // Device memory for the block; compute issued afterwards may write it.
   void Allocate();
-  void SwapIn(bool wait);
+  // Issues the copy in from home (the host does not wait).
+  void SwapIn();
+  // Drops the device copy, issuing its copy home first when it is dirty.
   void Evict();
+  void WaitForHomeCopies();
   void EnsureHome();
   // HostView's access to the SyncedMemory.
   static void* BeginHostView(SyncedMemory* memory, unsigned access, void** saved_ptr,
@@ -98,7 +110,8 @@ class Block {
   std::shared_ptr<MemoryManager> manager_;
   bool managed_;
   void* device_ = nullptr;
-  bool in_flight_ = false;  // a copy to the device may still be running
+  uint64_t copy_in_ticket_ = 0;  // a copy to the device compute has not been ordered after yet
+  uint64_t home_ticket_ = 0;     // a copy home the host has not waited for yet
   int pins_ = 0;
   uint64_t handout_epoch_ = 0;   // the step in which its device pointer was last handed out
   uint64_t handout_serial_ = 0;  // and the number of that handout
@@ -175,13 +188,12 @@ class MemoryManager {
   void Unregister(Block* block);
   void Touch(Block* block);
   bool Held(const Block* block) const;
-  // Device memory for `block`, evicting least-recently-used blocks as needed; throws an
-  // out-of-memory caffe::Error naming the step when nothing more can be evicted.
-  void* AllocateFor(Block* block);
-  // `bytes` of device memory, evicting other blocks than `exclude` (may be null); the error
-  // names `what`.
-  void* AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what);
-  void WaitForCopies();
+  // `bytes` of device memory, evicting least-recently-used blocks other than `exclude` (may be
+  // null) as needed; `*ticket` is the copy that may still use the memory (see
+  // DeviceAllocator::Allocate). Throws an out-of-memory caffe::Error naming the step and `what`
+  // when nothing more can be evicted.
+  void* AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what,
+                         uint64_t* ticket);
 
   std::unique_ptr<Device> device_;
   Options options_;

@@ -27,13 +27,13 @@ CudaDevice::CudaDevice(int device_id) : device_id_(device_id) {
   capacity_ = free_bytes;  // what this process can have; other users keep theirs
   CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreateWithFlags(&compute_done_, cudaEventDisableTiming));
-  CUDA_CHECK(cudaEventCreateWithFlags(&copies_done_, cudaEventDisableTiming));
 }
 
 CudaDevice::~CudaDevice() {
   // Destructors do not throw: a failure here only leaks what the process is about to lose.
   cudaStreamSynchronize(copy_stream_);
-  cudaEventDestroy(copies_done_);
+  for (const auto& copy : pending_) cudaEventDestroy(copy.second);
+  for (cudaEvent_t event : event_pool_) cudaEventDestroy(event);
   cudaEventDestroy(compute_done_);
   cudaStreamDestroy(copy_stream_);
 }
@@ -77,21 +77,58 @@ void CudaDevice::CopyWaitsForCompute() {
   CUDA_CHECK(cudaStreamWaitEvent(copy_stream_, compute_done_, 0));
 }
 
-void CudaDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) {
+uint64_t CudaDevice::RecordCopy() {
+  cudaEvent_t event = nullptr;
+  if (event_pool_.empty()) {
+    CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  } else {
+    event = event_pool_.back();
+    event_pool_.pop_back();
+  }
+  CUDA_CHECK(cudaEventRecord(event, copy_stream_));
+  const uint64_t ticket = NextTicket();
+  pending_.emplace_back(ticket, event);
+  return ticket;
+}
+
+uint64_t CudaDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) {
   CopyWaitsForCompute();
   CUDA_CHECK(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, copy_stream_));
+  return RecordCopy();
 }
 
-void CudaDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) {
+uint64_t CudaDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) {
   CopyWaitsForCompute();
   CUDA_CHECK(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, copy_stream_));
+  return RecordCopy();
 }
 
-void CudaDevice::WaitForCopies() { CUDA_CHECK(cudaStreamSynchronize(copy_stream_)); }
+bool CudaDevice::CopyDone(uint64_t ticket) {
+  while (ticket > done_ && !pending_.empty()) {
+    const cudaError_t status = cudaEventQuery(pending_.front().second);
+    if (status == cudaErrorNotReady) break;
+    CUDA_CHECK(status);
+    done_ = pending_.front().first;
+    event_pool_.push_back(pending_.front().second);
+    pending_.pop_front();
+  }
+  return ticket <= done_;
+}
 
-void CudaDevice::ComputeWaitsForCopies() {
-  CUDA_CHECK(cudaEventRecord(copies_done_, copy_stream_));
-  CUDA_CHECK(cudaStreamWaitEvent(kComputeStream, copies_done_, 0));
+cudaEvent_t CudaDevice::EventOf(uint64_t ticket) const {
+  // Tickets are consecutive from the oldest pending one.
+  return pending_[static_cast<size_t>(ticket - pending_.front().first)].second;
+}
+
+void CudaDevice::WaitForCopy(uint64_t ticket) {
+  if (CopyDone(ticket)) return;
+  CUDA_CHECK(cudaEventSynchronize(EventOf(ticket)));
+  CopyDone(ticket);
+}
+
+void CudaDevice::ComputeWaitsForCopy(uint64_t ticket) {
+  if (CopyDone(ticket)) return;
+  CUDA_CHECK(cudaStreamWaitEvent(kComputeStream, EventOf(ticket), 0));
 }
 
 }  // namespace lms

@@ -15,9 +15,11 @@ namespace {
 constexpr size_t kFakeAlignment = 256;  // cudaMalloc's alignment
 }  // namespace
 
-FakeDevice::FakeDevice(size_t capacity) : capacity_(capacity) {}
+FakeDevice::FakeDevice(size_t capacity, bool deferred_copies)
+    : capacity_(capacity), deferred_(deferred_copies) {}
 
 FakeDevice::~FakeDevice() {
+  RunCopies(last_ticket());
   for (const auto& allocation : live_) std::free(reinterpret_cast<void*>(allocation.first));
 }
 
@@ -43,6 +45,12 @@ void* FakeDevice::Malloc(size_t bytes) {
 void FakeDevice::Free(void* ptr) {
   auto it = live_.find(reinterpret_cast<uintptr_t>(ptr));
   CHECK(it != live_.end()) << "FakeDevice::Free of " << ptr << ", which it did not allocate";
+  const uintptr_t start = it->first, end = it->first + it->second;
+  for (const Pending& copy : queue_) {
+    const auto address = reinterpret_cast<uintptr_t>(copy.to_device ? copy.dst : copy.src);
+    CHECK(address + copy.bytes <= start || address >= end)
+        << "fake device memory at " << ptr << " freed while copy " << copy.ticket << " still uses it";
+  }
   std::memset(ptr, kPoison, it->second);
   allocated_ -= it->second;
   live_.erase(it);
@@ -58,16 +66,35 @@ void FakeDevice::HostAlloc(void** ptr, size_t bytes, bool* pinned) {
   CaffeMallocHost(ptr, bytes, pinned);
 }
 
-void FakeDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) {
-  CheckLive(device_dst, bytes);
-  std::memcpy(device_dst, host_src, bytes);
-  copies_.push_back({true, device_dst, bytes});
+uint64_t FakeDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) {
+  return Issue({device_dst, host_src, bytes, true, 0});
 }
 
-void FakeDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) {
-  CheckLive(device_src, bytes);
-  std::memcpy(host_dst, device_src, bytes);
-  copies_.push_back({false, device_src, bytes});
+uint64_t FakeDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) {
+  return Issue({host_dst, device_src, bytes, false, 0});
+}
+
+uint64_t FakeDevice::Issue(const Pending& copy) {
+  CheckLive(copy.to_device ? copy.dst : copy.src, copy.bytes);
+  copies_.push_back({copy.to_device, copy.to_device ? copy.dst : copy.src, copy.bytes});
+  Pending issued = copy;
+  issued.ticket = NextTicket();
+  queue_.push_back(issued);
+  if (!deferred_) RunCopies(issued.ticket);
+  return issued.ticket;
+}
+
+void FakeDevice::Run(const Pending& copy) {
+  CheckLive(copy.to_device ? copy.dst : copy.src, copy.bytes);
+  std::memcpy(copy.dst, copy.src, copy.bytes);
+}
+
+void FakeDevice::RunCopies(uint64_t ticket) {
+  while (!queue_.empty() && queue_.front().ticket <= ticket) {
+    Run(queue_.front());
+    done_ = queue_.front().ticket;
+    queue_.pop_front();
+  }
 }
 
 void FakeDevice::CheckLive(const void* ptr, size_t bytes) const {

@@ -19,6 +19,7 @@ DeviceAllocator::DeviceAllocator(Device* device, size_t budget)
     : device_(device), budget_(budget == 0 ? device->capacity() : budget) {}
 
 DeviceAllocator::~DeviceAllocator() {
+  device_->WaitForCopies();
   ReleaseCache();
   for (const auto& allocation : live_) device_->Free(allocation.first);
 }
@@ -34,12 +35,19 @@ bool DeviceAllocator::Fits(size_t bytes) const {
   return in_use_ + size <= budget_;
 }
 
-void* DeviceAllocator::Allocate(size_t bytes) {
+void* DeviceAllocator::Allocate(size_t bytes, uint64_t* ticket) {
   const size_t size = SizeClass(bytes);
   void* ptr = nullptr;
-  auto cached = cache_.find(size);
-  if (cached != cache_.end()) {
-    ptr = cached->second;
+  uint64_t pending = 0;
+  auto range = cache_.equal_range(size);
+  if (range.first != range.second) {
+    auto cached = range.first;
+    while (cached != range.second && !device_->CopyDone(cached->second.ticket)) ++cached;
+    if (cached == range.second) {
+      cached = range.first;  // every one still has a copy running: the oldest ends first
+      pending = cached->second.ticket;
+    }
+    ptr = cached->second.ptr;
     cache_.erase(cached);
   } else {
     if (reserved_ + size > budget_) ReleaseCache();
@@ -57,20 +65,22 @@ void* DeviceAllocator::Allocate(size_t bytes) {
   live_[ptr] = size;
   in_use_ += size;
   peak_in_use_ = std::max(peak_in_use_, in_use_);
+  if (ticket != nullptr) *ticket = pending;
   return ptr;
 }
 
-void DeviceAllocator::Free(void* ptr) {
+void DeviceAllocator::Free(void* ptr, uint64_t ticket) {
   auto it = live_.find(ptr);
   CHECK(it != live_.end()) << "DeviceAllocator::Free of " << ptr << ", which it did not hand out";
   in_use_ -= it->second;
-  cache_.emplace(it->second, ptr);
+  cache_.emplace(it->second, Cached{ptr, ticket});
   live_.erase(it);
 }
 
 void DeviceAllocator::ReleaseCache() {
   for (const auto& block : cache_) {
-    device_->Free(block.second);
+    device_->WaitForCopy(block.second.ticket);
+    device_->Free(block.second.ptr);
     reserved_ -= block.first;
   }
   cache_.clear();

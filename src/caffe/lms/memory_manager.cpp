@@ -1,5 +1,6 @@
 #include "caffe/lms/memory_manager.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -35,10 +36,8 @@ Block::Block(SyncedMemory* memory, std::shared_ptr<MemoryManager> manager, bool 
 }
 
 Block::~Block() {
-  if (device_ != nullptr) {
-    if (in_flight_) manager_->WaitForCopies();
-    manager_->allocator_.Free(device_);
-  }
+  WaitForHome();  // the SyncedMemory frees its home next
+  if (device_ != nullptr) manager_->allocator_.Free(device_);
   manager_->Unregister(this);
 }
 
@@ -54,7 +53,8 @@ size_t Block::bytes() const { return memory_->size_; }
 bool Block::dirty() const { return memory_->head_ == SyncedMemory::HEAD_AT_GPU; }
 
 void Block::Allocate() {
-  device_ = manager_->AllocateFor(this);
+  // Memory whose swap-out is still copying from it: compute must not write it before that ends.
+  device_ = manager_->AllocateEvicting(bytes(), this, "a buffer", &copy_in_ticket_);
   memory_->gpu_ptr_ = device_;
 }
 
@@ -66,34 +66,29 @@ void Block::EnsureHome() {
   memory_->own_cpu_data_ = true;
 }
 
-void Block::SwapIn(bool wait) {
+void Block::SwapIn() {
   if (device_ == nullptr) Allocate();
-  manager_->device_->CopyToDeviceAsync(device_, memory_->cpu_ptr_, memory_->size_);
+  // Later than any copy still using the memory: the copy stream runs in order.
+  copy_in_ticket_ =
+      manager_->device_->CopyToDeviceAsync(device_, memory_->cpu_ptr_, memory_->size_);
   manager_->stats_.bytes_in += memory_->size_;
   ++manager_->stats_.swaps_in;
   memory_->head_ = SyncedMemory::SYNCED;
-  in_flight_ = true;
-  if (wait) {
-    StallTimer timer(&manager_->stats_.stall_seconds);
-    manager_->WaitForCopies();
-  }
 }
 
 void Block::ToDevice() {
-  switch (memory_->head_) {
-    case SyncedMemory::UNINITIALIZED:
-      Allocate();
-      manager_->device_->Zero(device_, memory_->size_);
-      memory_->head_ = SyncedMemory::HEAD_AT_GPU;
-      break;
-    case SyncedMemory::HEAD_AT_CPU:
-      SwapIn(/*wait=*/true);
-      break;
-    case SyncedMemory::HEAD_AT_GPU:
-    case SyncedMemory::SYNCED:
-      // Resident (eviction always leaves the head at the CPU); a prefetch may still be running.
-      if (in_flight_) manager_->device_->ComputeWaitsForCopies();
-      break;
+  const SyncedMemory::SyncedHead head = memory_->head_;
+  if (head == SyncedMemory::UNINITIALIZED && device_ == nullptr) Allocate();
+  if (head == SyncedMemory::HEAD_AT_CPU) SwapIn();
+  // Compute issued from now on runs after the copy in (or a prefetch still running), and after
+  // a swap-out still reading memory this block was given.
+  if (copy_in_ticket_ != 0) {
+    manager_->device_->ComputeWaitsForCopy(copy_in_ticket_);
+    copy_in_ticket_ = 0;
+  }
+  if (head == SyncedMemory::UNINITIALIZED) {
+    manager_->device_->Zero(device_, memory_->size_);
+    memory_->head_ = SyncedMemory::HEAD_AT_GPU;
   }
   manager_->Touch(this);
   handout_epoch_ = manager_->epoch_;
@@ -104,25 +99,45 @@ void Block::CopyToHost() {
   if (memory_->head_ != SyncedMemory::HEAD_AT_GPU) return;
   EnsureHome();
   StallTimer timer(&manager_->stats_.stall_seconds);
-  manager_->device_->CopyToHostAsync(memory_->cpu_ptr_, device_, memory_->size_);
-  manager_->WaitForCopies();
+  manager_->device_->WaitForCopy(
+      manager_->device_->CopyToHostAsync(memory_->cpu_ptr_, device_, memory_->size_));
+  home_ticket_ = 0;  // copies finish in order: any earlier one into the home has too
+  copy_in_ticket_ = 0;
   manager_->stats_.bytes_out += memory_->size_;
   ++manager_->stats_.swaps_out;
   memory_->head_ = SyncedMemory::SYNCED;
 }
 
+void Block::WaitForHomeCopies() {
+  const uint64_t ticket = std::max(home_ticket_, copy_in_ticket_);
+  if (!manager_->device_->CopyDone(ticket)) {
+    StallTimer timer(&manager_->stats_.stall_seconds);
+    manager_->device_->WaitForCopy(ticket);
+  }
+  home_ticket_ = 0;
+  copy_in_ticket_ = 0;
+}
+
 void Block::Evict() {
   if (device_ == nullptr) return;
-  if (in_flight_) manager_->WaitForCopies();
+  uint64_t last_copy = copy_in_ticket_;
   if (dirty()) {
-    CopyToHost();
+    // The copy home runs after the compute issued so far; the host goes on. The memory is free
+    // at once: a copy in reusing it queues behind this one, compute waits for it (Allocate).
+    EnsureHome();
+    last_copy = manager_->device_->CopyToHostAsync(memory_->cpu_ptr_, device_, memory_->size_);
+    home_ticket_ = last_copy;
+    manager_->stats_.bytes_out += memory_->size_;
+    ++manager_->stats_.swaps_out;
   } else if (memory_->head_ == SyncedMemory::SYNCED) {
     ++manager_->stats_.clean_drops;
   }
-  manager_->allocator_.Free(device_);
+  manager_->allocator_.Free(device_, last_copy);
   device_ = nullptr;
+  copy_in_ticket_ = 0;
   memory_->gpu_ptr_ = nullptr;
-  // The home is current now (or the device copy was stale: HEAD_AT_CPU already).
+  // The home is current now, or will be once its copy lands (or the device copy was stale:
+  // HEAD_AT_CPU already).
   memory_->head_ = SyncedMemory::HEAD_AT_CPU;
 }
 
@@ -219,7 +234,7 @@ bool MemoryManager::Prefetch(SyncedMemory* memory) {
   if (block->manager() != this || block->device_ != nullptr || !allocator_.Fits(memory->size())) {
     return false;
   }
-  block->SwapIn(/*wait=*/false);
+  block->SwapIn();
   ++stats_.prefetches;
   Touch(block);
   if (record_prefetches_) prefetch_log_.push_back(memory);
@@ -269,22 +284,17 @@ bool MemoryManager::Held(const Block* block) const {
   return in_step_ || block->handout_serial_ + kHeldOutsideSteps > serial_;
 }
 
-void MemoryManager::WaitForCopies() {
-  device_->WaitForCopies();
-  for (Block* block : lru_) block->in_flight_ = false;
-}
-
-void* MemoryManager::AllocateFor(Block* block) {
-  return AllocateEvicting(block->bytes(), block, "a buffer");
-}
-
 void* MemoryManager::AllocateScratch(size_t bytes, const std::string& what) {
-  return AllocateEvicting(bytes, nullptr, what);
+  uint64_t ticket = 0;
+  void* ptr = AllocateEvicting(bytes, nullptr, what, &ticket);
+  device_->ComputeWaitsForCopy(ticket);
+  return ptr;
 }
 
-void* MemoryManager::AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what) {
+void* MemoryManager::AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what,
+                                      uint64_t* ticket) {
   for (;;) {
-    void* ptr = allocator_.Allocate(bytes);
+    void* ptr = allocator_.Allocate(bytes, ticket);
     if (ptr != nullptr) return ptr;
     Block* victim = nullptr;
     for (Block* candidate : lru_) {

@@ -38,11 +38,22 @@ TEST_F(CudaDeviceTest, CopiesRoundTripThroughPinnedHomes) {
   std::memset(home, 7, 4096);
   void* on_device = device.Malloc(4096);
   ASSERT_NE(on_device, nullptr);
-  device.CopyToDeviceAsync(on_device, home, 4096);
+  const uint64_t in = device.CopyToDeviceAsync(on_device, home, 4096);
   std::vector<unsigned char> back(4096, 0);
-  device.CopyToHostAsync(back.data(), on_device, 4096);
-  device.WaitForCopies();
+  const uint64_t out = device.CopyToHostAsync(back.data(), on_device, 4096);
+  EXPECT_EQ(out, in + 1);
+  device.ComputeWaitsForCopy(in);
+  device.WaitForCopy(out);
+  EXPECT_TRUE(device.CopyDone(in));
+  EXPECT_TRUE(device.CopyDone(out));
   EXPECT_EQ(back, std::vector<unsigned char>(4096, 7));
+  // The events of finished copies are reused: many copies, waited for out of order.
+  std::vector<uint64_t> tickets;
+  for (int i = 0; i < 64; ++i) tickets.push_back(device.CopyToDeviceAsync(on_device, home, 4096));
+  device.WaitForCopy(tickets[40]);
+  EXPECT_TRUE(device.CopyDone(tickets[3]));
+  device.WaitForCopies();
+  EXPECT_TRUE(device.CopyDone(tickets.back()));
   device.Free(on_device);
   CaffeFreeHost(home, pinned);
 }

@@ -48,6 +48,36 @@ TEST(FakeDeviceTest, CopiesRoundTripAndAreRecordedInOrder) {
   EXPECT_TRUE(device.host_addressable());
 }
 
+TEST(FakeDeviceTest, DeferredCopiesRunInOrderOnlyWhenWaitedFor) {
+  FakeDevice device(1 << 10, /*deferred_copies=*/true);
+  std::vector<float> host = {1.5f, -2.f, 3.25f};
+  std::vector<float> back(3, 0.f);
+  void* on_device = device.Malloc(sizeof(float) * 3);
+  const uint64_t in = device.CopyToDeviceAsync(on_device, host.data(), sizeof(float) * 3);
+  const uint64_t out = device.CopyToHostAsync(back.data(), on_device, sizeof(float) * 3);
+  EXPECT_EQ(out, in + 1);
+  EXPECT_EQ(device.pending_copies(), 2u);
+  EXPECT_FALSE(device.CopyDone(in));
+  device.ComputeWaitsForCopy(in);  // compute on the device copy: the copy in has landed
+  EXPECT_TRUE(device.CopyDone(in));
+  EXPECT_FALSE(device.CopyDone(out));
+  EXPECT_EQ(back, std::vector<float>(3, 0.f));
+  device.WaitForCopy(out);
+  EXPECT_EQ(back, host);
+  EXPECT_EQ(device.pending_copies(), 0u);
+  EXPECT_TRUE(device.CopyDone(0));
+}
+
+TEST(FakeDeviceDeathTest, FreeingMemoryACopyStillUsesStops) {
+  FakeDevice device(1 << 10, /*deferred_copies=*/true);
+  char host[16] = {};
+  void* on_device = device.Malloc(16);
+  device.CopyToHostAsync(host, on_device, 16);
+  EXPECT_DEATH(device.Free(on_device), "freed while copy 1 still uses it");
+  device.WaitForCopies();
+  device.Free(on_device);
+}
+
 TEST(FakeDeviceDeathTest, CopyOutsideALiveAllocationStops) {
   FakeDevice device(1 << 10);
   char host[32] = {};

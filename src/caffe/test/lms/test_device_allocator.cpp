@@ -49,6 +49,28 @@ TEST(DeviceAllocatorTest, BudgetCapsWhatIsHeldAndCachedBlocksMakeRoom) {
   EXPECT_EQ(allocator.peak_in_use(), 4096u);
 }
 
+// Memory freed while a copy (a swap-out) may still read it carries that copy's ticket: the
+// allocator hands out memory whose copies are done first, otherwise says which copy to wait for,
+// and gives memory back to the device only after its copy.
+TEST(DeviceAllocatorTest, MemoryAStillRunningCopyUsesComesLastAndWithItsTicket) {
+  FakeDevice device(1 << 20, /*deferred_copies=*/true);
+  DeviceAllocator allocator(&device, 0);
+  void* busy = allocator.Allocate(1000);
+  void* idle = allocator.Allocate(1000);
+  char home[1000];
+  const uint64_t ticket = device.CopyToHostAsync(home, busy, sizeof(home));
+  allocator.Free(busy, ticket);
+  allocator.Free(idle);
+  uint64_t wait_for = 99;
+  EXPECT_EQ(allocator.Allocate(1000, &wait_for), idle);
+  EXPECT_EQ(wait_for, 0u);
+  EXPECT_EQ(allocator.Allocate(1000, &wait_for), busy);
+  EXPECT_EQ(wait_for, ticket);
+  allocator.Free(busy, ticket);
+  allocator.ReleaseCache();  // the fake device stops the test if a copy still used the memory
+  EXPECT_EQ(device.pending_copies(), 0u);
+}
+
 TEST(DeviceAllocatorTest, ZeroBudgetMeansTheWholeDevice) {
   FakeDevice device(8192);
   DeviceAllocator allocator(&device, 0);

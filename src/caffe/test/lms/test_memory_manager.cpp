@@ -19,11 +19,14 @@ namespace {
 // Installs a manager over a fake device of `capacity` bytes for the test's duration.
 class ManagerTest : public ::testing::Test {
  protected:
-  void Install(size_t capacity, int64_t threshold_kb = 0, double frac = 0.0) {
+  // `deferred`: copies run only once something waits for them (FakeDevice), so a missing wait
+  // shows as a wrong value.
+  void Install(size_t capacity, int64_t threshold_kb = 0, double frac = 0.0,
+               bool deferred = false) {
     Options options;
     options.threshold_kb = threshold_kb;
     options.frac = frac;
-    auto device = std::make_unique<FakeDevice>(capacity);
+    auto device = std::make_unique<FakeDevice>(capacity, deferred);
     device_ = device.get();
     manager_ = std::make_shared<MemoryManager>(std::move(device), options);
     MemoryManager::Install(manager_);
@@ -284,14 +287,50 @@ TEST_F(ManagerTest, SettingsAndStatsLinesNameTheNumbers) {
       << manager_->StatsLine();
 }
 
+// A swap-out only issues its copy home: the host goes on, and its memory is free at once.
+// What depends on the copy waits for it: host reads of the home, and compute on the memory
+// when it is handed out again (here a zero fill that would otherwise overwrite it first).
+TEST_F(ManagerTest, SwapOutsRunBehindTheHostAndWhatNeedsThemWaits) {
+  Install(2048, /*threshold_kb=*/0, /*frac=*/0.0, /*deferred=*/true);
+  SyncedMemory a(1500), b(1500);
+  void* on_device = UseMutable(&a);
+  std::memset(on_device, 5, 1500);
+  EXPECT_TRUE(manager_->Release(&a));
+  EXPECT_EQ(device_->pending_copies(), 1u) << "the copy home should not have run yet";
+  EXPECT_EQ(a.head(), SyncedMemory::HEAD_AT_CPU);
+  EXPECT_EQ(UseMutable(&b), on_device) << "b should get a's memory back from the allocator";
+  EXPECT_EQ(device_->pending_copies(), 0u);
+  EXPECT_TRUE(AllBytesAre(b.cpu_data(), 1500, 0));
+  EXPECT_TRUE(AllBytesAre(a.cpu_data(), 1500, 5));
+
+  std::memset(b.mutable_cpu_data(), 6, 1500);
+  std::memset(UseMutable(&b), 8, 1500);
+  EXPECT_TRUE(manager_->Release(&b));
+  EXPECT_EQ(device_->pending_copies(), 1u);
+  EXPECT_TRUE(AllBytesAre(b.cpu_data(), 1500, 8)) << "the host read must wait for the copy";
+  EXPECT_EQ(device_->pending_copies(), 0u);
+}
+
+// A prefetch runs behind the host too; the step that uses the buffer sees it copied in.
+TEST_F(ManagerTest, ComputeOnAPrefetchedBufferSeesItCopiedIn) {
+  Install(4096, /*threshold_kb=*/0, /*frac=*/0.0, /*deferred=*/true);
+  SyncedMemory a(1000);
+  Fill(&a, 4);
+  EXPECT_TRUE(manager_->Prefetch(&a));
+  EXPECT_EQ(device_->pending_copies(), 1u);
+  EXPECT_TRUE(AllBytesAre(Use(&a), 1000, 4));
+  EXPECT_EQ(manager_->stats().swaps_in, 1u);
+}
+
 // Random host and device reads and writes, releases, prefetches and steps over more buffers
 // than fit: every read sees the last value written, device copies go home only when dirty, and
-// the device never holds more than its capacity.
+// the device never holds more than its capacity. With copies run as late as possible, too.
 TEST_F(ManagerTest, RandomizedAccessNeverLosesOrCorruptsData) {
-  for (unsigned seed = 1; seed <= 8; ++seed) {
+  for (unsigned seed = 1; seed <= 16; ++seed) {
     // Six blocks of the largest size class fit: three held by a step (at most three device
     // accesses per step) or the last three handed out outside steps, and room to evict into.
-    Install(6 * 1536, /*threshold_kb=*/0, /*frac=*/seed % 2 == 0 ? 0.0 : 0.6);
+    Install(6 * 1536, /*threshold_kb=*/0, /*frac=*/seed % 2 == 0 ? 0.0 : 0.6,
+            /*deferred=*/seed > 8);
     std::mt19937 random(seed);
     constexpr int kBuffers = 20;
     std::vector<std::unique_ptr<SyncedMemory>> buffers;
