@@ -88,12 +88,18 @@ class Layer {
 
   /// Large Model Support (docs/LMS.md): adds to `uses` every buffer this layer reads or writes in
   /// one `pass`, so the planner can swap them in ahead and out after their last use. The default
-  /// lists bottoms, tops and learned blobs (data and diff as the pass uses them); layers with
-  /// internal buffers add those. Returns false when the layer cannot say (e.g. it runs a net of
-  /// its own): the planner then warns once and swaps its buffers on demand.
+  /// lists bottoms, tops and learned blobs (data and diff as the pass uses them), tops and bottom
+  /// diffs as overwritten when WritesWholeOutputs(); layers with internal buffers add those.
+  /// Returns false when the layer cannot say (e.g. it runs a net of its own): the planner then
+  /// warns once and swaps its buffers on demand.
   virtual bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
                                 const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                 lms::MemoryUses* uses) const;
+  /// Whether Forward writes every element of every top, and Backward every element of each bottom
+  /// diff it propagates, without reading their old values. LMS then gives them device memory
+  /// without copying the old values in. Off by default (an Input layer's top, written by the
+  /// user, must be copied in); layers whose kernels are checked to overwrite opt in.
+  virtual bool WritesWholeOutputs() const { return false; }
 
  protected:
   virtual void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;

@@ -72,11 +72,12 @@ template <typename Dtype>
 bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
                                     const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                     lms::MemoryUses* uses) const {
+  const unsigned output = WritesWholeOutputs() ? lms::kOverwrite : lms::kWrite;
   if (pass == lms::Pass::kForward) {
     for (const Blob<Dtype>* blob : bottom) uses->AddData(*blob, lms::kRead);
     for (const auto& param : blobs_) uses->AddData(*param, lms::kRead);
     for (size_t i = 0; i < top.size(); ++i) {
-      uses->AddData(*top[i], lms::kWrite);
+      uses->AddData(*top[i], output);
       // Forward reads a loss top back, weighted by the loss weights kept in its diff.
       if (loss(static_cast<int>(i)) != Dtype(0)) {
         uses->AddData(*top[i], lms::kRead);
@@ -92,7 +93,7 @@ bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
   }
   for (size_t i = 0; i < bottom.size(); ++i) {
     uses->AddData(*bottom[i], lms::kRead);
-    if (i < propagate_down.size() && propagate_down[i]) uses->AddDiff(*bottom[i], lms::kWrite);
+    if (i < propagate_down.size() && propagate_down[i]) uses->AddDiff(*bottom[i], output);
   }
   for (size_t i = 0; i < blobs_.size(); ++i) {
     uses->AddData(*blobs_[i], lms::kRead);

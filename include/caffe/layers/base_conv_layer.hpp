@@ -43,6 +43,8 @@ template <typename Dtype>
 class BaseConvolutionLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   /// LMS: the bottoms, tops and learned blobs, plus the column, output and transposed-gradient
   /// buffers.
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,

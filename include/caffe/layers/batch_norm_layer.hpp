@@ -24,6 +24,8 @@ class BatchNormLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "BatchNorm"; }
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -20,6 +20,8 @@ class EltwiseLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "Eltwise"; }
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -21,6 +21,8 @@ class LRNLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "LRN"; }
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 

@@ -14,6 +14,8 @@ template <typename Dtype>
 class NeuronLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   /// Gives top[0] the shape of bottom[0] (a no-op when they are the same blob).

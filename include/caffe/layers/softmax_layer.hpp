@@ -16,6 +16,8 @@ class SoftmaxLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "Softmax"; }
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   /// LMS: the bottoms, tops and learned blobs, plus the per-position scale buffer.
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;

@@ -20,6 +20,8 @@ class SoftmaxWithLossLayer final : public LossLayer<Dtype> {
  public:
   using LossLayer<Dtype>::LossLayer;
   const char* type() const override { return "SoftmaxWithLoss"; }
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   /// LMS: the bottoms, tops and learned blobs, plus the probabilities and the inner Softmax
   /// layer's buffers.
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,

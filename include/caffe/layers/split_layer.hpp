@@ -17,6 +17,8 @@ class SplitLayer : public Layer<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "Split"; }
+  // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
+  bool WritesWholeOutputs() const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

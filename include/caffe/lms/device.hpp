@@ -34,6 +34,9 @@ class Device {
   virtual void Free(void* ptr) = 0;
   /// Fills device memory with zeros, ordered like compute work.
   virtual void Zero(void* ptr, size_t bytes) = 0;
+  /// Device memory whose old contents nobody may read (it is about to be overwritten whole):
+  /// the fake device poisons it, so a reader shows; a real device leaves it.
+  virtual void Scribble(void* ptr, size_t bytes) {}
   /// Host memory for a buffer's home: pinned (page-locked) where the device can copy from it
   /// asynchronously, in which case `pinned` is set and the memory must be freed with
   /// CaffeFreeHost(ptr, true).
@@ -96,6 +99,7 @@ class FakeDevice : public Device {
   void* Malloc(size_t bytes) override;
   void Free(void* ptr) override;
   void Zero(void* ptr, size_t bytes) override;
+  void Scribble(void* ptr, size_t bytes) override;
   void HostAlloc(void** ptr, size_t bytes, bool* pinned) override;
   uint64_t CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) override;
   uint64_t CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) override;

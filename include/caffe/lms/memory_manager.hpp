@@ -53,8 +53,9 @@ struct Stats {
   uint64_t swaps_in = 0;       // blocks copied in
   uint64_t swaps_out = 0;      // blocks copied home
   uint64_t prefetches = 0;     // swap-ins issued ahead by the planner
-  uint64_t clean_drops = 0;    // device copies freed without a copy (home was current)
+  uint64_t clean_drops = 0;    // device copies freed without a copy (home current, or scratch)
   uint64_t evictions = 0;      // blocks dropped because an allocation did not fit
+  uint64_t overwrites = 0;     // copies in skipped: the step overwrites the buffer whole
   double stall_seconds = 0.0;  // host time waiting for transfers the plan did not hide
 };
 
@@ -68,8 +69,9 @@ class Block {
   static bool Attach(SyncedMemory* memory);
 
   /// Makes the device copy current (allocating, evicting others if needed, copying in); compute
-  /// issued afterwards sees it.
-  void ToDevice();
+  /// issued afterwards sees it. `overwrite`: the caller writes every element before reading any,
+  /// so old values at home are not copied in (the device copy becomes the newer one).
+  void ToDevice(bool overwrite = false);
   /// Copies a newer device copy home (the head becomes SYNCED) and waits for it.
   void CopyToHost();
   /// Before the host touches or frees the home: waits for the copies still using it.
@@ -96,8 +98,8 @@ class Block {
   void Allocate();
   // Issues the copy in from home (the host does not wait).
   void SwapIn();
-  // Drops the device copy, issuing its copy home first when it is dirty.
-  void Evict();
+  // Drops the device copy, issuing its copy home first when it is dirty and not `discard`ed.
+  void Evict(bool discard = false);
   void WaitForHomeCopies();
   void EnsureHome();
   // HostView's access to the SyncedMemory.
@@ -148,14 +150,15 @@ class MemoryManager {
   void Pin(SyncedMemory* memory);
   void Unpin(SyncedMemory* memory);
   /// Makes the device copy current now, as a device access would (for buffers the step will
-  /// use); the host waits for the copy and the wait counts as stall.
-  void MakeResident(SyncedMemory* memory);
+  /// use); `overwrite` as in Block::ToDevice.
+  void MakeResident(SyncedMemory* memory, bool overwrite = false);
   /// Starts copying a buffer in ahead of its use when its device copy is missing and it fits
   /// without evicting anything; returns whether a copy was issued.
   bool Prefetch(SyncedMemory* memory);
-  /// After a buffer's last use in a pass: drops its device copy (copying it home first if dirty)
-  /// when it is LMS-managed, unpinned and LMS is awake; returns whether it was dropped.
-  bool Release(SyncedMemory* memory);
+  /// After a buffer's last use in a pass: drops its device copy (copying it home first if dirty,
+  /// unless `discard`: scratch whose values are dead) when it is LMS-managed, unpinned and LMS is
+  /// awake; returns whether it was dropped.
+  bool Release(SyncedMemory* memory, bool discard = false);
   /// Drops every LMS-managed device copy that is not held (copying dirty ones home).
   void ReleaseAll();
   /// Device memory outside any buffer (cuDNN's workspace) from this manager's allocator, so the

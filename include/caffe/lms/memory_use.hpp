@@ -14,8 +14,22 @@ namespace lms {
 /// The two passes a layer takes part in.
 enum class Pass { kForward, kBackward };
 
-/// How a pass uses a buffer; a read-write use is kRead | kWrite.
-enum Access : unsigned { kRead = 1u, kWrite = 2u, kReadWrite = 3u };
+/// How a pass uses a buffer; a read-write use is kRead | kWrite. kOverwrite: the pass needs none
+/// of the buffer's old values (it writes every element that it, or a later step, reads), so they
+/// are not copied in for it. kScratch: overwritten, and its values are dead after the step (a
+/// layer's scratch space), so they are not copied home either.
+enum Access : unsigned {
+  kRead = 1u,
+  kWrite = 2u,
+  kReadWrite = 3u,
+  kWhole = 4u,
+  kOverwrite = 6u,
+  kDead = 8u,
+  kScratch = 14u,
+};
+
+/// Whether a use needs none of the buffer's old values (kOverwrite, kScratch).
+inline bool Overwrites(unsigned access) { return (access & kWhole) != 0; }
 
 /// One buffer and how the pass uses it.
 struct MemoryUse {
@@ -24,7 +38,8 @@ struct MemoryUse {
 };
 
 /// The buffers one pass of one layer uses, each once (repeated uses are merged by or-ing their
-/// access), in the order first declared.
+/// access, except that a use is whole, or dead, only when every use is), in the order first
+/// declared.
 class MemoryUses {
  public:
   /// Ignores a null buffer (a blob that was never shaped has none).
@@ -32,7 +47,8 @@ class MemoryUses {
     if (memory == nullptr) return;
     for (MemoryUse& use : uses_) {
       if (use.memory == memory) {
-        use.access |= access;
+        const unsigned both = kWhole | kDead;
+        use.access = ((use.access | access) & ~both) | (use.access & access & both);
         return;
       }
     }

@@ -30,6 +30,7 @@ class Planner {
     bool planned = true;  // false: the layer did not declare its buffers (on demand)
     std::vector<MemoryUse> uses;
     std::vector<SyncedMemory*> release_after;  // buffers whose last use in the pass this is
+    std::vector<SyncedMemory*> discard_after;  // the same for scratch: no copy home
   };
 
   /// Builds the plan of `net` (which must outlive the planner's use) for `manager`.
@@ -50,7 +51,8 @@ class Planner {
   /// then live as long as the net runs.
   void AttachToNet();
 
-  /// The buffers, in order, that BeforeStep(step) asks the manager to prefetch.
+  /// The buffers, in order, that BeforeStep(step) asks the manager to prefetch: those the next
+  /// -lms_prefetch steps use, except the ones they overwrite whole.
   std::vector<SyncedMemory*> PrefetchCandidates(int step) const;
   /// One debug line per step: its label and each buffer with its access and size.
   std::string Describe(int step) const;

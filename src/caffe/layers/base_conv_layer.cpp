@@ -524,9 +524,17 @@ bool BaseConvolutionLayer<Dtype>::DeclareMemoryUse(
     lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
     const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  // Scratch: written before being read within the pass.
-  uses->AddData(col_buffer_, lms::kReadWrite);
-  uses->AddData(out_buffer_, lms::kReadWrite);
+  // Scratch of the kernels that run, each element written before it is read in the pass: the GPU
+  // kernels' column buffer (shaped on first use, when the planner sees it and replans), or the
+  // CPU kernels' buffers, whose transposed weight gradient accumulates over the images.
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    uses->AddData(gpu_col_buffer_, lms::kScratch);
+    return true;
+  }
+#endif
+  uses->AddData(col_buffer_, lms::kScratch);
+  uses->AddData(out_buffer_, lms::kScratch);
   if (pass == lms::Pass::kBackward) uses->AddData(weight_diff_t_, lms::kReadWrite);
   return true;
 }

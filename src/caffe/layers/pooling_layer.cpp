@@ -601,7 +601,7 @@ bool PoolingLayer<Dtype>::DeclareMemoryUse(
   if (method_ == PoolingParameter_PoolMethod_MAX && top.size() > 1) {
     uses->AddData(*top[1], lms::kRead);
   }
-  if (propagate_down[0]) uses->AddDiff(*bottom[0], lms::kWrite);
+  if (propagate_down[0]) uses->AddDiff(*bottom[0], lms::kOverwrite);
   return true;
 }
 

@@ -112,7 +112,7 @@ bool SoftmaxLayer<Dtype>::DeclareMemoryUse(
     lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
     const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  uses->AddData(scale_, lms::kReadWrite);
+  uses->AddData(scale_, lms::kScratch);  // per-position maxima, then dot products
   return true;
 }
 

@@ -62,6 +62,11 @@ void FakeDevice::Zero(void* ptr, size_t bytes) {
   std::memset(ptr, 0, bytes);
 }
 
+void FakeDevice::Scribble(void* ptr, size_t bytes) {
+  CheckLive(ptr, bytes);
+  std::memset(ptr, kPoison, bytes);
+}
+
 void FakeDevice::HostAlloc(void** ptr, size_t bytes, bool* pinned) {
   CaffeMallocHost(ptr, bytes, pinned);
 }

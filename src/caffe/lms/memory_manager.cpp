@@ -76,10 +76,11 @@ void Block::SwapIn() {
   memory_->head_ = SyncedMemory::SYNCED;
 }
 
-void Block::ToDevice() {
+void Block::ToDevice(bool overwrite) {
   const SyncedMemory::SyncedHead head = memory_->head_;
-  if (head == SyncedMemory::UNINITIALIZED && device_ == nullptr) Allocate();
-  if (head == SyncedMemory::HEAD_AT_CPU) SwapIn();
+  const bool skip_copy_in = overwrite && head == SyncedMemory::HEAD_AT_CPU;
+  if ((head == SyncedMemory::UNINITIALIZED || skip_copy_in) && device_ == nullptr) Allocate();
+  if (head == SyncedMemory::HEAD_AT_CPU && !skip_copy_in) SwapIn();
   // Compute issued from now on runs after the copy in (or a prefetch still running), and after
   // a swap-out still reading memory this block was given.
   if (copy_in_ticket_ != 0) {
@@ -89,6 +90,10 @@ void Block::ToDevice() {
   if (head == SyncedMemory::UNINITIALIZED) {
     manager_->device_->Zero(device_, memory_->size_);
     memory_->head_ = SyncedMemory::HEAD_AT_GPU;
+  } else if (skip_copy_in) {
+    manager_->device_->Scribble(device_, memory_->size_);
+    memory_->head_ = SyncedMemory::HEAD_AT_GPU;
+    ++manager_->stats_.overwrites;
   }
   manager_->Touch(this);
   handout_epoch_ = manager_->epoch_;
@@ -118,10 +123,10 @@ void Block::WaitForHomeCopies() {
   copy_in_ticket_ = 0;
 }
 
-void Block::Evict() {
+void Block::Evict(bool discard) {
   if (device_ == nullptr) return;
   uint64_t last_copy = copy_in_ticket_;
-  if (dirty()) {
+  if (dirty() && !discard) {
     // The copy home runs after the compute issued so far; the host goes on. The memory is free
     // at once: a copy in reusing it queues behind this one, compute waits for it (Allocate).
     EnsureHome();
@@ -129,7 +134,7 @@ void Block::Evict() {
     home_ticket_ = last_copy;
     manager_->stats_.bytes_out += memory_->size_;
     ++manager_->stats_.swaps_out;
-  } else if (memory_->head_ == SyncedMemory::SYNCED) {
+  } else if (memory_->head_ != SyncedMemory::HEAD_AT_CPU) {
     ++manager_->stats_.clean_drops;
   }
   manager_->allocator_.Free(device_, last_copy);
@@ -137,8 +142,10 @@ void Block::Evict() {
   copy_in_ticket_ = 0;
   memory_->gpu_ptr_ = nullptr;
   // The home is current now, or will be once its copy lands (or the device copy was stale:
-  // HEAD_AT_CPU already).
-  memory_->head_ = SyncedMemory::HEAD_AT_CPU;
+  // HEAD_AT_CPU already). Discarded scratch keeps whatever its home holds; one that never had a
+  // home starts afresh.
+  memory_->head_ = memory_->cpu_ptr_ != nullptr ? SyncedMemory::HEAD_AT_CPU
+                                                : SyncedMemory::UNINITIALIZED;
 }
 
 void* Block::BeginHostView(SyncedMemory* memory, unsigned access, void** saved_ptr, bool* saved_own,
@@ -222,9 +229,9 @@ void MemoryManager::Unpin(SyncedMemory* memory) {
   if (block != nullptr && block->pins_ > 0) --block->pins_;
 }
 
-void MemoryManager::MakeResident(SyncedMemory* memory) {
+void MemoryManager::MakeResident(SyncedMemory* memory, bool overwrite) {
   if (memory->lms_block() == nullptr && !Block::Attach(memory)) return;
-  memory->lms_block()->ToDevice();
+  memory->lms_block()->ToDevice(overwrite);
 }
 
 bool MemoryManager::Prefetch(SyncedMemory* memory) {
@@ -241,12 +248,12 @@ bool MemoryManager::Prefetch(SyncedMemory* memory) {
   return true;
 }
 
-bool MemoryManager::Release(SyncedMemory* memory) {
+bool MemoryManager::Release(SyncedMemory* memory, bool discard) {
   Block* block = memory->lms_block();
   if (block == nullptr || !block->managed_ || !block->resident() || block->pins_ > 0 || !awake()) {
     return false;
   }
-  block->Evict();
+  block->Evict(discard);
   return true;
 }
 
@@ -339,7 +346,8 @@ std::string MemoryManager::StatsLine() const {
   line << "[LMS] swapped in " << stats_.bytes_in << " bytes (" << stats_.swaps_in << " blocks, "
        << stats_.prefetches << " prefetched), out " << stats_.bytes_out << " bytes ("
        << stats_.swaps_out << " blocks), " << stats_.clean_drops
-       << " clean blocks dropped without a copy, " << stats_.evictions << " evictions; stalled "
+       << " blocks dropped without a copy (clean or scratch), " << stats_.overwrites
+       << " copies in skipped (overwritten whole), " << stats_.evictions << " evictions; stalled "
        << stats_.stall_seconds * 1000.0 << " ms; peak device memory " << allocator_.peak_reserved()
        << " of " << allocator_.budget() << " bytes";
   return line.str();

@@ -1,6 +1,7 @@
 #include "caffe/lms/planner.hpp"
 
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace caffe {
@@ -69,11 +70,14 @@ void Planner<Dtype>::Build() {
   }
   // Last use of each buffer within each pass.
   for (int pass = 0; pass < 2; ++pass) {
-    std::map<SyncedMemory*, int> last_use;
+    std::map<SyncedMemory*, std::pair<int, unsigned>> last_use;  // step and access
     for (int s = pass * layers; s < (pass + 1) * layers; ++s) {
-      for (const MemoryUse& use : steps_[s].uses) last_use[use.memory] = s;
+      for (const MemoryUse& use : steps_[s].uses) last_use[use.memory] = {s, use.access};
     }
-    for (const auto& entry : last_use) steps_[entry.second].release_after.push_back(entry.first);
+    for (const auto& [memory, use] : last_use) {
+      Step& step = steps_[use.first];
+      (use.second == kScratch ? step.discard_after : step.release_after).push_back(memory);
+    }
   }
   for (int s = 0; s < 2 * layers; ++s) VLOG(1) << Describe(s);
 }
@@ -97,8 +101,17 @@ template <typename Dtype>
 std::vector<SyncedMemory*> Planner<Dtype>::PrefetchCandidates(int step) const {
   std::vector<SyncedMemory*> candidates;
   const int depth = manager_->options().prefetch_depth;
+  // An overwritten buffer's old values are not needed, by its step or by later ones in the window
+  // (an in-place layer after the one writing its bottom): it gets memory when its step comes.
+  std::set<const SyncedMemory*> overwritten;
   for (int ahead = 1; ahead <= depth && step + ahead < static_cast<int>(steps_.size()); ++ahead) {
-    for (const MemoryUse& use : steps_[step + ahead].uses) candidates.push_back(use.memory);
+    for (const MemoryUse& use : steps_[step + ahead].uses) {
+      if (Overwrites(use.access)) {
+        overwritten.insert(use.memory);
+      } else if (overwritten.count(use.memory) == 0) {
+        candidates.push_back(use.memory);
+      }
+    }
   }
   return candidates;
 }
@@ -113,7 +126,7 @@ void Planner<Dtype>::BeforeStep(int step) {
   const Step& current = steps_[step];
   manager_->BeginStep(current.label);
   for (const MemoryUse& use : current.uses) {
-    manager_->MakeResident(use.memory);
+    manager_->MakeResident(use.memory, Overwrites(use.access));
     manager_->Pin(use.memory);
   }
   for (SyncedMemory* memory : PrefetchCandidates(step)) manager_->Prefetch(memory);
@@ -125,6 +138,7 @@ void Planner<Dtype>::AfterStep(int step) {
   for (const MemoryUse& use : current.uses) manager_->Unpin(use.memory);
   manager_->EndStep();
   for (SyncedMemory* memory : current.release_after) manager_->Release(memory);
+  for (SyncedMemory* memory : current.discard_after) manager_->Release(memory, /*discard=*/true);
 }
 
 template <typename Dtype>
@@ -147,13 +161,15 @@ std::string Planner<Dtype>::Describe(int step) const {
   if (!current.planned) return line.str() + ": on demand";
   for (const MemoryUse& use : current.uses) {
     line << " "
-         << (use.access == kReadWrite ? "rw"
-             : use.access == kWrite   ? "w"
-                                      : "r")
+         << (use.access == kReadWrite   ? "rw"
+             : use.access == kScratch   ? "s"
+             : use.access == kOverwrite ? "o"
+             : use.access == kWrite     ? "w"
+                                        : "r")
          << ":" << use.memory << "(" << use.memory->size() << ")";
   }
-  if (!current.release_after.empty()) {
-    line << "; then release " << current.release_after.size();
+  if (!current.release_after.empty() || !current.discard_after.empty()) {
+    line << "; then release " << current.release_after.size() + current.discard_after.size();
   }
   return line.str();
 }
