@@ -65,6 +65,9 @@ class Planner {
   class Hook;
   // Whether the layer still declares exactly what the plan holds for `step`.
   bool PlanIsCurrent(int step) const;
+  // Rebuilds the plan if any of steps first..last (those that exist) is not current: a plan
+  // naming a freed buffer must not be followed.
+  void ReplanIfStale(int first, int last);
   bool Declare(int step_index, MemoryUses* uses) const;
 
   Net<Dtype>* net_;

@@ -117,12 +117,22 @@ std::vector<SyncedMemory*> Planner<Dtype>::PrefetchCandidates(int step) const {
 }
 
 template <typename Dtype>
-void Planner<Dtype>::BeforeStep(int step) {
-  // Blobs grow (a larger input reshapes the net): then the buffers are new and the plan is too.
-  if (!PlanIsCurrent(step)) {
-    VLOG(1) << "[LMS] " << steps_[step].label << " declares other buffers now; replanning";
-    Build();
+void Planner<Dtype>::ReplanIfStale(int first, int last) {
+  for (int step = first; step <= last && step < static_cast<int>(steps_.size()); ++step) {
+    if (!PlanIsCurrent(step)) {
+      VLOG(1) << "[LMS] " << steps_[step].label << " declares other buffers now; replanning";
+      Build();
+      return;
+    }
   }
+}
+
+template <typename Dtype>
+void Planner<Dtype>::BeforeStep(int step) {
+  // Blobs grow (a larger input reshapes the net, a layer shapes a buffer on first use): then the
+  // buffers are new, the old ones freed, and the plan of this step and those it prefetches for
+  // must not name them.
+  ReplanIfStale(step, step + manager_->options().prefetch_depth);
   const Step& current = steps_[step];
   manager_->BeginStep(current.label);
   for (const MemoryUse& use : current.uses) {
@@ -134,6 +144,7 @@ void Planner<Dtype>::BeforeStep(int step) {
 
 template <typename Dtype>
 void Planner<Dtype>::AfterStep(int step) {
+  ReplanIfStale(step, step);  // the layer may have reshaped a buffer of its own as it ran
   const Step& current = steps_[step];
   for (const MemoryUse& use : current.uses) manager_->Unpin(use.memory);
   manager_->EndStep();
