@@ -204,6 +204,13 @@ void BaseConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blob
   if (chunk_images_ > 1) out_buffer_.Reshape({threads_, conv_out_channels_, columns});
   // Memory is only taken on first use (by a backward pass that computes the weight gradient).
   weight_diff_t_.Reshape({threads_, this->blobs_[0]->count()});
+#ifndef CPU_ONLY
+  // The GPU kernels' columns, of one image or one tile, shaped now (memory still comes on first
+  // use) so that LMS plans them from the first step.
+  const int gpu_columns =
+      tile_lines_ > 0 ? tile_lines_ * line_width_ : (is_1x1_ ? 0 : conv_out_spatial_dim_);
+  if (gpu_columns > 0) gpu_col_buffer_.Reshape({kernel_dim_ * group_, gpu_columns});
+#endif
 }
 
 template <typename Dtype>

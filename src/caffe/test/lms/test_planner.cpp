@@ -312,7 +312,8 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
   }
   const std::shared_ptr<MemoryManager>& manager = MemoryManager::Current();
   EXPECT_GT(manager->stats().swaps_out, 0u);
-  EXPECT_GT(manager->stats().bytes_in, total) << "buffers came back in for backward";
+  EXPECT_GT(manager->stats().bytes_in, total / 4) << "buffers came back in for backward";
+  EXPECT_GT(manager->stats().overwrites, 0u) << "outputs overwritten whole were copied in";
   EXPECT_LE(manager->allocator().peak_reserved(), options.budget);
   ExpectBitIdentical(expected.get(), net.get());
 }
