@@ -16,6 +16,7 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -410,20 +411,51 @@ cudnnStatus_t CheckAlgorithm(const char* call, Pass pass, int algo, const ConvPl
   return UsableOnDevice(call, workspace, *needed, "the workspace") ? kSuccess : kBadParam;
 }
 
-// What a convolution pass checks of its descriptors and algorithm.
-cudnnStatus_t CheckConvolutionCall(const char* call, Pass pass, cudnnHandle_t handle, int algo,
-                                   cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
-                                   cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
-                                   void* workspace, size_t workspace_bytes, ConvPlan* plan,
-                                   size_t* needed) {
-  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
-  CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, plan));
-  return CheckAlgorithm(call, pass, algo, *plan, workspace, workspace_bytes, needed);
-}
-
 // The workspace holds garbage on a GPU; here NaN, so that no result can depend on it.
 void Scribble(void* workspace, size_t bytes) {
   if (bytes > 0) std::memset(workspace, 0xff, bytes);
+}
+
+// How many algorithms a pass has (the *AlgorithmMaxCount calls).
+cudnnStatus_t AlgorithmCount(const char* call, Pass pass, cudnnHandle_t handle, int* count) {
+  if (handle == nullptr || count == nullptr) return Reject(kBadParam, call, "null argument");
+  *count = static_cast<int>(Ranking(pass).size());
+  return kSuccess;
+}
+
+// One pass over a convolution's x, w and y (`data`, named `names` as the call names them): the
+// tensor the pass writes (y forward, x backward data, w backward filter) gets, at each tap, the
+// product of the other two, then alpha and beta; first the checks of its descriptors, algorithm
+// and operands.
+cudnnStatus_t RunConvolutionPass(const char* call, Pass pass, cudnnHandle_t handle, int algo,
+                                 cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                                 cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
+                                 void* workspace, size_t workspace_bytes, const void* alpha,
+                                 const void* beta, const std::array<const char*, 3>& names,
+                                 const std::array<const void*, 3>& data) {
+  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
+  ConvPlan plan;
+  CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, &plan));
+  size_t needed = 0;
+  CAFFE_EMU_RETURN_IF_FAILED(
+      CheckAlgorithm(call, pass, algo, plan, workspace, workspace_bytes, &needed));
+  const int out = pass == Pass::kForward ? 2 : pass == Pass::kBackwardData ? 0 : 1;
+  const int a = out == 0 ? 1 : 0, b = out == 2 ? 1 : 2;  // the inputs, in x, w, y order
+  const std::array<const Layout*, 3> layouts = {&plan.x, &plan.w, &plan.y};
+  const Operand in_a{names[a], layouts[a], data[a]}, in_b{names[b], layouts[b], data[b]};
+  const Operand output{names[out], layouts[out], data[out]};
+  Scaling scaling;
+  CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, output, {in_a, in_b}, &scaling));
+  DeviceAccess access;
+  Scribble(workspace, needed);
+  const std::vector<double> as = LoadOperand(plan, in_a), bs = LoadOperand(plan, in_b);
+  std::vector<double> result(layouts[out]->count(), 0.0);
+  ForEachTap(plan, [&](long xi, long wi, long yi) {
+    const long at[3] = {xi, wi, yi};
+    result[at[out]] += as[at[a]] * bs[at[b]];
+  });
+  Store(output, result, scaling);
+  return kSuccess;
 }
 
 }  // namespace
@@ -505,11 +537,8 @@ cudnnStatus_t cudnnGetConvolutionNdForwardOutputDim(const cudnnConvolutionDescri
 // ---- Algorithms and passes ----
 
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
-  if (handle == nullptr || count == nullptr) {
-    return Reject(kBadParam, "cudnnGetConvolutionForwardAlgorithmMaxCount", "null argument");
-  }
-  *count = static_cast<int>(Ranking(Pass::kForward).size());
-  return kSuccess;
+  return AlgorithmCount("cudnnGetConvolutionForwardAlgorithmMaxCount",
+                        Pass::kForward, handle, count);
 }
 
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
@@ -538,30 +567,14 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha,
                                       cudnnConvolutionFwdAlgo_t algo, void* workSpace,
                                       size_t workSpaceSizeInBytes, const void* beta,
                                       const cudnnTensorDescriptor_t yDesc, void* y) {
-  const char* call = "cudnnConvolutionForward";
-  ConvPlan plan;
-  size_t needed = 0;
-  CAFFE_EMU_RETURN_IF_FAILED(CheckConvolutionCall(call, Pass::kForward, handle, algo, xDesc, wDesc,
-                                                  convDesc, yDesc, workSpace, workSpaceSizeInBytes,
-                                                  &plan, &needed));
-  const Operand x_in{"x", &plan.x, x}, w_in{"w", &plan.w, w}, y_out{"y", &plan.y, y};
-  Scaling scaling;
-  CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, y_out, {x_in, w_in}, &scaling));
-  DeviceAccess access;
-  Scribble(workSpace, needed);
-  const std::vector<double> xs = LoadOperand(plan, x_in), ws = LoadOperand(plan, w_in);
-  std::vector<double> ys(plan.y.count(), 0.0);
-  ForEachTap(plan, [&](long xi, long wi, long yi) { ys[yi] += xs[xi] * ws[wi]; });
-  Store(y_out, ys, scaling);
-  return kSuccess;
+  return RunConvolutionPass("cudnnConvolutionForward", Pass::kForward, handle, algo, xDesc, wDesc,
+                            convDesc, yDesc, workSpace, workSpaceSizeInBytes, alpha, beta,
+                            {"x", "w", "y"}, {x, w, y});
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
-  if (handle == nullptr || count == nullptr) {
-    return Reject(kBadParam, "cudnnGetConvolutionBackwardDataAlgorithmMaxCount", "null argument");
-  }
-  *count = static_cast<int>(Ranking(Pass::kBackwardData).size());
-  return kSuccess;
+  return AlgorithmCount("cudnnGetConvolutionBackwardDataAlgorithmMaxCount",
+                        Pass::kBackwardData, handle, count);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
@@ -590,30 +603,14 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alp
                                            cudnnConvolutionBwdDataAlgo_t algo, void* workSpace,
                                            size_t workSpaceSizeInBytes, const void* beta,
                                            const cudnnTensorDescriptor_t dxDesc, void* dx) {
-  const char* call = "cudnnConvolutionBackwardData";
-  ConvPlan plan;
-  size_t needed = 0;
-  CAFFE_EMU_RETURN_IF_FAILED(CheckConvolutionCall(call, Pass::kBackwardData, handle, algo, dxDesc,
-                                                  wDesc, convDesc, dyDesc, workSpace,
-                                                  workSpaceSizeInBytes, &plan, &needed));
-  const Operand w_in{"w", &plan.w, w}, dy_in{"dy", &plan.y, dy}, dx_out{"dx", &plan.x, dx};
-  Scaling scaling;
-  CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, dx_out, {w_in, dy_in}, &scaling));
-  DeviceAccess access;
-  Scribble(workSpace, needed);
-  const std::vector<double> ws = LoadOperand(plan, w_in), dys = LoadOperand(plan, dy_in);
-  std::vector<double> dxs(plan.x.count(), 0.0);
-  ForEachTap(plan, [&](long xi, long wi, long yi) { dxs[xi] += dys[yi] * ws[wi]; });
-  Store(dx_out, dxs, scaling);
-  return kSuccess;
+  return RunConvolutionPass("cudnnConvolutionBackwardData", Pass::kBackwardData, handle, algo,
+                            dxDesc, wDesc, convDesc, dyDesc, workSpace, workSpaceSizeInBytes,
+                            alpha, beta, {"dx", "w", "dy"}, {dx, w, dy});
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
-  if (handle == nullptr || count == nullptr) {
-    return Reject(kBadParam, "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount", "null argument");
-  }
-  *count = static_cast<int>(Ranking(Pass::kBackwardFilter).size());
-  return kSuccess;
+  return AlgorithmCount("cudnnGetConvolutionBackwardFilterAlgorithmMaxCount",
+                        Pass::kBackwardFilter, handle, count);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -642,22 +639,9 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* a
                                              cudnnConvolutionBwdFilterAlgo_t algo, void* workSpace,
                                              size_t workSpaceSizeInBytes, const void* beta,
                                              const cudnnFilterDescriptor_t dwDesc, void* dw) {
-  const char* call = "cudnnConvolutionBackwardFilter";
-  ConvPlan plan;
-  size_t needed = 0;
-  CAFFE_EMU_RETURN_IF_FAILED(CheckConvolutionCall(call, Pass::kBackwardFilter, handle, algo, xDesc,
-                                                  dwDesc, convDesc, dyDesc, workSpace,
-                                                  workSpaceSizeInBytes, &plan, &needed));
-  const Operand x_in{"x", &plan.x, x}, dy_in{"dy", &plan.y, dy}, dw_out{"dw", &plan.w, dw};
-  Scaling scaling;
-  CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, dw_out, {x_in, dy_in}, &scaling));
-  DeviceAccess access;
-  Scribble(workSpace, needed);
-  const std::vector<double> xs = LoadOperand(plan, x_in), dys = LoadOperand(plan, dy_in);
-  std::vector<double> dws(plan.w.count(), 0.0);
-  ForEachTap(plan, [&](long xi, long wi, long yi) { dws[wi] += xs[xi] * dys[yi]; });
-  Store(dw_out, dws, scaling);
-  return kSuccess;
+  return RunConvolutionPass("cudnnConvolutionBackwardFilter", Pass::kBackwardFilter, handle,
+                            algo, xDesc, dwDesc, convDesc, dyDesc, workSpace,
+                            workSpaceSizeInBytes, alpha, beta, {"x", "dw", "dy"}, {x, dw, dy});
 }
 
 // db[k] = the sum of dy over images and positions of channel k.
