@@ -42,7 +42,7 @@ SyncedMemory::~SyncedMemory() {
 }
 
 void SyncedMemory::FreeHost() {
-  if (lms_block_ != nullptr) lms_block_->WaitForHome();
+  if (lms_block_ != nullptr) lms_block_->WaitBeforeFreeingHome();
   if (cpu_ptr_ && own_cpu_data_) CaffeFreeHost(cpu_ptr_, cpu_malloc_use_cuda_);
   cpu_ptr_ = nullptr;
   own_cpu_data_ = false;

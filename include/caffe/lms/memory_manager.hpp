@@ -16,6 +16,7 @@
 #ifndef CAFFE_LMS_MEMORY_MANAGER_HPP_
 #define CAFFE_LMS_MEMORY_MANAGER_HPP_
 
+#include <algorithm>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -74,9 +75,16 @@ class Block {
   void ToDevice(bool overwrite = false);
   /// Copies a newer device copy home (the head becomes SYNCED) and waits for it.
   void CopyToHost();
-  /// Before the host touches or frees the home: waits for the copies still using it.
+  /// Before the host reads or writes the home: waits for a swap-out still copying into it. (A
+  /// copy in still reading it may go on: a host write moves the head home, so it is copied again.)
   void WaitForHome() {
-    if (home_ticket_ != 0 || copy_in_ticket_ != 0) WaitForHomeCopies();
+    if (home_ticket_ != 0) WaitForCopiesUpTo(home_ticket_);
+  }
+  /// Before the home is freed: waits for every copy still using it, in or out.
+  void WaitBeforeFreeingHome() {
+    if (home_ticket_ != 0 || copy_in_ticket_ != 0) {
+      WaitForCopiesUpTo(std::max(home_ticket_, copy_in_ticket_));
+    }
   }
 
   size_t bytes() const;
@@ -100,7 +108,8 @@ class Block {
   void SwapIn();
   // Drops the device copy, issuing its copy home first when it is dirty and not `discard`ed.
   void Evict(bool discard = false);
-  void WaitForHomeCopies();
+  // The host waits (stalls) until copy `ticket` and those before it have finished.
+  void WaitForCopiesUpTo(uint64_t ticket);
   void EnsureHome();
   // HostView's access to the SyncedMemory.
   static void* BeginHostView(SyncedMemory* memory, unsigned access, void** saved_ptr,

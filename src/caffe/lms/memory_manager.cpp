@@ -1,6 +1,5 @@
 #include "caffe/lms/memory_manager.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -36,7 +35,7 @@ Block::Block(SyncedMemory* memory, std::shared_ptr<MemoryManager> manager, bool 
 }
 
 Block::~Block() {
-  WaitForHome();  // the SyncedMemory frees its home next
+  WaitBeforeFreeingHome();  // the SyncedMemory frees its home next
   if (device_ != nullptr) manager_->allocator_.Free(device_);
   manager_->Unregister(this);
 }
@@ -103,24 +102,21 @@ void Block::ToDevice(bool overwrite) {
 void Block::CopyToHost() {
   if (memory_->head_ != SyncedMemory::HEAD_AT_GPU) return;
   EnsureHome();
-  StallTimer timer(&manager_->stats_.stall_seconds);
-  manager_->device_->WaitForCopy(
+  WaitForCopiesUpTo(
       manager_->device_->CopyToHostAsync(memory_->cpu_ptr_, device_, memory_->size_));
-  home_ticket_ = 0;  // copies finish in order: any earlier one into the home has too
-  copy_in_ticket_ = 0;
   manager_->stats_.bytes_out += memory_->size_;
   ++manager_->stats_.swaps_out;
   memory_->head_ = SyncedMemory::SYNCED;
 }
 
-void Block::WaitForHomeCopies() {
-  const uint64_t ticket = std::max(home_ticket_, copy_in_ticket_);
+void Block::WaitForCopiesUpTo(uint64_t ticket) {
   if (!manager_->device_->CopyDone(ticket)) {
     StallTimer timer(&manager_->stats_.stall_seconds);
     manager_->device_->WaitForCopy(ticket);
   }
-  home_ticket_ = 0;
-  copy_in_ticket_ = 0;
+  // Copies finish in order: every one up to `ticket` has.
+  if (home_ticket_ <= ticket) home_ticket_ = 0;
+  if (copy_in_ticket_ <= ticket) copy_in_ticket_ = 0;
 }
 
 void Block::Evict(bool discard) {
