@@ -50,6 +50,10 @@ class ReferenceData {
   Hdf5File file_;
 };
 
+/// Copies the reference inputs (input/<blob>) into the net's input blobs; throws caffe::Error
+/// naming the blob when one is missing or its shape differs from the net's.
+void FeedReferenceInputs(Net<float>* net, const ReferenceData& reference);
+
 /// Feeds the reference inputs to the net's input blobs (the shapes must match), runs forward,
 /// and, where the reference holds diffs, backward; returns the comparison of every blob's data,
 /// every blob's diff and every parameter's diff that the reference holds.

@@ -107,10 +107,7 @@ BlobComparison ReferenceData::CompareDataset(const string& path, const string& w
   return result;
 }
 
-vector<BlobComparison> CompareNetWithReference(Net<float>* net, const ReferenceData& reference) {
-  CAFFE_CHECK(reference.HasGroup("forward"))
-      << "the reference file has no 'forward' group; expected the layout input/, forward/, "
-         "backward/, param_diff/";
+void FeedReferenceInputs(Net<float>* net, const ReferenceData& reference) {
   for (int index : net->input_blob_indices()) {
     const string& name = net->blob_names()[index];
     CAFFE_CHECK(reference.Has("input", name))
@@ -122,6 +119,13 @@ vector<BlobComparison> CompareNetWithReference(Net<float>* net, const ReferenceD
         << ", the net's blob has " << net->blobs()[index]->shape_string();
     net->blobs()[index]->CopyFrom(input);
   }
+}
+
+vector<BlobComparison> CompareNetWithReference(Net<float>* net, const ReferenceData& reference) {
+  CAFFE_CHECK(reference.HasGroup("forward"))
+      << "the reference file has no 'forward' group; expected the layout input/, forward/, "
+         "backward/, param_diff/";
+  FeedReferenceInputs(net, reference);
   vector<BlobComparison> comparisons;
   net->Forward();
   for (size_t i = 0; i < net->blobs().size(); ++i) {

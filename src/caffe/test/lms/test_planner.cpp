@@ -253,9 +253,7 @@ TEST_P(GoldenPlannerTest, PlannedRunEqualsAPlainOneBitForBit) {
   auto load = [&] {
     auto net = std::make_unique<Net<float>>(folder + "/net.prototxt", TEST);
     net->CopyTrainedLayersFrom(folder + "/weights.caffemodel");
-    for (int index : net->input_blob_indices()) {
-      reference.Load("input", net->blob_names()[index], net->blobs()[index].get());
-    }
+    FeedReferenceInputs(net.get(), reference);
     return net;
   };
   std::unique_ptr<Net<float>> expected = load();
