@@ -134,7 +134,7 @@ class BaseConvolutionLayer : public Layer<Dtype> {
                                 Dtype* weight_diff) const;
 
 #ifndef CPU_ONLY
-  // gpu_col_buffer_ shaped (K * G, columns), on the device.
+  // gpu_col_buffer_ on the device; Reshape shaped it (K * G, columns).
   Dtype* GpuColumnBuffer(int columns);
   // One image's columns / its col2im (overwriting `im`), on the device.
   void Im2ColGpu(const Dtype* im, Dtype* col);
@@ -166,8 +166,8 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   Blob<Dtype> out_buffer_;     // per thread: (conv_out_channels_, chunk_images_ * S), if chunked
   Blob<Dtype> weight_diff_t_;  // per thread, per group: the weight gradient transposed (K x C_out / G)
 #ifndef CPU_ONLY
-  // The GPU path's columns of one image, or of one tile of output lines: (K * G, columns). Sized
-  // on first use; the CPU buffers above are not used in GPU mode.
+  // The GPU path's columns of one image, or of one tile of output lines: (K * G, columns). Shaped
+  // in Reshape, memory taken on first use; the CPU buffers above are not used in GPU mode.
   Blob<Dtype> gpu_col_buffer_;
 #endif
 };

@@ -532,8 +532,8 @@ bool BaseConvolutionLayer<Dtype>::DeclareMemoryUse(
     const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   // Scratch of the kernels that run, each element written before it is read in the pass: the GPU
-  // kernels' column buffer (shaped on first use, when the planner sees it and replans), or the
-  // CPU kernels' buffers, whose transposed weight gradient accumulates over the images.
+  // kernels' column buffer (shaped in Reshape), or the CPU kernels' buffers, whose transposed
+  // weight gradient accumulates over the images.
 #ifndef CPU_ONLY
   if (Caffe::mode() == Caffe::GPU) {
     uses->AddData(gpu_col_buffer_, lms::kScratch);
