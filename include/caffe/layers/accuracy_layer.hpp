@@ -21,6 +21,9 @@ namespace caffe {
 template <typename Dtype>
 class AccuracyLayer final : public Layer<Dtype> {
  public:
+  /// Where the per-class counts start among the GPU forward's counters.
+  static constexpr int kClassCounters = 3;
+
   using Layer<Dtype>::Layer;
   const char* type() const override { return "Accuracy"; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
@@ -28,6 +31,9 @@ class AccuracyLayer final : public Layer<Dtype> {
   int ExactNumBottomBlobs() const override { return 2; }
   int MinTopBlobs() const override { return 1; }
   int MaxTopBlobs() const override { return 2; }
+  /// Adds the GPU pass's counters (scratch) to the default declaration.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
@@ -49,7 +55,9 @@ class AccuracyLayer final : public Layer<Dtype> {
   int inner_num_ = 0;
   std::vector<int> class_count_;  // (C): positions per true class, for top[1]
 #ifndef CPU_ONLY
-  Blob<int> counters_;  // GPU forward: correct, counted, first bad label, per-class counts
+  /// The GPU forward's counters: correct, counted, first bad label, then C per-class correct
+  /// and C per-class counted (shaped in Reshape, so that LMS plans them).
+  Blob<int> counters_;
 #endif
 };
 

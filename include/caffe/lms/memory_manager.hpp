@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,7 @@ struct Stats {
   uint64_t clean_drops = 0;    // device copies freed without a copy (home current, or scratch)
   uint64_t evictions = 0;      // blocks dropped because an allocation did not fit
   uint64_t overwrites = 0;     // copies in skipped: the step overwrites the buffer whole
+  uint64_t undeclared = 0;     // device accesses a planned step made to buffers it did not declare
   double stall_seconds = 0.0;  // host time waiting for transfers the plan did not hide
 };
 
@@ -153,14 +156,17 @@ class MemoryManager {
 
   /// Brackets one layer's pass: device pointers handed out in between stay on the device until
   /// EndStep. `label` names the step in out-of-memory errors ("layer 'conv1' forward").
-  void BeginStep(const std::string& label);
+  /// `planned`: the step declared its buffers (and pinned them), so a device access to another
+  /// LMS-managed buffer is a gap in the layer's declaration: counted, and warned about once per
+  /// step, as that buffer is then swapped on demand.
+  void BeginStep(const std::string& label, bool planned = false);
   void EndStep();
   /// A pinned block is never evicted (the planner pins a step's buffers while it runs).
   void Pin(SyncedMemory* memory);
   void Unpin(SyncedMemory* memory);
-  /// Makes the device copy current now, as a device access would (for buffers the step will
-  /// use); `overwrite` as in Block::ToDevice.
-  void MakeResident(SyncedMemory* memory, bool overwrite = false);
+  /// Pins a buffer the step declares and makes its device copy current now, as a device access
+  /// would; `overwrite` as in Block::ToDevice. Unpin it when the step ends.
+  void PinResident(SyncedMemory* memory, bool overwrite = false);
   /// Starts copying a buffer in ahead of its use when its device copy is missing and it fits
   /// without evicting anything; returns whether a copy was issued.
   bool Prefetch(SyncedMemory* memory);
@@ -174,6 +180,8 @@ class MemoryManager {
   /// budget counts it; unheld LMS-managed copies are evicted to make room. Throws the
   /// out-of-memory error, naming `what`, when nothing more can be evicted.
   void* AllocateScratch(size_t bytes, const std::string& what);
+  /// As AllocateScratch, but null instead of the error (for callers with a smaller fallback).
+  void* TryAllocateScratch(size_t bytes);
   void FreeScratch(void* ptr) { allocator_.Free(ptr); }
 
   const Stats& stats() const { return stats_; }
@@ -184,6 +192,10 @@ class MemoryManager {
   /// The prefetches issued so far, in order (recorded only when asked, for tests).
   void set_record_prefetches(bool value) { record_prefetches_ = value; }
   const std::vector<const SyncedMemory*>& prefetch_log() const { return prefetch_log_; }
+  /// The planned steps that used LMS-managed buffers they did not declare: label -> their sizes.
+  const std::map<std::string, std::set<size_t>>& undeclared_uses() const {
+    return undeclared_uses_;
+  }
   /// Blocks (and their bytes) attached to this manager, and of those the LMS-managed ones.
   size_t num_blocks() const { return lru_.size(); }
   size_t managed_bytes() const;
@@ -200,12 +212,16 @@ class MemoryManager {
   void Unregister(Block* block);
   void Touch(Block* block);
   bool Held(const Block* block) const;
+  // A device access to `block`, unpinned, in a planned step (see BeginStep).
+  void NoteUndeclared(const Block* block);
   // `bytes` of device memory, evicting least-recently-used blocks other than `exclude` (may be
   // null) as needed; `*ticket` is the copy that may still use the memory (see
   // DeviceAllocator::Allocate). Throws an out-of-memory caffe::Error naming the step and `what`
   // when nothing more can be evicted.
   void* AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what,
                          uint64_t* ticket);
+  // The same, null when nothing more can be evicted.
+  void* TryAllocateEvicting(size_t bytes, const Block* exclude, uint64_t* ticket);
 
   std::unique_ptr<Device> device_;
   Options options_;
@@ -215,7 +231,9 @@ class MemoryManager {
   uint64_t epoch_ = 1;
   uint64_t serial_ = 0;
   bool in_step_ = false;
+  bool step_planned_ = false;
   std::string step_label_;
+  std::map<std::string, std::set<size_t>> undeclared_uses_;
   bool record_prefetches_ = false;
   std::vector<const SyncedMemory*> prefetch_log_;
 };

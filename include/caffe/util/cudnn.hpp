@@ -87,8 +87,17 @@ cudnnHandle_t CudnnHandle();
 
 /// At least `bytes` of device memory on the current GPU, shared by every cuDNN call of this
 /// thread (layers run one after another on one stream, so one buffer serves them all). Valid
-/// until the next call; grows, never shrinks. nullptr for 0 bytes.
+/// until the next call; grows, never shrinks (but see ReturnCudnnWorkspaceToLms). nullptr for 0
+/// bytes.
 void* CudnnWorkspace(size_t bytes);
+/// As CudnnWorkspace, but false (and no workspace held) where the GPU memory budget cannot give
+/// `bytes` now, instead of the out-of-memory error: the caller falls back to a leaner algorithm.
+bool TryCudnnWorkspace(size_t bytes, void** workspace);
+/// Under LMS, hands the workspace back to the memory manager after a call (later work on the
+/// stream is ordered after it, LMS's copies included): between convolutions its memory can hold
+/// buffers, and the allocator's cache gives it back at no cost next time. Without LMS the
+/// workspace stays, as BVLC's does.
+void ReturnCudnnWorkspaceToLms();
 
 /// The most workspace a convolution's algorithms may use: CAFFE_CUDNN_WORKSPACE_MB MiB from the
 /// environment, else 64 MiB.
@@ -190,7 +199,9 @@ class CudnnActivation {
 /// from cuDNN's heuristics (cudnnGet*Algorithm_v7): the first one, in cuDNN's order of expected
 /// speed, that runs with FMA math for float (no TF32 tensor cores: results match the CPU's),
 /// needs at most CudnnWorkspaceLimit() bytes, and (for the two backward passes, where some
-/// algorithms add with atomics) is deterministic if any such algorithm qualifies.
+/// algorithms add with atomics) is deterministic if any such algorithm qualifies. When the GPU
+/// memory budget (-gpu_mem_limit, or a GPU that LMS fills) cannot give its workspace at the time
+/// it runs, the next qualifying algorithm that needs less runs instead (one log line says so).
 class CudnnConvolution {
  public:
   enum class Side { kImage, kOutput };  // x, y
@@ -225,9 +236,22 @@ class CudnnConvolution {
   void AccumulateBiasDiff(Side side, const void* diff, void* bias_diff);
 
  private:
+  // An algorithm of a pass, with its workspace and the math type it runs in (cuDNN lists an
+  // algorithm with one).
+  template <typename Algo>
+  struct Choice {
+    Algo algo;
+    size_t bytes;
+    cudnnMathType_t math;
+  };
+
   const void* One() const;
   const void* Zero() const;
   bool ChooseAlgorithms();
+  // Runs `run(algo, workspace, bytes)` with the first of `choices` whose workspace the budget
+  // gives now (the last one's failure is the out-of-memory error), in that choice's math type.
+  template <typename Algo, typename Run>
+  void RunPass(const char* pass, const std::vector<Choice<Algo>>& choices, Run run);
 
   Geometry geometry_;
   bool configured_ = false;  // geometry_ was set up (successfully or not)
@@ -235,14 +259,11 @@ class CudnnConvolution {
   CudnnTensorDescriptor image_, output_, image_bias_, output_bias_;
   CudnnFilterDescriptor filter_;
   CudnnConvolutionDescriptor convolution_;
-  cudnnConvolutionFwdAlgo_t forward_algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  cudnnConvolutionBwdDataAlgo_t backward_data_algo_ = CUDNN_CONVOLUTION_BWD_DATA_ALGO_0;
-  cudnnConvolutionBwdFilterAlgo_t backward_filter_algo_ = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0;
-  size_t forward_bytes_ = 0, backward_data_bytes_ = 0, backward_filter_bytes_ = 0;
-  // The math type each algorithm was chosen with (cuDNN pairs an algorithm with one).
-  cudnnMathType_t forward_math_ = CUDNN_DEFAULT_MATH;
-  cudnnMathType_t backward_data_math_ = CUDNN_DEFAULT_MATH;
-  cudnnMathType_t backward_filter_math_ = CUDNN_DEFAULT_MATH;
+  // Each pass's algorithms, the chosen one first; each later one needs less workspace, for when
+  // the GPU memory budget cannot give the workspace of those before it (see RunPass).
+  std::vector<Choice<cudnnConvolutionFwdAlgo_t>> forward_;
+  std::vector<Choice<cudnnConvolutionBwdDataAlgo_t>> backward_data_;
+  std::vector<Choice<cudnnConvolutionBwdFilterAlgo_t>> backward_filter_;
 
   DISABLE_COPY_AND_ASSIGN(CudnnConvolution);
 };

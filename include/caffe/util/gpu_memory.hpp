@@ -24,6 +24,8 @@ class GpuMemory {
   /// `bytes` of memory on GPU `device`. Throws a caffe::Error saying how much was asked for,
   /// on which GPU, and what is in use, when neither the cache, the budget nor the GPU has it.
   static void* Allocate(size_t bytes, int device);
+  /// As Allocate, but null instead of the error (for callers with a smaller fallback).
+  static void* TryAllocate(size_t bytes, int device);
   /// Returns memory from Allocate (on the same device) to the cache.
   static void Free(void* ptr, int device);
   /// Caps what Caffe holds on `device` (0: no cap beyond the GPU's memory); applies to

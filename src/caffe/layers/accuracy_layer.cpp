@@ -36,6 +36,9 @@ void AccuracyLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype
     top[1]->Reshape(vector<int>{channels_});
     class_count_.assign(channels_, 0);
   }
+#ifndef CPU_ONLY
+  counters_.Reshape(vector<int>{kClassCounters + 2 * channels_});
+#endif
 }
 
 template <typename Dtype>
@@ -97,6 +100,20 @@ void AccuracyLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bo
         << "has no gradient, but bottom[" << i << "] was asked for one; Accuracy is a metric, "
         << "not a loss (set propagate_down: false or remove force_backward)";
   }
+}
+
+template <typename Dtype>
+bool AccuracyLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                            const Blobs<Dtype>& top,
+                                            const vector<bool>& propagate_down,
+                                            lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kForward) {
+    uses->AddData(counters_, lms::kScratch);
+  }
+#endif
+  return true;
 }
 
 INSTANTIATE_CLASS(AccuracyLayer);

@@ -13,11 +13,11 @@ namespace caffe {
 namespace {
 
 // Layout of the counters: [kCorrect], [kCounted], [kFirstBadLabel], then C per-class correct
-// counts and C per-class position counts.
+// counts and C per-class position counts (AccuracyLayer::kClassCounters on).
 constexpr int kCorrect = 0;
 constexpr int kCounted = 1;
 constexpr int kFirstBadLabel = 2;
-constexpr int kClassCounters = 3;
+constexpr int kClassCounters = AccuracyLayer<float>::kClassCounters;
 
 template <typename Dtype>
 __global__ void AccuracyForwardKernel(int positions, int channels, int inner, int top_k,
@@ -57,7 +57,6 @@ void AccuracyLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<D
   const int channels = channels_;
   const int positions = outer_num_ * inner_num_;
   const bool per_class = top.size() > 1;
-  counters_.Reshape(vector<int>{kClassCounters + 2 * channels});
   int* host_counters = counters_.mutable_cpu_data();
   for (int j = 0; j < counters_.count(); ++j) host_counters[j] = 0;
   host_counters[kFirstBadLabel] = INT_MAX;  // none yet

@@ -81,7 +81,15 @@ bool CuDNNPoolingLayer<Dtype>::DeclareMemoryUse(
     lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
     const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
   PoolingLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  uses->AddData(max_top_, pass == lms::Pass::kForward ? lms::kWrite : lms::kRead);
+  uses->AddData(max_top_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  // cuDNN's backward takes x and y whatever the method (MAX finds its maxima again from them;
+  // y is the copy in max_top_ for MAX).
+  if (pass == lms::Pass::kBackward && use_cudnn_ && propagate_down[0]) {
+    uses->AddData(*bottom[0], lms::kRead);
+    if (this->layer_param_.pooling_param().pool() != PoolingParameter_PoolMethod_MAX) {
+      uses->AddData(*top[0], lms::kRead);
+    }
+  }
   return true;
 }
 

@@ -41,6 +41,12 @@ void SoftmaxWithLossLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blob
       << " predictions, but bottom[1] " << bottom[1]->shape_string() << " holds "
       << bottom[1]->count() << " labels";
   if (top.size() >= 2) top[1]->ReshapeLike(*bottom[0]);
+#ifndef CPU_ONLY
+  // The GPU passes' scratch, shaped here so that LMS plans it.
+  position_loss_.Reshape(vector<int>{outer_num_ * inner_num_});
+  position_counted_.Reshape(vector<int>{outer_num_ * inner_num_});
+  first_bad_label_.Reshape(vector<int>{1});
+#endif
 }
 
 template <typename Dtype>
@@ -117,6 +123,13 @@ bool SoftmaxWithLossLayer<Dtype>::DeclareMemoryUse(
   } else {
     uses->AddData(prob_, lms::kRead);
   }
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    if (pass == lms::Pass::kForward) uses->AddData(position_loss_, lms::kScratch);
+    uses->AddData(position_counted_, lms::kScratch);
+    uses->AddData(first_bad_label_, lms::kScratch);
+  }
+#endif
   return true;
 }
 

@@ -76,9 +76,6 @@ void SoftmaxWithLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
                                               const Blobs<Dtype>& top) {
   softmax_layer_->Forward(softmax_bottom_vec_, softmax_top_vec_);
   const int positions = outer_num_ * inner_num_;
-  position_loss_.Reshape(vector<int>{positions});
-  position_counted_.Reshape(vector<int>{positions});
-  first_bad_label_.Reshape(vector<int>{1});
   first_bad_label_.mutable_cpu_data()[0] = INT_MAX;  // none yet
   Dtype loss = 0;
   Dtype valid_count = 0;
@@ -108,8 +105,6 @@ void SoftmaxWithLossLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
   Dtype* bottom_diff = bottom[0]->mutable_gpu_diff();
   caffe_gpu_copy(prob_.count(), prob_.gpu_data(), bottom_diff);
   const int positions = outer_num_ * inner_num_;
-  position_counted_.Reshape(vector<int>{positions});
-  first_bad_label_.Reshape(vector<int>{1});
   first_bad_label_.mutable_cpu_data()[0] = INT_MAX;
   Dtype valid_count = 0;
   if (positions > 0) {

@@ -94,6 +94,7 @@ void Block::ToDevice(bool overwrite) {
     memory_->head_ = SyncedMemory::HEAD_AT_GPU;
     ++manager_->stats_.overwrites;
   }
+  if (pins_ == 0 && managed_ && manager_->step_planned_) manager_->NoteUndeclared(this);
   manager_->Touch(this);
   handout_epoch_ = manager_->epoch_;
   handout_serial_ = ++manager_->serial_;
@@ -204,16 +205,29 @@ bool MemoryManager::awake() const {
          static_cast<double>(allocator_.in_use()) > options_.frac * allocator_.budget();
 }
 
-void MemoryManager::BeginStep(const std::string& label) {
+void MemoryManager::BeginStep(const std::string& label, bool planned) {
   step_label_ = label;
   in_step_ = true;
+  step_planned_ = planned;
   ++epoch_;
 }
 
 void MemoryManager::EndStep() {
   step_label_.clear();
   in_step_ = false;
+  step_planned_ = false;
   ++epoch_;
+}
+
+void MemoryManager::NoteUndeclared(const Block* block) {
+  ++stats_.undeclared;
+  const bool first_in_step = undeclared_uses_.count(step_label_) == 0;
+  undeclared_uses_[step_label_].insert(block->bytes());
+  if (first_in_step) {
+    LOG(WARNING) << "[LMS] " << step_label_ << " uses a buffer of " << block->bytes()
+                 << " bytes that its layer does not declare; it is swapped on demand, without "
+                    "prefetch or release after its last use";
+  }
 }
 
 void MemoryManager::Pin(SyncedMemory* memory) {
@@ -225,8 +239,9 @@ void MemoryManager::Unpin(SyncedMemory* memory) {
   if (block != nullptr && block->pins_ > 0) --block->pins_;
 }
 
-void MemoryManager::MakeResident(SyncedMemory* memory, bool overwrite) {
+void MemoryManager::PinResident(SyncedMemory* memory, bool overwrite) {
   if (memory->lms_block() == nullptr && !Block::Attach(memory)) return;
+  ++memory->lms_block()->pins_;
   memory->lms_block()->ToDevice(overwrite);
 }
 
@@ -294,8 +309,14 @@ void* MemoryManager::AllocateScratch(size_t bytes, const std::string& what) {
   return ptr;
 }
 
-void* MemoryManager::AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what,
-                                      uint64_t* ticket) {
+void* MemoryManager::TryAllocateScratch(size_t bytes) {
+  uint64_t ticket = 0;
+  void* ptr = TryAllocateEvicting(bytes, nullptr, &ticket);
+  if (ptr != nullptr) device_->ComputeWaitsForCopy(ticket);
+  return ptr;
+}
+
+void* MemoryManager::TryAllocateEvicting(size_t bytes, const Block* exclude, uint64_t* ticket) {
   for (;;) {
     void* ptr = allocator_.Allocate(bytes, ticket);
     if (ptr != nullptr) return ptr;
@@ -307,10 +328,16 @@ void* MemoryManager::AllocateEvicting(size_t bytes, const Block* exclude, const 
         break;
       }
     }
-    if (victim == nullptr) break;
+    if (victim == nullptr) return nullptr;
     victim->Evict();
     ++stats_.evictions;
   }
+}
+
+void* MemoryManager::AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what,
+                                      uint64_t* ticket) {
+  void* ptr = TryAllocateEvicting(bytes, exclude, ticket);
+  if (ptr != nullptr) return ptr;
   size_t held = 0;
   for (const Block* other : lru_) held += (other->resident() && Held(other)) ? other->bytes() : 0;
   CAFFE_THROW() << "out of device memory" << (step_label_.empty() ? "" : " in " + step_label_)
@@ -343,7 +370,9 @@ std::string MemoryManager::StatsLine() const {
        << stats_.prefetches << " prefetched), out " << stats_.bytes_out << " bytes ("
        << stats_.swaps_out << " blocks), " << stats_.clean_drops
        << " blocks dropped without a copy (clean or scratch), " << stats_.overwrites
-       << " copies in skipped (overwritten whole), " << stats_.evictions << " evictions; stalled "
+       << " copies in skipped (overwritten whole), " << stats_.evictions << " evictions";
+  if (stats_.undeclared > 0) line << ", " << stats_.undeclared << " undeclared uses";
+  line << "; stalled "
        << stats_.stall_seconds * 1000.0 << " ms; peak device memory " << allocator_.peak_reserved()
        << " of " << allocator_.budget() << " bytes";
   return line.str();

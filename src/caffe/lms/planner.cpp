@@ -134,10 +134,9 @@ void Planner<Dtype>::BeforeStep(int step) {
   // must not name them.
   ReplanIfStale(step, step + manager_->options().prefetch_depth);
   const Step& current = steps_[step];
-  manager_->BeginStep(current.label);
+  manager_->BeginStep(current.label, current.planned);
   for (const MemoryUse& use : current.uses) {
-    manager_->MakeResident(use.memory, Overwrites(use.access));
-    manager_->Pin(use.memory);
+    manager_->PinResident(use.memory, Overwrites(use.access));
   }
   for (SyncedMemory* memory : PrefetchCandidates(step)) manager_->Prefetch(memory);
 }

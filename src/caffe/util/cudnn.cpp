@@ -88,31 +88,31 @@ bool Succeeded(cudnnStatus_t status, const char* call) {
   return false;
 }
 
-// The first of cuDNN's heuristic results (best expected first) that succeeded, keeps float in FMA
-// math, fits the workspace limit and, where asked, is deterministic; failing that, the first that
-// meets the rest. `workspace_size(algo, &bytes)` asks cuDNN what the algorithm needs.
-template <typename Perf, typename Algo, typename WorkspaceSize>
-bool PickAlgorithm(const std::vector<Perf>& results, bool float_data, bool prefer_deterministic,
-                   WorkspaceSize workspace_size, Algo* algo, size_t* bytes,
-                   cudnnMathType_t* math) {
+// cuDNN's heuristic results (best expected first) that succeeded, keep float in FMA math and
+// need at most the workspace limit, as `choices`: the chosen one first (the first deterministic
+// one where asked and one exists, else the first), then, as fallbacks for a budget that cannot
+// give its workspace, each further one (deterministic ones first) that needs less than all before
+// it. `workspace_size(algo, math, &bytes)` asks cuDNN what an algorithm needs.
+template <typename Perf, typename Choice, typename WorkspaceSize>
+bool ListChoices(const std::vector<Perf>& results, bool float_data, bool prefer_deterministic,
+                 WorkspaceSize workspace_size, std::vector<Choice>* choices) {
   const size_t limit = CudnnWorkspaceLimit();
+  choices->clear();
   for (int pass = prefer_deterministic ? 0 : 1; pass < 2; ++pass) {
     for (const Perf& result : results) {
       if (result.status != CUDNN_STATUS_SUCCESS) continue;
       // TF32 tensor cores round float inputs to 10 mantissa bits: results would drift from the
       // CPU's by about 1e-3.
       if (float_data && result.mathType != CUDNN_FMA_MATH) continue;
-      if (pass == 0 && result.determinism != CUDNN_DETERMINISTIC) continue;
+      const bool deterministic = result.determinism == CUDNN_DETERMINISTIC;
+      if (prefer_deterministic && deterministic != (pass == 0)) continue;
       size_t needed = 0;
       if (workspace_size(result.algo, result.mathType, &needed) != CUDNN_STATUS_SUCCESS) continue;
-      if (needed > limit) continue;
-      *algo = result.algo;
-      *bytes = needed;
-      *math = result.mathType;
-      return true;
+      if (needed > limit || (!choices->empty() && needed >= choices->back().bytes)) continue;
+      choices->push_back({result.algo, needed, result.mathType});
     }
   }
-  return false;
+  return !choices->empty();
 }
 
 }  // namespace
@@ -127,22 +127,50 @@ cudnnHandle_t CudnnHandle() {
   return state.handle;
 }
 
-void* CudnnWorkspace(size_t bytes) {
-  if (bytes == 0) return nullptr;
+namespace {
+
+// The workspace of CudnnWorkspace; with `may_fail`, false (and no workspace held) instead of the
+// out-of-memory error when the budget cannot give `bytes`.
+bool GetWorkspace(size_t bytes, bool may_fail, void** workspace) {
+  *workspace = nullptr;
+  if (bytes == 0) return true;
   ThreadCudnn& state = CurrentThreadCudnn();
   const std::shared_ptr<lms::MemoryManager>& manager = lms::MemoryManager::Current();
   if (bytes > state.workspace_bytes || !state.WorkspaceFrom(manager)) {
     state.ReleaseWorkspace();
+    void* memory = nullptr;
     if (manager) {
-      state.workspace = manager->AllocateScratch(bytes, "cuDNN's workspace");
-      state.workspace_manager = manager;
+      memory = may_fail ? manager->TryAllocateScratch(bytes)
+                        : manager->AllocateScratch(bytes, "cuDNN's workspace");
     } else {
-      state.workspace = GpuMemory::Allocate(bytes, state.device);
+      memory = may_fail ? GpuMemory::TryAllocate(bytes, state.device)
+                        : GpuMemory::Allocate(bytes, state.device);
     }
+    if (memory == nullptr) return false;
+    state.workspace = memory;
+    state.workspace_manager = manager;
     state.workspace_from_manager = manager != nullptr;
     state.workspace_bytes = bytes;
   }
-  return state.workspace;
+  *workspace = state.workspace;
+  return true;
+}
+
+}  // namespace
+
+void* CudnnWorkspace(size_t bytes) {
+  void* workspace = nullptr;
+  GetWorkspace(bytes, /*may_fail=*/false, &workspace);
+  return workspace;
+}
+
+bool TryCudnnWorkspace(size_t bytes, void** workspace) {
+  return GetWorkspace(bytes, /*may_fail=*/true, workspace);
+}
+
+void ReturnCudnnWorkspaceToLms() {
+  ThreadCudnn& state = CurrentThreadCudnn();
+  if (state.workspace_from_manager) state.ReleaseWorkspace();
 }
 
 size_t CudnnWorkspaceLimit() {
@@ -298,7 +326,7 @@ bool CudnnConvolution::ChooseAlgorithms() {
     return false;
   }
   forward.resize(returned);
-  const bool forward_found = PickAlgorithm(
+  const bool forward_found = ListChoices(
       forward, float_data, /*prefer_deterministic=*/false,
       [&](cudnnConvolutionFwdAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
         const cudnnStatus_t status = with_math(math);
@@ -306,7 +334,7 @@ bool CudnnConvolution::ChooseAlgorithms() {
         return cudnnGetConvolutionForwardWorkspaceSize(handle, image_.get(), filter_.get(),
                                                        convolution, output_.get(), algo, bytes);
       },
-      &forward_algo_, &forward_bytes_, &forward_math_);
+      &forward_);
   if (!forward_found) {
     VLOG(1) << "cuDNN has no forward convolution algorithm within the workspace limit";
     return false;
@@ -321,7 +349,7 @@ bool CudnnConvolution::ChooseAlgorithms() {
     return false;
   }
   backward_data.resize(returned);
-  const bool backward_data_found = PickAlgorithm(
+  const bool backward_data_found = ListChoices(
       backward_data, float_data, /*prefer_deterministic=*/true,
       [&](cudnnConvolutionBwdDataAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
         const cudnnStatus_t status = with_math(math);
@@ -330,7 +358,7 @@ bool CudnnConvolution::ChooseAlgorithms() {
                                                             convolution, image_.get(), algo,
                                                             bytes);
       },
-      &backward_data_algo_, &backward_data_bytes_, &backward_data_math_);
+      &backward_data_);
   if (!backward_data_found) {
     VLOG(1) << "cuDNN has no backward-data convolution algorithm within the workspace limit";
     return false;
@@ -345,7 +373,7 @@ bool CudnnConvolution::ChooseAlgorithms() {
     return false;
   }
   backward_filter.resize(returned);
-  const bool backward_filter_found = PickAlgorithm(
+  const bool backward_filter_found = ListChoices(
       backward_filter, float_data, /*prefer_deterministic=*/true,
       [&](cudnnConvolutionBwdFilterAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
         const cudnnStatus_t status = with_math(math);
@@ -354,7 +382,7 @@ bool CudnnConvolution::ChooseAlgorithms() {
                                                               output_.get(), convolution,
                                                               filter_.get(), algo, bytes);
       },
-      &backward_filter_algo_, &backward_filter_bytes_, &backward_filter_math_);
+      &backward_filter_);
   if (!backward_filter_found) {
     VLOG(1) << "cuDNN has no backward-filter convolution algorithm within the workspace limit";
     return false;
@@ -362,35 +390,58 @@ bool CudnnConvolution::ChooseAlgorithms() {
   return true;
 }
 
+template <typename Algo, typename Run>
+void CudnnConvolution::RunPass(const char* pass, const std::vector<Choice<Algo>>& choices,
+                               Run run) {
+  CHECK(usable_) << "CudnnConvolution::" << pass << " before a successful Configure";
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const Choice<Algo>& choice = choices[i];
+    void* workspace = nullptr;
+    if (i + 1 == choices.size()) {
+      workspace = CudnnWorkspace(choice.bytes);  // the leanest: no workspace is the error
+    } else if (!TryCudnnWorkspace(choice.bytes, &workspace)) {
+      LOG_FIRST_N(INFO, 1) << "cuDNN's " << pass << " algorithm " << choice.algo << " needs a "
+                           << choice.bytes << "-byte workspace the GPU memory budget cannot give "
+                           << "now; one that needs less runs instead (every such case at -v 1)";
+      VLOG(1) << "cuDNN " << pass << ": algorithm " << choice.algo << " needs " << choice.bytes
+              << " bytes of workspace, not available; trying algorithm " << choices[i + 1].algo;
+      continue;
+    }
+    CUDNN_CHECK(cudnnSetConvolutionMathType(convolution_.get(), choice.math));
+    run(choice.algo, workspace, choice.bytes);
+    ReturnCudnnWorkspaceToLms();
+    return;
+  }
+}
+
 void CudnnConvolution::Forward(const void* image, const void* weights, void* output) {
-  CHECK(usable_) << "CudnnConvolution::Forward before a successful Configure";
-  void* workspace = CudnnWorkspace(forward_bytes_);
-  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution_.get(), forward_math_));
-  CUDNN_CHECK(cudnnConvolutionForward(CudnnHandle(), One(), image_.get(), image, filter_.get(),
-                                      weights, convolution_.get(), forward_algo_, workspace,
-                                      forward_bytes_, Zero(), output_.get(), output));
+  RunPass("Forward", forward_,
+          [&](cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t bytes) {
+            CUDNN_CHECK(cudnnConvolutionForward(CudnnHandle(), One(), image_.get(), image,
+                                                filter_.get(), weights, convolution_.get(), algo,
+                                                workspace, bytes, Zero(), output_.get(), output));
+          });
 }
 
 void CudnnConvolution::BackwardData(const void* weights, const void* output_diff,
                                     void* image_diff) {
-  CHECK(usable_) << "CudnnConvolution::BackwardData before a successful Configure";
-  void* workspace = CudnnWorkspace(backward_data_bytes_);
-  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution_.get(), backward_data_math_));
-  CUDNN_CHECK(cudnnConvolutionBackwardData(
-      CudnnHandle(), One(), filter_.get(), weights, output_.get(), output_diff, convolution_.get(),
-      backward_data_algo_, workspace, backward_data_bytes_, Zero(), image_.get(), image_diff));
+  RunPass("BackwardData", backward_data_,
+          [&](cudnnConvolutionBwdDataAlgo_t algo, void* workspace, size_t bytes) {
+            CUDNN_CHECK(cudnnConvolutionBackwardData(
+                CudnnHandle(), One(), filter_.get(), weights, output_.get(), output_diff,
+                convolution_.get(), algo, workspace, bytes, Zero(), image_.get(), image_diff));
+          });
 }
 
 void CudnnConvolution::BackwardFilter(const void* image, const void* output_diff,
                                       void* weight_diff) {
-  CHECK(usable_) << "CudnnConvolution::BackwardFilter before a successful Configure";
-  void* workspace = CudnnWorkspace(backward_filter_bytes_);
-  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution_.get(), backward_filter_math_));
   // beta = 1: parameter gradients accumulate, as on the CPU.
-  CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-      CudnnHandle(), One(), image_.get(), image, output_.get(), output_diff, convolution_.get(),
-      backward_filter_algo_, workspace, backward_filter_bytes_, One(), filter_.get(),
-      weight_diff));
+  RunPass("BackwardFilter", backward_filter_,
+          [&](cudnnConvolutionBwdFilterAlgo_t algo, void* workspace, size_t bytes) {
+            CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+                CudnnHandle(), One(), image_.get(), image, output_.get(), output_diff,
+                convolution_.get(), algo, workspace, bytes, One(), filter_.get(), weight_diff));
+          });
 }
 
 void CudnnConvolution::AddBias(Side side, const void* bias, void* data) {

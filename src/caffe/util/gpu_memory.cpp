@@ -73,12 +73,18 @@ std::string HumanBytes(size_t bytes) {
   return text;
 }
 
-void* GpuMemory::Allocate(size_t bytes, int device) {
+void* GpuMemory::TryAllocate(size_t bytes, int device) {
   DeviceSlot& slot = Slot(device);
   std::lock_guard<std::mutex> lock(slot.mutex);
-  lms::DeviceAllocator& allocator = AllocatorOf(slot, device);
-  void* ptr = allocator.Allocate(bytes);
+  return AllocatorOf(slot, device).Allocate(bytes);
+}
+
+void* GpuMemory::Allocate(size_t bytes, int device) {
+  void* ptr = TryAllocate(bytes, device);
   if (ptr == nullptr) {
+    DeviceSlot& slot = Slot(device);
+    std::lock_guard<std::mutex> lock(slot.mutex);
+    const lms::DeviceAllocator& allocator = *slot.allocator;
     CAFFE_THROW() << "out of GPU memory: could not allocate " << HumanBytes(bytes) << " ("
                   << bytes << " bytes) on " << slot.device->name() << ", with "
                   << HumanBytes(allocator.in_use()) << " in use by Caffe, budget "

@@ -315,6 +315,69 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
   EXPECT_LE(manager->allocator().peak_reserved(), options.budget);
   ExpectBitIdentical(expected.get(), net.get());
 }
+
+// BVLC's golden nets as `caffe time -gpu 0 -lms 0 -gpu_mem_limit <a quarter of the net>` runs
+// them, with the default GPU engines (cuDNN's where built): every buffer a layer's GPU kernels
+// touch must be one its declaration names (else it is swapped on demand, unplanned), and the
+// results must be those of a plain GPU run.
+class GoldenGpuPlannerTest : public GoldenPlannerTest {
+ protected:
+  void TearDown() override {
+    PlannerTest::TearDown();
+    Caffe::set_mode(Caffe::CPU);
+  }
+};
+
+TEST_P(GoldenGpuPlannerTest, LayersDeclareEveryBufferTheirKernelsUse) {
+  CAFFE_REQUIRE_SHARED_DIR();
+  if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+  const std::string folder = SharedDir() + "/fixtures/golden/" + GetParam();
+  if (!std::ifstream(folder + "/net.prototxt")) GTEST_SKIP() << folder << " is not there";
+  Caffe::SetDevice(0);
+  Caffe::set_mode(Caffe::GPU);
+  const ReferenceData reference(folder + "/blobs.h5");
+  auto load = [&] {
+    auto net = std::make_unique<Net<float>>(folder + "/net.prototxt", TEST);
+    net->CopyTrainedLayersFrom(folder + "/weights.caffemodel");
+    FeedReferenceInputs(net.get(), reference);
+    return net;
+  };
+  std::unique_ptr<Net<float>> expected = load();
+  for (int i = 0; i < 2; ++i) {
+    expected->Forward();
+    expected->Backward();
+  }
+  std::unique_ptr<Net<float>> net = load();
+  size_t total = 0, largest_step = 0;
+  PlanSizes(Planner<float>(net.get(), std::make_shared<MemoryManager>(
+                                          std::make_unique<FakeDevice>(1), Options())),
+            &total, &largest_step);
+  Options options;
+  options.threshold_kb = 0;
+  options.budget = std::max(total / 4, largest_step);
+  Session session(options, 0);
+  std::shared_ptr<Planner<float>> planner = session.Plan(net.get(), /*attach=*/true);
+  ASSERT_NE(planner, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    net->Forward();
+    net->Backward();
+  }
+  const MemoryManager& manager = *MemoryManager::Current();
+  std::string undeclared;
+  for (const auto& [step, sizes] : manager.undeclared_uses()) {
+    undeclared += "\n  " + step + ":";
+    for (size_t bytes : sizes) undeclared += " " + std::to_string(bytes);
+  }
+  EXPECT_EQ(manager.stats().undeclared, 0u)
+      << "steps using LMS-managed buffers they do not declare:" << undeclared;
+  EXPECT_GT(manager.stats().swaps_out, 0u);
+  EXPECT_LE(manager.allocator().peak_reserved(), options.budget);
+  ExpectBitIdentical(expected.get(), net.get());
+}
+
+INSTANTIATE_TEST_SUITE_P(Bvlc, GoldenGpuPlannerTest,
+                         ::testing::Values("lenet", "cifar10_quick", "caffenet_small",
+                                           "googlenet_small", "layerzoo"));
 #endif  // CPU_ONLY
 
 TEST_F(PlannerTest, PrefetchesFollowThePlanAndHideSwapIns) {
