@@ -30,6 +30,10 @@ class BatchNormLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// BatchNorm's own: the statistics and normalized values it keeps for backward, which reads
+  /// neither the bottom's data nor the top's.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -26,6 +26,9 @@ class CuDNNLRNLayer : public LRNLayer<Dtype> {
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// False where the parameters or shapes run on LRNLayer's path.
   bool runs_on_cudnn() const { return use_cudnn_; }
+  /// On cuDNN only the bottoms and tops (LRNLayer's saved buffers stay unused).
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -17,6 +17,9 @@ class DropoutLayer final : public NeuronLayer<Dtype> {
   const char* type() const override { return "Dropout"; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Adds the TRAIN phase's mask (drawn forward, read backward); backward reads no data blob.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

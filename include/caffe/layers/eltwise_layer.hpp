@@ -26,6 +26,9 @@ class EltwiseLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Adds MAX's winner indices (written forward, read backward).
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -28,6 +28,9 @@ class ScaleLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Adds the in-place copy of the bottom (written forward, read backward).
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

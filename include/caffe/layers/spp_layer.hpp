@@ -30,6 +30,9 @@ class SPPLayer : public Layer<Dtype> {
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Rebuilds the internal layers when the bottom's shape changes.
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// The internal layers' declarations, in the order they run.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -22,8 +22,9 @@ namespace lms {
 class CudaDevice : public Device {
  public:
   /// Uses GPU `device_id` (which becomes the calling thread's current device); throws a
-  /// caffe::Error naming the GPU when it cannot be used.
-  explicit CudaDevice(int device_id);
+  /// caffe::Error naming the GPU when it cannot be used. `poison`: Scribble fills memory with
+  /// NaN bytes (a check of layers' declarations, for tests), else it does nothing.
+  explicit CudaDevice(int device_id, bool poison = false);
   ~CudaDevice() override;
 
   std::string name() const override;
@@ -31,6 +32,7 @@ class CudaDevice : public Device {
   void* Malloc(size_t bytes) override;
   void Free(void* ptr) override;
   void Zero(void* ptr, size_t bytes) override;
+  void Scribble(void* ptr, size_t bytes) override;
   void HostAlloc(void** ptr, size_t bytes, bool* pinned) override;
   uint64_t CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) override;
   uint64_t CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) override;
@@ -47,6 +49,7 @@ class CudaDevice : public Device {
   cudaEvent_t EventOf(uint64_t ticket) const;
 
   int device_id_;
+  bool poison_;
   std::string device_name_;
   size_t capacity_ = 0;
   cudaStream_t copy_stream_ = nullptr;

@@ -35,7 +35,8 @@ class Device {
   /// Fills device memory with zeros, ordered like compute work.
   virtual void Zero(void* ptr, size_t bytes) = 0;
   /// Device memory whose old contents nobody may read (it is about to be overwritten whole):
-  /// the fake device poisons it, so a reader shows; a real device leaves it.
+  /// the fake device poisons it, so a reader shows; a real device leaves it unless asked to
+  /// poison too (Options::poison_overwritten).
   virtual void Scribble(void* ptr, size_t bytes) {}
   /// Host memory for a buffer's home: pinned (page-locked) where the device can copy from it
   /// asynchronously, in which case `pinned` is set and the memory must be freed with

@@ -47,6 +47,9 @@ struct Options {
   size_t budget = 0;
   /// How many steps ahead the planner issues swap-ins.
   int prefetch_depth = 1;
+  /// Memory given to a buffer a step overwrites is filled with NaN bytes first, so that a layer
+  /// that declares an overwrite but reads old values shows (tests; on a GPU it costs a memset).
+  bool poison_overwritten = false;
 };
 
 /// What moved and what it cost; the numbers users tune -lms and -lms_frac with.

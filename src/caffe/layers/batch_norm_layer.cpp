@@ -215,6 +215,38 @@ void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
   }
 }
 
+template <typename Dtype>
+bool BatchNormLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                             const Blobs<Dtype>& top,
+                                             const vector<bool>& propagate_down,
+                                             lms::MemoryUses* uses) const {
+  const bool batch_stats = !use_global_stats_;
+  if (pass == lms::Pass::kForward) {
+    Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+    // Batch statistics update the stored sums.
+    for (const auto& param : this->blobs_) {
+      uses->AddData(*param, batch_stats ? lms::kReadWrite : lms::kRead);
+    }
+    uses->AddData(mean_, lms::kOverwrite);
+    uses->AddData(inv_std_, lms::kOverwrite);
+    if (batch_stats) {
+      uses->AddData(sums_, lms::kScratch);
+      uses->AddData(x_norm_, lms::kOverwrite);
+    }
+    return true;
+  }
+  // dx from dy, inv_std and (batch statistics) the normalized values kept forward.
+  uses->AddDiff(*top[0], lms::kRead);
+  if (!propagate_down[0]) return true;
+  uses->AddData(inv_std_, lms::kRead);
+  if (batch_stats) {
+    uses->AddData(x_norm_, lms::kRead);
+    uses->AddData(sums_, lms::kScratch);
+  }
+  uses->AddDiff(*bottom[0], lms::kOverwrite);
+  return true;
+}
+
 INSTANTIATE_CLASS(BatchNormLayer);
 REGISTER_LAYER_CLASS(BatchNorm);
 

@@ -31,6 +31,15 @@ void CuDNNLRNLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype
   use_cudnn_ = true;
 }
 
+template <typename Dtype>
+bool CuDNNLRNLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                            const Blobs<Dtype>& top,
+                                            const vector<bool>& propagate_down,
+                                            lms::MemoryUses* uses) const {
+  if (!use_cudnn_) return LRNLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  return Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+}
+
 INSTANTIATE_CLASS(CuDNNLRNLayer);
 
 }  // namespace caffe

@@ -48,6 +48,25 @@ void DropoutLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   for (int i = 0; i < count; ++i) bottom_diff[i] = top_diff[i] * Dtype(mask[i]) * scale;
 }
 
+template <typename Dtype>
+bool DropoutLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                           const Blobs<Dtype>& top,
+                                           const vector<bool>& propagate_down,
+                                           lms::MemoryUses* uses) const {
+  const bool train = this->phase_ == TRAIN;
+  if (pass == lms::Pass::kForward) {
+    NeuronLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+    if (train) uses->AddData(mask_, lms::kOverwrite);
+    return true;
+  }
+  // Backward scales the top's gradient by the mask: neither data blob comes back for it.
+  uses->AddDiff(*top[0], lms::kRead);
+  if (!propagate_down[0]) return true;
+  if (train) uses->AddData(mask_, lms::kRead);
+  uses->AddDiff(*bottom[0], lms::kOverwrite);
+  return true;
+}
+
 INSTANTIATE_CLASS(DropoutLayer);
 REGISTER_LAYER_CLASS(Dropout);
 

@@ -119,6 +119,18 @@ void EltwiseLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   }
 }
 
+template <typename Dtype>
+bool EltwiseLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                           const Blobs<Dtype>& top,
+                                           const vector<bool>& propagate_down,
+                                           lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (op_ == EltwiseParameter::MAX) {
+    uses->AddData(max_idx_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  }
+  return true;
+}
+
 INSTANTIATE_CLASS(EltwiseLayer);
 REGISTER_LAYER_CLASS(Eltwise);
 

@@ -50,6 +50,9 @@ void EmbedLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
   std::vector<int> top_shape = bottom[0]->shape();
   top_shape.push_back(num_output_);
   top[0]->Reshape(top_shape);
+#ifndef CPU_ONLY
+  first_invalid_.Reshape({1});  // here, so that LMS plans it
+#endif
 }
 
 template <typename Dtype>
@@ -98,6 +101,20 @@ void EmbedLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
     }
     caffe_axpy(num_output_, Dtype(1), sum.data(), this->blobs_[1]->mutable_cpu_diff());
   }
+}
+
+template <typename Dtype>
+bool EmbedLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                         const Blobs<Dtype>& top,
+                                         const vector<bool>& propagate_down,
+                                         lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kForward) {
+    uses->AddData(first_invalid_, lms::kScratch);
+  }
+#endif
+  return true;
 }
 
 INSTANTIATE_CLASS(EmbedLayer);

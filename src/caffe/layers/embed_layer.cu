@@ -68,7 +68,6 @@ template <typename Dtype>
 void EmbedLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int n = indices_ * num_output_;
   if (n <= 0) return;
-  first_invalid_.Reshape({1});
   int* first_invalid = first_invalid_.mutable_gpu_data();
   caffe_gpu_memset(sizeof(int), 0x7f, first_invalid);
   EmbedForwardKernel<Dtype><<<CAFFE_GET_BLOCKS(n), CAFFE_CUDA_NUM_THREADS>>>(

@@ -238,6 +238,25 @@ void LRNLayer<Dtype>::WithinChannelBackward(const Dtype* top_diff, const Dtype* 
   }
 }
 
+template <typename Dtype>
+bool LRNLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                       const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  const bool forward = pass == lms::Pass::kForward;
+  if (!forward && !propagate_down[0]) return true;
+  const unsigned saved = forward ? lms::kOverwrite : lms::kRead;
+  uses->AddData(scale_, saved);
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    uses->AddData(scale_pow_, saved);
+    return true;
+  }
+#endif
+  uses->AddData(scratch_, lms::kScratch);
+  return true;
+}
+
 INSTANTIATE_CLASS(LRNLayer);
 
 // cuDNN's engine in GPU mode where this build has it and the engine asked allows it

@@ -78,6 +78,15 @@ void MVNLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& 
   });
 }
 
+template <typename Dtype>
+bool MVNLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                       const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  uses->AddData(scale_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  return true;
+}
+
 INSTANTIATE_CLASS(MVNLayer);
 REGISTER_LAYER_CLASS(MVN);
 

@@ -146,6 +146,12 @@ void PoolingLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>
   if (method_ == PoolingParameter_PoolMethod_MAX && top.size() == 1) {
     max_idx_.Reshape(top_shape);
   }
+#ifndef CPU_ONLY
+  // The GPU's TRAIN-phase STOCHASTIC picks, shaped here so that LMS plans them.
+  if (method_ == PoolingParameter_PoolMethod_STOCHASTIC && this->phase_ == TRAIN) {
+    rand_idx_.Reshape(top_shape);
+  }
+#endif
 }
 
 namespace {
@@ -585,8 +591,8 @@ bool PoolingLayer<Dtype>::DeclareMemoryUse(
     lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
     const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
   // The windows' recorded choices: MAX's argmax (here when top[1] does not hold it) and
-  // STOCHASTIC's sampled positions (GPU, TRAIN phase), written forward, read backward.
-  const auto choices = pass == lms::Pass::kForward ? lms::kWrite : lms::kRead;
+  // STOCHASTIC's sampled positions (GPU, TRAIN phase), written whole forward, read backward.
+  const auto choices = pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead;
   uses->AddData(max_idx_, choices);
 #ifndef CPU_ONLY
   uses->AddData(rand_idx_, choices);

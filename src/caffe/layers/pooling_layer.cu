@@ -281,7 +281,6 @@ void PoolingLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dt
       break;
     case PoolingParameter_PoolMethod_STOCHASTIC:
       if (this->phase_ == TRAIN) {
-        rand_idx_.ReshapeLike(*top[0]);
         caffe_gpu_rng_uniform(n, Dtype(0), Dtype(1), rand_idx_.mutable_gpu_data());
         StochasticPoolForwardTrainKernel<Dtype><<<CAFFE_GET_BLOCKS(n), CAFFE_CUDA_NUM_THREADS>>>(
             n, bottom_data, geometry, top_data, rand_idx_.mutable_gpu_data());

@@ -274,6 +274,18 @@ void ScaleLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
   }
 }
 
+template <typename Dtype>
+bool ScaleLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                         const Blobs<Dtype>& top,
+                                         const vector<bool>& propagate_down,
+                                         lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (bottom[0] == top[0]) {
+    uses->AddData(bottom_copy_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  }
+  return true;
+}
+
 INSTANTIATE_CLASS(ScaleLayer);
 REGISTER_LAYER_CLASS(Scale);
 

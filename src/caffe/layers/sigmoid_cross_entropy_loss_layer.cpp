@@ -41,6 +41,11 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom,
   // Follow bottom[0] even when a caller passes a different blob than it gave SetUp.
   sigmoid_bottom_vec_[0] = bottom[0];
   sigmoid_layer_->Reshape(sigmoid_bottom_vec_, sigmoid_top_vec_);
+#ifndef CPU_ONLY
+  // The GPU forward's scratch, shaped here so that LMS plans it.
+  value_loss_.Reshape(vector<int>{bottom[0]->count()});
+  value_counted_.Reshape(vector<int>{bottom[0]->count()});
+#endif
 }
 
 template <typename Dtype>
@@ -81,6 +86,28 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
     }
   }
   caffe_scal(count, top[0]->cpu_diff()[0] / normalizer_, bottom_diff);
+}
+
+template <typename Dtype>
+bool SigmoidCrossEntropyLossLayer<Dtype>::DeclareMemoryUse(lms::Pass pass,
+                                                           const Blobs<Dtype>& bottom,
+                                                           const Blobs<Dtype>& top,
+                                                           const vector<bool>& propagate_down,
+                                                           lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (pass == lms::Pass::kBackward) {
+    uses->AddData(sigmoid_output_, lms::kRead);
+    return true;
+  }
+  // Forward runs the inner Sigmoid into sigmoid_output_.
+  sigmoid_layer_->DeclareMemoryUse(pass, sigmoid_bottom_vec_, sigmoid_top_vec_, {}, uses);
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) {
+    uses->AddData(value_loss_, lms::kScratch);
+    uses->AddData(value_counted_, lms::kScratch);
+  }
+#endif
+  return true;
 }
 
 INSTANTIATE_CLASS(SigmoidCrossEntropyLossLayer);

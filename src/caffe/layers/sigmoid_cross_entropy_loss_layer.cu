@@ -42,8 +42,6 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom
                                                       const Blobs<Dtype>& top) {
   sigmoid_layer_->Forward(sigmoid_bottom_vec_, sigmoid_top_vec_);
   const int count = bottom[0]->count();
-  value_loss_.Reshape(vector<int>{count});
-  value_counted_.Reshape(vector<int>{count});
   Dtype loss = 0;
   Dtype valid_count = 0;
   if (count > 0) {

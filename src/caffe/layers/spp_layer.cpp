@@ -157,6 +157,39 @@ void SPPLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& 
   split_layer_->Backward(split_top_vec_, propagate_down, bottom);
 }
 
+template <typename Dtype>
+bool SPPLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                       const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                       lms::MemoryUses* uses) const {
+  const bool forward = pass == lms::Pass::kForward;
+  if (!forward && !propagate_down[0]) return true;  // backward does nothing
+  if (pyramid_height_ == 1) {
+    return pooling_layers_[0]->DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  }
+  bool declared = true;
+  auto declare = [&](const Layer<Dtype>& layer, const Blobs<Dtype>& layer_bottom,
+                     const Blobs<Dtype>& layer_top, const vector<bool>& down) {
+    declared = layer.DeclareMemoryUse(pass, layer_bottom, layer_top, down, uses) && declared;
+  };
+  const vector<bool> one_down{true};
+  if (forward) declare(*split_layer_, bottom, split_top_vec_, {});
+  if (!forward) declare(*concat_layer_, concat_bottom_vec_, top, vector<bool>(pyramid_height_, true));
+  for (int level = 0; level < pyramid_height_; ++level) {
+    const Blobs<Dtype> split_top{split_tops_[level].get()}, pooled{pooled_[level].get()},
+        flattened{flattened_[level].get()};
+    if (forward) {
+      declare(*pooling_layers_[level], split_top, pooled, one_down);
+      declare(*flatten_layers_[level], pooled, flattened, one_down);
+    } else {
+      declare(*flatten_layers_[level], pooled, flattened, one_down);
+      declare(*pooling_layers_[level], split_top, pooled, one_down);
+    }
+  }
+  if (forward) declare(*concat_layer_, concat_bottom_vec_, top, {});
+  if (!forward) declare(*split_layer_, bottom, split_top_vec_, propagate_down);
+  return declared;
+}
+
 INSTANTIATE_CLASS(SPPLayer);
 REGISTER_LAYER_CLASS(SPP);
 

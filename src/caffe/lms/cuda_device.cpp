@@ -13,7 +13,7 @@ namespace {
 constexpr cudaStream_t kComputeStream = nullptr;
 }  // namespace
 
-CudaDevice::CudaDevice(int device_id) : device_id_(device_id) {
+CudaDevice::CudaDevice(int device_id, bool poison) : device_id_(device_id), poison_(poison) {
   int count = 0;
   CUDA_CHECK(cudaGetDeviceCount(&count));
   CAFFE_CHECK(device_id >= 0 && device_id < count)
@@ -59,6 +59,10 @@ void CudaDevice::Free(void* ptr) { CUDA_CHECK(cudaFree(ptr)); }
 
 void CudaDevice::Zero(void* ptr, size_t bytes) {
   CUDA_CHECK(cudaMemsetAsync(ptr, 0, bytes, kComputeStream));
+}
+
+void CudaDevice::Scribble(void* ptr, size_t bytes) {
+  if (poison_) CUDA_CHECK(cudaMemsetAsync(ptr, 0xff, bytes, kComputeStream));
 }
 
 void CudaDevice::HostAlloc(void** ptr, size_t bytes, bool* pinned) {

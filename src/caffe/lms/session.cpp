@@ -20,7 +20,7 @@ Session::Session(const Options& options, int gpu) {
     return;
   }
 #ifndef CPU_ONLY
-  Install(options, std::make_unique<CudaDevice>(gpu));
+  Install(options, std::make_unique<CudaDevice>(gpu, options.poison_overwritten));
 #endif
 }
 

@@ -7,6 +7,7 @@
 // never-copied (poisoned) buffer would show up as a difference. In GPU builds with a GPU the
 // same holds on the real CUDA device with Caffe's GPU kernels, through lms::Session.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -135,6 +136,43 @@ void ExpectSameBits(const char* what, const std::string& name, const float* expe
   EXPECT_EQ(std::memcmp(expected, actual, count * sizeof(float)), 0)
       << what << " of " << name << " differs from the run without LMS";
 }
+
+#ifndef CPU_ONLY
+// max |actual - expected| <= tolerance * max |expected| (NaN, as from poisoned memory, fails).
+void ExpectClose(const char* what, const std::string& name, const float* expected,
+                 const float* actual, int count, double tolerance) {
+  double max_diff = 0, max_expected = 0;
+  bool nan = false;
+  for (int i = 0; i < count; ++i) {
+    const double diff = std::fabs(static_cast<double>(actual[i]) - expected[i]);
+    nan = nan || std::isnan(diff);
+    max_diff = std::max(max_diff, diff);
+    max_expected = std::max(max_expected, std::fabs(static_cast<double>(expected[i])));
+  }
+  EXPECT_TRUE(!nan && max_diff <= tolerance * max_expected)
+      << what << " of " << name << " differs from the run without LMS: max |difference| "
+      << max_diff << (nan ? " (NaN)" : "") << ", max |value| " << max_expected;
+}
+
+// Every blob's data and diff and every parameter's, within `tolerance` (relative to the
+// largest value) of a run without LMS.
+void ExpectWithin(Net<float>* expected, Net<float>* actual, double tolerance) {
+  for (size_t i = 0; i < expected->blobs().size(); ++i) {
+    const Blob<float>& want = *expected->blobs()[i];
+    const Blob<float>& got = *actual->blobs()[i];
+    const std::string& name = expected->blob_names()[i];
+    ExpectClose("data", name, want.cpu_data(), got.cpu_data(), want.count(), tolerance);
+    ExpectClose("diff", name, want.cpu_diff(), got.cpu_diff(), want.count(), tolerance);
+  }
+  for (size_t i = 0; i < expected->params().size(); ++i) {
+    const Blob<float>& want = *expected->params()[i];
+    const Blob<float>& got = *actual->params()[i];
+    const std::string name = "param " + std::to_string(i);
+    ExpectClose("data", name, want.cpu_data(), got.cpu_data(), want.count(), tolerance);
+    ExpectClose("diff", name, want.cpu_diff(), got.cpu_diff(), want.count(), tolerance);
+  }
+}
+#endif  // CPU_ONLY
 
 void ExpectBitIdentical(Net<float>* expected, Net<float>* actual) {
   for (size_t i = 0; i < expected->blobs().size(); ++i) {
@@ -279,8 +317,54 @@ INSTANTIATE_TEST_SUITE_P(Bvlc, GoldenPlannerTest,
                                            "googlenet_small", "layerzoo"));
 
 #ifndef CPU_ONLY
-// As `caffe train|time -gpu 0 -lms 0 -gpu_mem_limit <a quarter of the net>` runs it: the net's
-// own Forward/Backward in GPU mode follow the plan on the CUDA device. Convolution runs on
+namespace {
+
+// What a GPU run under LMS left: its manager (kept alive past the session) and budget.
+struct GpuLmsRun {
+  std::shared_ptr<MemoryManager> manager;
+  size_t budget = 0;
+  size_t total = 0;  // bytes of the buffers the plan declares
+};
+
+// Runs `iterations` forward and backward passes of `net` (in GPU mode) as `caffe train|time -gpu
+// 0 -lms 0 -gpu_mem_limit <B>` does, B a quarter of the net's declared buffers (at least what one
+// step needs): the net's own Forward/Backward follow the plan on the CUDA device.
+GpuLmsRun RunOnGpuUnderLms(Net<float>* net, int iterations) {
+  GpuLmsRun run;
+  size_t largest_step = 0;
+  PlanSizes(Planner<float>(net, std::make_shared<MemoryManager>(std::make_unique<FakeDevice>(1),
+                                                                Options())),
+            &run.total, &largest_step);
+  Options options;
+  options.threshold_kb = 0;
+  options.budget = run.budget = std::max(run.total / 4, largest_step);
+  options.poison_overwritten = true;  // a layer reading what it says it overwrites shows
+  Session session(options, 0);
+  std::shared_ptr<Planner<float>> planner = session.Plan(net, /*attach=*/true);
+  EXPECT_NE(planner, nullptr);
+  for (int i = 0; i < iterations; ++i) {
+    net->Forward();
+    net->Backward();
+  }
+  run.manager = MemoryManager::Current();
+  return run;
+}
+
+// Every buffer a layer's GPU kernels touched was one its declaration names (else it was swapped
+// on demand, unplanned).
+void ExpectEveryUseDeclared(const MemoryManager& manager) {
+  std::string undeclared;
+  for (const auto& [step, sizes] : manager.undeclared_uses()) {
+    undeclared += "\n  " + step + ":";
+    for (size_t bytes : sizes) undeclared += " " + std::to_string(bytes);
+  }
+  EXPECT_EQ(manager.stats().undeclared, 0u)
+      << "steps using LMS-managed buffers they do not declare (bytes):" << undeclared;
+}
+
+}  // namespace
+
+// The eight-convolution net on the CUDA device under a quarter of its size. Convolution runs on
 // Caffe's engine, whose results do not depend on the workspace a budget leaves.
 TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
   if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
@@ -293,40 +377,58 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
   }
   std::unique_ptr<Net<float>> expected = Reference(text, 2);
   std::unique_ptr<Net<float>> net = MakeNet(text);
-  size_t total = 0, largest_step = 0;
-  PlanSizes(Planner<float>(net.get(), std::make_shared<MemoryManager>(
-                                          std::make_unique<FakeDevice>(1), Options())),
-            &total, &largest_step);
-  Options options;
-  options.threshold_kb = 0;
-  options.budget = std::max(total / 4, largest_step);
-  ASSERT_GE(total, 3 * options.budget) << "the test net should be several times the budget";
-  Session session(options, 0);
-  std::shared_ptr<Planner<float>> planner = session.Plan(net.get(), /*attach=*/true);
-  ASSERT_NE(planner, nullptr);
-  for (int i = 0; i < 2; ++i) {
-    net->Forward();
-    net->Backward();
-  }
-  const std::shared_ptr<MemoryManager>& manager = MemoryManager::Current();
-  EXPECT_GT(manager->stats().swaps_out, 0u);
-  EXPECT_GT(manager->stats().bytes_in, total / 4) << "buffers came back in for backward";
-  EXPECT_GT(manager->stats().overwrites, 0u) << "outputs overwritten whole were copied in";
-  EXPECT_LE(manager->allocator().peak_reserved(), options.budget);
+  const GpuLmsRun run = RunOnGpuUnderLms(net.get(), 2);
+  ASSERT_GE(run.total, 3 * run.budget) << "the test net should be several times the budget";
+  EXPECT_GT(run.manager->stats().swaps_out, 0u);
+  EXPECT_GT(run.manager->stats().bytes_in, run.total / 4) << "buffers came back in for backward";
+  EXPECT_GT(run.manager->stats().overwrites, 0u) << "outputs overwritten whole were copied in";
+  EXPECT_LE(run.manager->allocator().peak_reserved(), run.budget);
+  ExpectEveryUseDeclared(*run.manager);
   ExpectBitIdentical(expected.get(), net.get());
 }
 
-// BVLC's golden nets as `caffe time -gpu 0 -lms 0 -gpu_mem_limit <a quarter of the net>` runs
-// them, with the default GPU engines (cuDNN's where built): every buffer a layer's GPU kernels
-// touch must be one its declaration names (else it is swapped on demand, unplanned), and the
-// results must be those of a plain GPU run.
-class GoldenGpuPlannerTest : public GoldenPlannerTest {
- protected:
-  void TearDown() override {
-    PlannerTest::TearDown();
-    Caffe::set_mode(Caffe::CPU);
+// Layers whose TRAIN phase keeps more for backward than TEST: BatchNorm's batch statistics and
+// normalized values, Dropout's mask, STOCHASTIC pooling's picks, in-place Scale's copy of its
+// bottom, MAX Eltwise's winners. Random draws come from the same seed in both runs.
+TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
+  if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+  Caffe::SetDevice(0);
+  Caffe::set_mode(Caffe::GPU);
+  const std::string middle = R"(
+    layer { name: 'bn' type: 'BatchNorm' bottom: 'pool' top: 'pool' }
+    layer { name: 'scale' type: 'Scale' bottom: 'pool' top: 'pool' scale_param { bias_term: true } }
+    layer { name: 'drop' type: 'Dropout' bottom: 'pool' top: 'drop' }
+    layer { name: 'spool' type: 'Pooling' bottom: 'drop' top: 'spool'
+      pooling_param { pool: STOCHASTIC kernel_size: 2 stride: 2 } }
+    layer { name: 'prelu' type: 'PReLU' bottom: 'spool' top: 'prelu' }
+    layer { name: 'emax' type: 'Eltwise' bottom: 'spool' bottom: 'prelu' top: 'mid'
+      eltwise_param { operation: MAX } }
+  )";
+  const std::string text = "state { phase: TRAIN }\n" + NetText(middle);
+  auto make = [&] {
+    std::unique_ptr<Net<float>> net = MakeNet(text);
+    Caffe::set_random_seed(4242);  // the same dropout masks and stochastic picks
+    return net;
+  };
+  std::unique_ptr<Net<float>> expected = make();
+  for (int i = 0; i < 2; ++i) {
+    expected->Forward();
+    expected->Backward();
   }
-};
+  std::unique_ptr<Net<float>> net = make();
+  const GpuLmsRun run = RunOnGpuUnderLms(net.get(), 2);
+  EXPECT_GT(run.manager->stats().swaps_out, 0u);
+  ExpectEveryUseDeclared(*run.manager);
+  ExpectWithin(expected.get(), net.get(), 1e-4);
+}
+
+// BVLC's golden nets, TEST phase, with the default GPU engines (cuDNN's where built), as
+// `caffe time` runs them under LMS: every buffer declared, the results those of a plain GPU run.
+// Under the budget cuDNN's convolutions fall back to algorithms with less workspace, which on a
+// GPU sum in other orders (the emulator's are exact): hence a tolerance, and no caffenet_small,
+// whose pool5 has windows with near-ties that such low-bit differences flip (see
+// test_golden_nets); its layer types are all in googlenet_small.
+class GoldenGpuPlannerTest : public GoldenPlannerTest {};
 
 TEST_P(GoldenGpuPlannerTest, LayersDeclareEveryBufferTheirKernelsUse) {
   CAFFE_REQUIRE_SHARED_DIR();
@@ -348,36 +450,16 @@ TEST_P(GoldenGpuPlannerTest, LayersDeclareEveryBufferTheirKernelsUse) {
     expected->Backward();
   }
   std::unique_ptr<Net<float>> net = load();
-  size_t total = 0, largest_step = 0;
-  PlanSizes(Planner<float>(net.get(), std::make_shared<MemoryManager>(
-                                          std::make_unique<FakeDevice>(1), Options())),
-            &total, &largest_step);
-  Options options;
-  options.threshold_kb = 0;
-  options.budget = std::max(total / 4, largest_step);
-  Session session(options, 0);
-  std::shared_ptr<Planner<float>> planner = session.Plan(net.get(), /*attach=*/true);
-  ASSERT_NE(planner, nullptr);
-  for (int i = 0; i < 2; ++i) {
-    net->Forward();
-    net->Backward();
-  }
-  const MemoryManager& manager = *MemoryManager::Current();
-  std::string undeclared;
-  for (const auto& [step, sizes] : manager.undeclared_uses()) {
-    undeclared += "\n  " + step + ":";
-    for (size_t bytes : sizes) undeclared += " " + std::to_string(bytes);
-  }
-  EXPECT_EQ(manager.stats().undeclared, 0u)
-      << "steps using LMS-managed buffers they do not declare:" << undeclared;
-  EXPECT_GT(manager.stats().swaps_out, 0u);
-  EXPECT_LE(manager.allocator().peak_reserved(), options.budget);
-  ExpectBitIdentical(expected.get(), net.get());
+  const GpuLmsRun run = RunOnGpuUnderLms(net.get(), 2);
+  EXPECT_GT(run.manager->stats().swaps_out, 0u);
+  EXPECT_LE(run.manager->allocator().peak_reserved(), run.budget);
+  ExpectEveryUseDeclared(*run.manager);
+  ExpectWithin(expected.get(), net.get(), 1e-4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bvlc, GoldenGpuPlannerTest,
-                         ::testing::Values("lenet", "cifar10_quick", "caffenet_small",
-                                           "googlenet_small", "layerzoo"));
+                         ::testing::Values("lenet", "cifar10_quick", "googlenet_small",
+                                           "layerzoo"));
 #endif  // CPU_ONLY
 
 TEST_F(PlannerTest, PrefetchesFollowThePlanAndHideSwapIns) {

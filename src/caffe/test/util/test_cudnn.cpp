@@ -339,6 +339,75 @@ TEST_F(CudnnDeviceTest, AWorkspaceBeyondTheBudgetIsAClearError) {
       << message;
 }
 
+// Under a budget too small for any workspace, every pass of a convolution runs with an algorithm
+// that needs none (cuDNN always has one) instead of failing, and computes what it computes
+// without a budget.
+TEST_F(CudnnDeviceTest, ConvolutionFallsBackToAlgorithmsTheBudgetCanRun) {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const CudnnConvolution::Geometry geometry = SmallGeometry();
+  const std::vector<size_t> counts = {2 * 4 * 9 * 8, 6 * 2 * 3 * 3, 2 * 6 * 7 * 6};  // x, w, y
+  // Inputs x, w and dy (y's shape); outputs y = conv(x, w), dx from w and dy, dw from x and dy.
+  const std::vector<size_t> output_counts = {counts[2], counts[0], counts[1]};
+  auto run = [&](size_t budget, std::vector<std::vector<float>>* results) {
+    std::thread worker([&] {  // a fresh thread: its own cuDNN workspace
+      CUDA_CHECK(cudaSetDevice(device));
+      std::vector<float*> buffers;
+      for (size_t i = 0; i < counts.size(); ++i) {
+        std::vector<float> values(counts[i]);
+        for (size_t j = 0; j < values.size(); ++j) values[j] = std::sin(0.7f * j + i);
+        float* buffer = nullptr;
+        CUDA_CHECK(cudaMalloc(&buffer, counts[i] * sizeof(float)));
+        CUDA_CHECK(cudaMemcpy(buffer, values.data(), counts[i] * sizeof(float),
+                              cudaMemcpyHostToDevice));
+        buffers.push_back(buffer);
+      }
+      std::vector<float*> outputs(3, nullptr);
+      for (size_t i = 0; i < 3; ++i) {
+        CUDA_CHECK(cudaMalloc(&outputs[i], output_counts[i] * sizeof(float)));
+        CUDA_CHECK(cudaMemset(outputs[i], 0, output_counts[i] * sizeof(float)));
+      }
+      std::shared_ptr<lms::MemoryManager> manager;
+      if (budget > 0) {
+        lms::Options options;
+        options.budget = budget;
+        manager = std::make_shared<lms::MemoryManager>(std::make_unique<lms::CudaDevice>(device),
+                                                       options);
+        lms::MemoryManager::Install(manager);
+      }
+      CudnnConvolution convolution;
+      ASSERT_TRUE(convolution.Configure(geometry));
+      convolution.Forward(buffers[0], buffers[1], outputs[0]);
+      convolution.BackwardData(buffers[1], buffers[2], outputs[1]);
+      convolution.BackwardFilter(buffers[0], buffers[2], outputs[2]);
+      lms::MemoryManager::Install(nullptr);
+      if (manager) {
+        EXPECT_EQ(manager->allocator().in_use(), 0u);  // no workspace is held after a pass
+      }
+      results->clear();
+      for (size_t i = 0; i < 3; ++i) {
+        std::vector<float> values(output_counts[i]);
+        CUDA_CHECK(cudaMemcpy(values.data(), outputs[i], values.size() * sizeof(float),
+                              cudaMemcpyDeviceToHost));
+        results->push_back(values);
+        CUDA_CHECK(cudaFree(outputs[i]));
+        CUDA_CHECK(cudaFree(buffers[i]));
+      }
+    });
+    worker.join();
+  };
+  std::vector<std::vector<float>> unlimited, budgeted;
+  run(0, &unlimited);
+  run(1, &budgeted);  // one byte: only algorithms without a workspace fit
+  ASSERT_EQ(budgeted.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    for (size_t j = 0; j < unlimited[i].size(); ++j) {
+      EXPECT_NEAR(budgeted[i][j], unlimited[i][j], 1e-4 * (1 + std::fabs(unlimited[i][j])))
+          << "pass " << i << ", value " << j;
+    }
+  }
+}
+
 TEST_F(CudnnDeviceTest, TensorsArePackedWithAtLeastFourAxes) {
   auto described = [](cudnnDataType_t type, const std::vector<int>& dims,
                       std::vector<int>* got_dims, std::vector<int>* got_strides) {
