@@ -100,6 +100,11 @@ class Layer {
   /// without copying the old values in. Off by default (an Input layer's top, written by the
   /// user, must be copied in); layers whose kernels are checked to overwrite opt in.
   virtual bool WritesWholeOutputs() const { return false; }
+  /// Whether Backward reads top[i]'s data, and bottom[i]'s data: the default declaration lists
+  /// only these, so that LMS brings back (and holds) no activation a gradient does not need. True
+  /// unless a layer's kernels, on every engine, are checked not to read it.
+  virtual bool BackwardReadsTopData(int top_index) const { return true; }
+  virtual bool BackwardReadsBottomData(int bottom_index) const { return true; }
 
  protected:
   virtual void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;

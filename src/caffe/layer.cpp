@@ -86,13 +86,13 @@ bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
     }
     return true;
   }
-  // Backward: most layers read their inputs or outputs again, so both are declared.
-  for (const Blob<Dtype>* blob : top) {
-    uses->AddData(*blob, lms::kRead);
-    uses->AddDiff(*blob, lms::kRead);
+  // Backward: the tops' gradients, and the data blobs the layer's gradients read again.
+  for (size_t i = 0; i < top.size(); ++i) {
+    if (BackwardReadsTopData(static_cast<int>(i))) uses->AddData(*top[i], lms::kRead);
+    uses->AddDiff(*top[i], lms::kRead);
   }
   for (size_t i = 0; i < bottom.size(); ++i) {
-    uses->AddData(*bottom[i], lms::kRead);
+    if (BackwardReadsBottomData(static_cast<int>(i))) uses->AddData(*bottom[i], lms::kRead);
     if (i < propagate_down.size() && propagate_down[i]) uses->AddDiff(*bottom[i], output);
   }
   for (size_t i = 0; i < blobs_.size(); ++i) {

@@ -45,6 +45,10 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   using Layer<Dtype>::Layer;
   // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
   bool WritesWholeOutputs() const override { return true; }
+  /// Backward (every engine) reads the bottom's data only for the filters' gradient, and never
+  /// the top's.
+  bool BackwardReadsTopData(int) const override { return false; }
+  bool BackwardReadsBottomData(int) const override { return this->param_propagate_down(0); }
   /// LMS: the bottoms, tops and learned blobs, plus the column, output and transposed-gradient
   /// buffers.
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,

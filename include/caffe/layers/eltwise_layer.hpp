@@ -22,6 +22,9 @@ class EltwiseLayer : public Layer<Dtype> {
   const char* type() const override { return "Eltwise"; }
   // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
   bool WritesWholeOutputs() const override { return true; }
+  /// Only PROD's backward reads data; SUM's scales gradients, MAX's routes them by its winners.
+  bool BackwardReadsTopData(int) const override { return op_ == EltwiseParameter::PROD; }
+  bool BackwardReadsBottomData(int) const override { return op_ == EltwiseParameter::PROD; }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

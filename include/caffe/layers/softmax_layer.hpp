@@ -18,6 +18,8 @@ class SoftmaxLayer : public Layer<Dtype> {
   const char* type() const override { return "Softmax"; }
   // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
   bool WritesWholeOutputs() const override { return true; }
+  /// Backward (Caffe's and cuDNN's) reads the top's data and diff, not the bottom's data.
+  bool BackwardReadsBottomData(int) const override { return false; }
   /// LMS: the bottoms, tops and learned blobs, plus the per-position scale buffer.
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;

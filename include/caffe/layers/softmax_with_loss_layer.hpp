@@ -22,6 +22,9 @@ class SoftmaxWithLossLayer final : public LossLayer<Dtype> {
   const char* type() const override { return "SoftmaxWithLoss"; }
   // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
   bool WritesWholeOutputs() const override { return true; }
+  /// Backward reads the probabilities it kept and the labels, not the scores or the loss.
+  bool BackwardReadsTopData(int) const override { return false; }
+  bool BackwardReadsBottomData(int bottom_index) const override { return bottom_index == 1; }
   /// LMS: the bottoms, tops and learned blobs, plus the probabilities and the inner Softmax
   /// layer's buffers.
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,

@@ -19,6 +19,9 @@ class SplitLayer : public Layer<Dtype> {
   const char* type() const override { return "Split"; }
   // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
   bool WritesWholeOutputs() const override { return true; }
+  /// Backward moves gradients only: it reads no data blob.
+  bool BackwardReadsTopData(int) const override { return false; }
+  bool BackwardReadsBottomData(int) const override { return false; }
   int ExactNumBottomBlobs() const override { return 1; }
   int MinTopBlobs() const override { return 1; }
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -76,7 +76,8 @@ template <typename Dtype>
 void EltwiseLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                        const Blobs<Dtype>& bottom) {
   const int count = top[0]->count();
-  const Dtype* top_data = top[0]->cpu_data();
+  // Only PROD reads data (BackwardReadsTopData).
+  const Dtype* top_data = op_ == EltwiseParameter::PROD ? top[0]->cpu_data() : nullptr;
   const Dtype* top_diff = top[0]->cpu_diff();
   for (size_t i = 0; i < bottom.size(); ++i) {
     if (!propagate_down[i]) continue;

@@ -80,7 +80,8 @@ void EltwiseLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<boo
                                        const Blobs<Dtype>& bottom) {
   const int count = top[0]->count();
   if (count == 0) return;
-  const Dtype* top_data = top[0]->gpu_data();
+  // Only PROD reads data (BackwardReadsTopData): under LMS the others do not bring it back.
+  const Dtype* top_data = op_ == EltwiseParameter::PROD ? top[0]->gpu_data() : nullptr;
   const Dtype* top_diff = top[0]->gpu_diff();
   for (size_t i = 0; i < bottom.size(); ++i) {
     if (!propagate_down[i]) continue;

@@ -559,6 +559,8 @@ TEST_F(PlannerTest, DefaultDeclarationCoversBottomsTopsAndParams) {
     return 0u;
   };
   EXPECT_EQ(access_of(top.diff().get()), kRead);
+  EXPECT_EQ(access_of(top.data().get()), 0u) << "InnerProduct's backward reads no top data";
+  EXPECT_EQ(access_of(bottom.data().get()), kRead) << "the weights' gradient needs the bottom";
   EXPECT_EQ(access_of(bottom.diff().get()), kOverwrite);
   EXPECT_EQ(access_of(weights.diff().get()), kReadWrite);
   EXPECT_EQ(access_of(weights.data().get()), kRead);
