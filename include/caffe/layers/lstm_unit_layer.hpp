@@ -26,6 +26,12 @@ class LSTMUnitLayer : public Layer<Dtype> {
   /// The sequence indicators (bottom 2) take no gradient.
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 2; }
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Forward writes all of c_t and h_t; backward all of both diffs it writes.
+  bool WritesWholeOutputs() const override { return true; }
+  /// Backward writes the diffs of c_{t-1} and of the gate inputs together, even where only one
+  /// is propagated: LMS must know of both.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

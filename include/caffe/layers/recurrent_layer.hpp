@@ -43,12 +43,10 @@ class RecurrentLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override;
   /// The sequence indicators (bottom 1) take no gradient.
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
-  /// LMS: false; the unrolled net's own blobs are not planned (they are swapped on demand).
+  /// LMS: the bottoms, tops and parameters, the hidden state carried between passes, and what
+  /// the unrolled net's layers declare for the pass (one step holds the whole unrolled net).
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down,
-                        lms::MemoryUses* uses) const override {
-    return false;
-  }
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
   /// The unrolled net (after LayerSetUp).
   const Net<Dtype>& unrolled_net() const { return *unrolled_net_; }

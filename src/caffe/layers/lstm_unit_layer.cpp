@@ -100,6 +100,19 @@ void LSTMUnitLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bo
   }
 }
 
+template <typename Dtype>
+bool LSTMUnitLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                            const Blobs<Dtype>& top,
+                                            const vector<bool>& propagate_down,
+                                            lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (pass == lms::Pass::kBackward && (propagate_down[0] || propagate_down[1])) {
+    uses->AddDiff(*bottom[0], lms::kOverwrite);
+    uses->AddDiff(*bottom[1], lms::kOverwrite);
+  }
+  return true;
+}
+
 INSTANTIATE_CLASS(LSTMUnitLayer);
 REGISTER_LAYER_CLASS(LSTMUnit);
 

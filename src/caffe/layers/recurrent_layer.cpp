@@ -330,6 +330,35 @@ void RecurrentLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
   unrolled_net_->BackwardFrom(last_layer_index_);
 }
 
+template <typename Dtype>
+bool RecurrentLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                             const Blobs<Dtype>& top,
+                                             const vector<bool>& propagate_down,
+                                             lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  const Net<Dtype>& net = *unrolled_net_;
+  bool declared = true;
+  auto declare = [&](int i) {
+    declared = net.layers()[i]->DeclareMemoryUse(pass, net.bottom_vecs()[i], net.top_vecs()[i],
+                                                 net.bottom_need_backward()[i], uses) &&
+               declared;
+  };
+  if (pass == lms::Pass::kForward) {
+    if (!expose_hidden_) {  // the last state is copied in first
+      for (size_t i = 0; i < recur_input_blobs_.size(); ++i) {
+        uses->AddData(*recur_output_blobs_[i], lms::kRead);
+        uses->AddData(*recur_input_blobs_[i], lms::kWrite);
+      }
+    }
+    for (int i = 0; i <= last_layer_index_; ++i) declare(i);
+  } else {
+    for (int i = last_layer_index_; i >= 0; --i) {
+      if (net.layer_need_backward()[i]) declare(i);
+    }
+  }
+  return declared;
+}
+
 INSTANTIATE_CLASS(RecurrentLayer);
 
 }  // namespace caffe
