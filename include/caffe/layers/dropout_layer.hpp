@@ -17,7 +17,10 @@ class DropoutLayer final : public NeuronLayer<Dtype> {
   const char* type() const override { return "Dropout"; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
-  /// Adds the TRAIN phase's mask (drawn forward, read backward); backward reads no data blob.
+  /// Backward scales the top's gradient by the mask: it reads no data blob.
+  bool BackwardReadsTopData(int) const override { return false; }
+  bool BackwardReadsBottomData(int) const override { return false; }
+  /// Adds the TRAIN phase's mask (drawn forward, read backward).
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 

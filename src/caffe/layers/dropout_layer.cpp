@@ -53,17 +53,13 @@ bool DropoutLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& b
                                            const Blobs<Dtype>& top,
                                            const vector<bool>& propagate_down,
                                            lms::MemoryUses* uses) const {
-  const bool train = this->phase_ == TRAIN;
+  NeuronLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (this->phase_ != TRAIN) return true;
   if (pass == lms::Pass::kForward) {
-    NeuronLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-    if (train) uses->AddData(mask_, lms::kOverwrite);
-    return true;
+    uses->AddData(mask_, lms::kOverwrite);
+  } else if (propagate_down[0]) {
+    uses->AddData(mask_, lms::kRead);
   }
-  // Backward scales the top's gradient by the mask: neither data blob comes back for it.
-  uses->AddDiff(*top[0], lms::kRead);
-  if (!propagate_down[0]) return true;
-  if (train) uses->AddData(mask_, lms::kRead);
-  uses->AddDiff(*bottom[0], lms::kOverwrite);
   return true;
 }
 
