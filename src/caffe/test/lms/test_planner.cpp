@@ -132,66 +132,53 @@ void RunThroughPlanner(Net<float>* net, Planner<float>* planner, MemoryManager* 
   }
 }
 
-void ExpectSameBits(const char* what, const std::string& name, const float* expected,
-                    const float* actual, int count) {
-  EXPECT_EQ(std::memcmp(expected, actual, count * sizeof(float)), 0)
-      << what << " of " << name << " differs from the run without LMS";
+// Calls `compare(what, name, expected values, actual values, count)` for every blob's data and
+// diff and every parameter's, of two runs of the same net.
+template <typename Compare>
+void CompareNets(Net<float>* expected, Net<float>* actual, Compare compare) {
+  auto both = [&](const std::string& name, const Blob<float>& want, const Blob<float>& got) {
+    compare("data", name, want.cpu_data(), got.cpu_data(), want.count());
+    compare("diff", name, want.cpu_diff(), got.cpu_diff(), want.count());
+  };
+  for (size_t i = 0; i < expected->blobs().size(); ++i) {
+    both(expected->blob_names()[i], *expected->blobs()[i], *actual->blobs()[i]);
+  }
+  for (size_t i = 0; i < expected->params().size(); ++i) {
+    both("param " + std::to_string(i), *expected->params()[i], *actual->params()[i]);
+  }
+}
+
+void ExpectBitIdentical(Net<float>* expected, Net<float>* actual) {
+  CompareNets(expected, actual,
+              [](const char* what, const std::string& name, const float* want, const float* got,
+                 int count) {
+                EXPECT_EQ(std::memcmp(want, got, count * sizeof(float)), 0)
+                    << what << " of " << name << " differs from the run without LMS";
+              });
 }
 
 #ifndef CPU_ONLY
-// max |actual - expected| <= tolerance * max |expected| (NaN, as from poisoned memory, fails).
-void ExpectClose(const char* what, const std::string& name, const float* expected,
-                 const float* actual, int count, double tolerance) {
-  double max_diff = 0, max_expected = 0;
-  bool nan = false;
-  for (int i = 0; i < count; ++i) {
-    const double diff = std::fabs(static_cast<double>(actual[i]) - expected[i]);
-    nan = nan || std::isnan(diff);
-    max_diff = std::max(max_diff, diff);
-    max_expected = std::max(max_expected, std::fabs(static_cast<double>(expected[i])));
-  }
-  EXPECT_TRUE(!nan && max_diff <= tolerance * max_expected)
-      << what << " of " << name << " differs from the run without LMS: max |difference| "
-      << max_diff << (nan ? " (NaN)" : "") << ", max |value| " << max_expected;
-}
-
-// Every blob's data and diff and every parameter's, within `tolerance` (relative to the
-// largest value) of a run without LMS.
+// Every blob's data and diff and every parameter's: max |actual - expected| <= tolerance *
+// max |expected| (NaN, as from poisoned memory, fails).
 void ExpectWithin(Net<float>* expected, Net<float>* actual, double tolerance) {
-  for (size_t i = 0; i < expected->blobs().size(); ++i) {
-    const Blob<float>& want = *expected->blobs()[i];
-    const Blob<float>& got = *actual->blobs()[i];
-    const std::string& name = expected->blob_names()[i];
-    ExpectClose("data", name, want.cpu_data(), got.cpu_data(), want.count(), tolerance);
-    ExpectClose("diff", name, want.cpu_diff(), got.cpu_diff(), want.count(), tolerance);
-  }
-  for (size_t i = 0; i < expected->params().size(); ++i) {
-    const Blob<float>& want = *expected->params()[i];
-    const Blob<float>& got = *actual->params()[i];
-    const std::string name = "param " + std::to_string(i);
-    ExpectClose("data", name, want.cpu_data(), got.cpu_data(), want.count(), tolerance);
-    ExpectClose("diff", name, want.cpu_diff(), got.cpu_diff(), want.count(), tolerance);
-  }
+  CompareNets(expected, actual,
+              [tolerance](const char* what, const std::string& name, const float* want,
+                          const float* got, int count) {
+                double max_diff = 0, max_expected = 0;
+                bool nan = false;
+                for (int i = 0; i < count; ++i) {
+                  const double diff = std::fabs(static_cast<double>(got[i]) - want[i]);
+                  nan = nan || std::isnan(diff);
+                  max_diff = std::max(max_diff, diff);
+                  max_expected = std::max(max_expected, std::fabs(static_cast<double>(want[i])));
+                }
+                EXPECT_TRUE(!nan && max_diff <= tolerance * max_expected)
+                    << what << " of " << name << " differs from the run without LMS: max "
+                    << "|difference| " << max_diff << (nan ? " (NaN)" : "") << ", max |value| "
+                    << max_expected;
+              });
 }
 #endif  // CPU_ONLY
-
-void ExpectBitIdentical(Net<float>* expected, Net<float>* actual) {
-  for (size_t i = 0; i < expected->blobs().size(); ++i) {
-    const Blob<float>& want = *expected->blobs()[i];
-    const Blob<float>& got = *actual->blobs()[i];
-    ExpectSameBits("data", expected->blob_names()[i], want.cpu_data(), got.cpu_data(),
-                   want.count());
-    ExpectSameBits("diff", expected->blob_names()[i], want.cpu_diff(), got.cpu_diff(),
-                   want.count());
-  }
-  for (size_t i = 0; i < expected->params().size(); ++i) {
-    const Blob<float>& want = *expected->params()[i];
-    const Blob<float>& got = *actual->params()[i];
-    const std::string name = "param " + std::to_string(i);
-    ExpectSameBits("data", name, want.cpu_data(), got.cpu_data(), want.count());
-    ExpectSameBits("diff", name, want.cpu_diff(), got.cpu_diff(), want.count());
-  }
-}
 
 // Bytes of every buffer the plan declares, and the most one step needs at once.
 void PlanSizes(const Planner<float>& planner, size_t* total, size_t* largest_step) {
