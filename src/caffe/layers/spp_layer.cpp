@@ -171,22 +171,29 @@ bool SPPLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& botto
                      const Blobs<Dtype>& layer_top, const vector<bool>& down) {
     declared = layer.DeclareMemoryUse(pass, layer_bottom, layer_top, down, uses) && declared;
   };
+  // Level l's pooling (split top -> pooled) and flatten (pooled -> flattened).
   const vector<bool> one_down{true};
-  if (forward) declare(*split_layer_, bottom, split_top_vec_, {});
-  if (!forward) declare(*concat_layer_, concat_bottom_vec_, top, vector<bool>(pyramid_height_, true));
-  for (int level = 0; level < pyramid_height_; ++level) {
-    const Blobs<Dtype> split_top{split_tops_[level].get()}, pooled{pooled_[level].get()},
-        flattened{flattened_[level].get()};
-    if (forward) {
-      declare(*pooling_layers_[level], split_top, pooled, one_down);
-      declare(*flatten_layers_[level], pooled, flattened, one_down);
-    } else {
-      declare(*flatten_layers_[level], pooled, flattened, one_down);
-      declare(*pooling_layers_[level], split_top, pooled, one_down);
+  auto pool = [&](int level) {
+    declare(*pooling_layers_[level], {split_tops_[level].get()}, {pooled_[level].get()}, one_down);
+  };
+  auto flatten = [&](int level) {
+    declare(*flatten_layers_[level], {pooled_[level].get()}, {flattened_[level].get()}, one_down);
+  };
+  if (forward) {
+    declare(*split_layer_, bottom, split_top_vec_, {});
+    for (int level = 0; level < pyramid_height_; ++level) {
+      pool(level);
+      flatten(level);
     }
+    declare(*concat_layer_, concat_bottom_vec_, top, {});
+  } else {
+    declare(*concat_layer_, concat_bottom_vec_, top, vector<bool>(pyramid_height_, true));
+    for (int level = 0; level < pyramid_height_; ++level) {
+      flatten(level);
+      pool(level);
+    }
+    declare(*split_layer_, bottom, split_top_vec_, propagate_down);
   }
-  if (forward) declare(*concat_layer_, concat_bottom_vec_, top, {});
-  if (!forward) declare(*split_layer_, bottom, split_top_vec_, propagate_down);
   return declared;
 }
 
