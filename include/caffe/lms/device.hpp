@@ -123,6 +123,8 @@ class FakeDevice : public Device {
     size_t bytes;
     bool to_device;
     uint64_t ticket;
+    // The copy's end in device memory.
+    const void* device_side() const { return to_device ? dst : src; }
   };
   // Checks that [ptr, ptr + bytes) lies inside one live allocation.
   void CheckLive(const void* ptr, size_t bytes) const;

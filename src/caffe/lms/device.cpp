@@ -47,9 +47,10 @@ void FakeDevice::Free(void* ptr) {
   CHECK(it != live_.end()) << "FakeDevice::Free of " << ptr << ", which it did not allocate";
   const uintptr_t start = it->first, end = it->first + it->second;
   for (const Pending& copy : queue_) {
-    const auto address = reinterpret_cast<uintptr_t>(copy.to_device ? copy.dst : copy.src);
+    const auto address = reinterpret_cast<uintptr_t>(copy.device_side());
     CHECK(address + copy.bytes <= start || address >= end)
-        << "fake device memory at " << ptr << " freed while copy " << copy.ticket << " still uses it";
+        << "fake device memory at " << ptr << " freed while copy " << copy.ticket
+        << " still uses it";
   }
   std::memset(ptr, kPoison, it->second);
   allocated_ -= it->second;
@@ -80,8 +81,8 @@ uint64_t FakeDevice::CopyToHostAsync(void* host_dst, const void* device_src, siz
 }
 
 uint64_t FakeDevice::Issue(const Pending& copy) {
-  CheckLive(copy.to_device ? copy.dst : copy.src, copy.bytes);
-  copies_.push_back({copy.to_device, copy.to_device ? copy.dst : copy.src, copy.bytes});
+  CheckLive(copy.device_side(), copy.bytes);
+  copies_.push_back({copy.to_device, copy.device_side(), copy.bytes});
   Pending issued = copy;
   issued.ticket = NextTicket();
   queue_.push_back(issued);
@@ -90,7 +91,7 @@ uint64_t FakeDevice::Issue(const Pending& copy) {
 }
 
 void FakeDevice::Run(const Pending& copy) {
-  CheckLive(copy.to_device ? copy.dst : copy.src, copy.bytes);
+  CheckLive(copy.device_side(), copy.bytes);
   std::memcpy(copy.dst, copy.src, copy.bytes);
 }
 
