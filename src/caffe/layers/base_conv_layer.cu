@@ -70,7 +70,8 @@ void BaseConvolutionLayer<Dtype>::AccumulateChannelSumsGpu(const Dtype* data, in
 template <typename Dtype>
 Dtype* BaseConvolutionLayer<Dtype>::GpuColumnBuffer(int columns) {
   // Reshape shapes it, so that LMS plans it; memory comes here, on first use.
-  CHECK_EQ(static_cast<long>(gpu_col_buffer_.count()), static_cast<long>(kernel_dim_) * group_ * columns)
+  CHECK_EQ(static_cast<long>(gpu_col_buffer_.count()),
+           static_cast<long>(kernel_dim_) * group_ * columns)
       << "the GPU column buffer is shaped in Reshape";
   return gpu_col_buffer_.mutable_gpu_data();
 }

@@ -36,8 +36,9 @@ bool CuDNNLRNLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& 
                                             const Blobs<Dtype>& top,
                                             const vector<bool>& propagate_down,
                                             lms::MemoryUses* uses) const {
-  if (!use_cudnn_) return LRNLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  return Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  // On cuDNN, LRNLayer's saved buffers stay unused.
+  return use_cudnn_ ? Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses)
+                    : LRNLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
 }
 
 INSTANTIATE_CLASS(CuDNNLRNLayer);
