@@ -223,8 +223,11 @@ class MemoryManager {
   // when nothing more can be evicted.
   void* AllocateEvicting(size_t bytes, const Block* exclude, const std::string& what,
                          uint64_t* ticket);
-  // The same, null when nothing more can be evicted.
+  // The same, null when nothing more can be evicted. Evicts nothing when the budget could not
+  // give `bytes` even with every evictable block gone.
   void* TryAllocateEvicting(size_t bytes, const Block* exclude, uint64_t* ticket);
+  // Whether `block` may be evicted now to make room (for anything but `exclude`).
+  bool Evictable(const Block* block, const Block* exclude) const;
 
   std::unique_ptr<Device> device_;
   Options options_;

@@ -1,5 +1,6 @@
 #include "caffe/lms/memory_manager.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -316,14 +317,25 @@ void* MemoryManager::TryAllocateScratch(size_t bytes) {
   return ptr;
 }
 
+bool MemoryManager::Evictable(const Block* block, const Block* exclude) const {
+  return block != exclude && block->managed_ && block->resident() && !Held(block);
+}
+
 void* MemoryManager::TryAllocateEvicting(size_t bytes, const Block* exclude, uint64_t* ticket) {
+  void* ptr = allocator_.Allocate(bytes, ticket);
+  if (ptr != nullptr) return ptr;
+  // Evicting copies dirty blocks home: not for an allocation that would not fit the budget with
+  // every evictable block gone (cuDNN's leaner algorithms, or the error, come next).
+  size_t evictable = 0;
+  for (const Block* block : lru_) {
+    if (Evictable(block, exclude)) evictable += DeviceAllocator::SizeClass(block->bytes());
+  }
+  const size_t kept = allocator_.in_use() - std::min(evictable, allocator_.in_use());
+  if (kept + DeviceAllocator::SizeClass(bytes) > allocator_.budget()) return nullptr;
   for (;;) {
-    void* ptr = allocator_.Allocate(bytes, ticket);
-    if (ptr != nullptr) return ptr;
     Block* victim = nullptr;
     for (Block* candidate : lru_) {
-      if (candidate != exclude && candidate->managed_ && candidate->resident() &&
-          !Held(candidate)) {
+      if (Evictable(candidate, exclude)) {
         victim = candidate;
         break;
       }
@@ -331,6 +343,8 @@ void* MemoryManager::TryAllocateEvicting(size_t bytes, const Block* exclude, uin
     if (victim == nullptr) return nullptr;
     victim->Evict();
     ++stats_.evictions;
+    ptr = allocator_.Allocate(bytes, ticket);
+    if (ptr != nullptr) return ptr;
   }
 }
 

@@ -200,6 +200,35 @@ TEST_F(ManagerTest, ScratchMemoryCountsAgainstTheBudgetAndEvictsToFit) {
   EXPECT_TRUE(AllBytesAre(a.gpu_data(), 1000, 7));  // nothing lost by the eviction
 }
 
+// Scratch memory the budget could not give even with every unheld block evicted evicts none of
+// them (no copies home for nothing): the caller falls back to a leaner algorithm, or gets the
+// error, with the buffers still on the device.
+TEST_F(ManagerTest, ScratchThatCannotFitEvictsNothing) {
+  Install(4 * 1024);
+  SyncedMemory a(1000), b(1000), c(1000);
+  std::memset(UseMutable(&a), 1, 1000);
+  std::memset(UseMutable(&b), 2, 1000);
+  Use(&c);
+  manager_->BeginStep("layer 'conv1' (Train) forward");
+  c.gpu_data();  // held by the step (1024 bytes); a and b (2048) could go
+  EXPECT_EQ(manager_->TryAllocateScratch(3500), nullptr);  // 1024 + size class 3584 > 4096
+  EXPECT_THROW(manager_->AllocateScratch(3500, "cuDNN's workspace"), Error);
+  EXPECT_TRUE(a.lms_block()->resident());
+  EXPECT_TRUE(b.lms_block()->resident());
+  EXPECT_EQ(manager_->stats().evictions, 0u);
+  EXPECT_EQ(CopiesToHost(), 0u);
+  // What fits once a and b are gone still evicts them.
+  void* scratch = manager_->TryAllocateScratch(3000);
+  EXPECT_NE(scratch, nullptr);
+  EXPECT_FALSE(a.lms_block()->resident());
+  EXPECT_FALSE(b.lms_block()->resident());
+  EXPECT_EQ(CopiesToHost(), 2u);
+  manager_->EndStep();
+  manager_->FreeScratch(scratch);
+  EXPECT_TRUE(AllBytesAre(a.gpu_data(), 1000, 1));
+  EXPECT_TRUE(AllBytesAre(b.gpu_data(), 1000, 2));
+}
+
 TEST_F(ManagerTest, OutsideStepsTheLastBuffersHandedOutStay) {
   Install(4 * 1024);
   SyncedMemory a(1000), b(1000), c(1000), d(1000), e(1000);
