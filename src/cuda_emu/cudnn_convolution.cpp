@@ -4,11 +4,12 @@
 //
 // The algorithm getters rank several algorithms, some needing a workspace, some
 // non-deterministic, some (for float) in tensor-op math and some not supported for the geometry,
-// so the caller's choice among them is exercised. Every algorithm computes the same exact result,
-// except that float operands are rounded to TF32 unless the descriptor's math type is
-// CUDNN_FMA_MATH (on A100 and later, the other math types let cuDNN use TF32 tensor cores). A
-// pass checks that its workspace is device memory of at least the size the getters report, and
-// fills it with NaN before computing, as a GPU's scratch holds garbage.
+// so the caller's choice among them is exercised. The Find*AlgorithmEx calls return the same
+// algorithms ordered by a model of their time that disagrees with that ranking. Every algorithm
+// computes the same exact result, except that float operands are rounded to TF32 unless the
+// descriptor's math type is CUDNN_FMA_MATH (on A100 and later, the other math types let cuDNN
+// use TF32 tensor cores). A pass checks that its workspace is device memory of at least the size
+// the getters report, and fills it with NaN before computing, as a GPU's scratch holds garbage.
 //
 // Legend: N images, C channels of x, K filters (channels of y), G groups, x input, y output,
 // w filters (K, C / G, spatial...), dx/dy/dw gradients. Tensors are read into row-major (packed)
@@ -337,9 +338,42 @@ size_t WorkspaceBytes(Kind kind, const ConvPlan& p) {
   }
 }
 
-// The perf list a _v7 getter returns: the ranking, tensor-op entries for float data only, the
-// unsupported entries moved to the end with status NOT_SUPPORTED. The other entries run in the
-// descriptor's math when it asks for FMA, else in default math.
+// The ranking's entries for `plan` with `conv`'s math, as perf entries: tensor-op entries for
+// float data only, the other entries in the descriptor's math when it asks for FMA, else in
+// default math; each runnable one with its workspace, the others with status NOT_SUPPORTED.
+template <typename Perf>
+std::vector<Perf> Candidates(Pass pass, const ConvPlan& plan, cudnnConvolutionDescriptor_t conv) {
+  const bool float_data = plan.x.type == CUDNN_DATA_FLOAT;
+  const cudnnMathType_t plain_math =
+      conv->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+  std::vector<Perf> candidates;
+  for (const Ranked& entry : Ranking(pass)) {
+    if (entry.tensor_op && !float_data) continue;
+    Perf perf{};
+    perf.algo = static_cast<decltype(perf.algo)>(entry.algo);
+    const bool runs = Unsupported(entry.kind, plan) == nullptr;
+    perf.status = runs ? kSuccess : kNotSupported;
+    perf.time = -1;  // heuristics do not time
+    perf.memory = runs ? WorkspaceBytes(entry.kind, plan) : 0;
+    perf.determinism = entry.deterministic ? CUDNN_DETERMINISTIC : CUDNN_NON_DETERMINISTIC;
+    perf.mathType = entry.tensor_op ? CUDNN_TENSOR_OP_MATH : plain_math;
+    candidates.push_back(perf);
+  }
+  return candidates;
+}
+
+// The first `requested` of `perfs` after a stable partition that puts the successful ones
+// first, into `results`.
+template <typename Perf>
+void ReturnPerfs(std::vector<Perf> perfs, int requested, int* returned, Perf* results) {
+  std::stable_partition(perfs.begin(), perfs.end(),
+                        [](const Perf& perf) { return perf.status == kSuccess; });
+  *returned = std::min(requested, static_cast<int>(perfs.size()));
+  std::copy(perfs.begin(), perfs.begin() + *returned, results);
+}
+
+// The perf list a _v7 getter returns: the candidates in the ranking's order, the unsupported ones
+// moved to the end.
 template <typename Perf>
 cudnnStatus_t ListAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
                              cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
@@ -352,25 +386,7 @@ cudnnStatus_t ListAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
   }
   ConvPlan plan;
   CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, &plan));
-  const bool float_data = plan.x.type == CUDNN_DATA_FLOAT;
-  const cudnnMathType_t plain_math =
-      conv->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
-  std::vector<Perf> runnable, unsupported;
-  for (const Ranked& entry : Ranking(pass)) {
-    if (entry.tensor_op && !float_data) continue;
-    Perf perf{};
-    perf.algo = static_cast<decltype(perf.algo)>(entry.algo);
-    const bool runs = Unsupported(entry.kind, plan) == nullptr;
-    perf.status = runs ? kSuccess : kNotSupported;
-    perf.time = -1;  // heuristics do not time
-    perf.memory = runs ? WorkspaceBytes(entry.kind, plan) : 0;
-    perf.determinism = entry.deterministic ? CUDNN_DETERMINISTIC : CUDNN_NON_DETERMINISTIC;
-    perf.mathType = entry.tensor_op ? CUDNN_TENSOR_OP_MATH : plain_math;
-    (runs ? runnable : unsupported).push_back(perf);
-  }
-  runnable.insert(runnable.end(), unsupported.begin(), unsupported.end());
-  *returned = std::min(requested, static_cast<int>(runnable.size()));
-  std::copy(runnable.begin(), runnable.begin() + *returned, results);
+  ReturnPerfs(Candidates<Perf>(pass, plan, conv), requested, returned, results);
   return kSuccess;
 }
 
@@ -455,6 +471,85 @@ cudnnStatus_t RunConvolutionPass(const char* call, Pass pass, cudnnHandle_t hand
     result[at[out]] += as[at[a]] * bs[at[b]];
   });
   Store(output, result, scaling);
+  return kSuccess;
+}
+
+// The emulator's model of how long `entry` takes on `plan`, in milliseconds: a nanosecond per
+// multiply-add at cost 1, each kind at its own cost and tensor-op entries four times faster.
+// The costs order the algorithms unlike the getters' ranking (Winograd and the FFTs fastest
+// where they apply), so that choosing by time and trusting the getters pick differently.
+float ModelledMilliseconds(const Ranked& entry, const ConvPlan& p) {
+  double cost = 1;
+  switch (entry.kind) {
+    case Kind::kWinograd: cost = 0.5; break;
+    case Kind::kWinogradNonfused: cost = 0.6; break;
+    case Kind::kFftTiling: cost = 0.7; break;
+    case Kind::kFft: cost = 0.8; break;
+    case Kind::kIndices: cost = 1.0; break;
+    case Kind::kPartialSums: cost = 1.1; break;
+    case Kind::kIm2col: cost = 1.2; break;
+    case Kind::kNoWorkspace: cost = 1.4; break;
+    case Kind::kNotImplemented: cost = 0; break;
+  }
+  if (entry.tensor_op) cost /= 4;
+  const double taps = double(p.num) * p.y_channels * (p.x_channels / p.groups) * p.out[0] *
+                      p.out[1] * p.out[2] * p.kernel[0] * p.kernel[1] * p.kernel[2];
+  return static_cast<float>(taps * cost * 1e-6);
+}
+
+// A Find*AlgorithmEx call: "runs" every candidate whose workspace fits the one given (the others
+// get ALLOC_FAILED), returns them fastest first by the emulator's time model, and leaves in the
+// output (`names`/`data` as RunConvolutionPass takes them) what the fastest computes, with alpha 1
+// and beta 0, as cuDNN's timing runs overwrite it.
+template <typename Perf>
+cudnnStatus_t FindAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
+                             cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                             cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
+                             const std::array<const char*, 3>& names,
+                             const std::array<const void*, 3>& data, int requested,
+                             int* returned, Perf* results, void* workspace,
+                             size_t workspace_bytes) {
+  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
+  if (returned == nullptr || results == nullptr || requested <= 0) {
+    return Reject(kBadParam, call, "needs requestedAlgoCount > 0 (got %d) and result pointers",
+                  requested);
+  }
+  if (workspace_bytes > 0 && !UsableOnDevice(call, workspace, workspace_bytes, "the workspace")) {
+    return kBadParam;
+  }
+  ConvPlan plan;
+  CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, &plan));
+  std::vector<Perf> perfs = Candidates<Perf>(pass, plan, conv);
+  for (Perf& perf : perfs) {
+    if (perf.status != kSuccess) continue;
+    if (perf.memory > workspace_bytes) {
+      perf.status = CUDNN_STATUS_ALLOC_FAILED;
+      perf.memory = 0;
+      continue;
+    }
+    const Ranked* entry = nullptr;
+    for (const Ranked& ranked : Ranking(pass)) {
+      const bool tensor_op = perf.mathType == CUDNN_TENSOR_OP_MATH;
+      if (ranked.algo == int(perf.algo) && ranked.tensor_op == tensor_op) entry = &ranked;
+    }
+    perf.time = ModelledMilliseconds(*entry, plan);
+  }
+  std::stable_sort(perfs.begin(), perfs.end(), [](const Perf& a, const Perf& b) {
+    if ((a.status == kSuccess) != (b.status == kSuccess)) return a.status == kSuccess;
+    return a.status == kSuccess && a.time < b.time;
+  });
+  if (perfs.empty() || perfs.front().status != kSuccess) {
+    return Reject(kNotSupported, call, "no algorithm runs within a %zu-byte workspace",
+                  workspace_bytes);
+  }
+  static const float float_one = 1, float_zero = 0;
+  static const double double_one = 1, double_zero = 0;
+  const bool float_data = plan.x.type == CUDNN_DATA_FLOAT;
+  CAFFE_EMU_RETURN_IF_FAILED(RunConvolutionPass(
+      call, pass, handle, perfs.front().algo, x, w, conv, y, workspace, workspace_bytes,
+      float_data ? static_cast<const void*>(&float_one) : &double_one,
+      float_data ? static_cast<const void*>(&float_zero) : &double_zero, names, data));
+  ReturnPerfs(perfs, requested, returned, results);
   return kSuccess;
 }
 
@@ -642,6 +737,45 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* a
   return RunConvolutionPass("cudnnConvolutionBackwardFilter", Pass::kBackwardFilter, handle,
                             algo, xDesc, dwDesc, convDesc, dyDesc, workSpace,
                             workSpaceSizeInBytes, alpha, beta, {"x", "dw", "dy"}, {x, dw, dy});
+}
+
+// The Find*AlgorithmEx calls: every algorithm timed (by the emulator's model) on the caller's
+// tensors and workspace, fastest first; the output holds what the fastest computed.
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void* x,
+    const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnConvolutionDescriptor_t convDesc,
+    const cudnnTensorDescriptor_t yDesc, void* y, const int requestedAlgoCount,
+    int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace,
+    size_t workSpaceSizeInBytes) {
+  return FindAlgorithms("cudnnFindConvolutionForwardAlgorithmEx", Pass::kForward, handle, xDesc,
+                        wDesc, convDesc, yDesc, {"x", "w", "y"}, {x, w, y}, requestedAlgoCount,
+                        returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const void* w,
+    const cudnnTensorDescriptor_t dyDesc, const void* dy,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void* dx,
+    const int requestedAlgoCount, int* returnedAlgoCount,
+    cudnnConvolutionBwdDataAlgoPerf_t* perfResults, void* workSpace,
+    size_t workSpaceSizeInBytes) {
+  return FindAlgorithms("cudnnFindConvolutionBackwardDataAlgorithmEx", Pass::kBackwardData, handle,
+                        dxDesc, wDesc, convDesc, dyDesc, {"dx", "w", "dy"}, {dx, w, dy},
+                        requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
+                        workSpaceSizeInBytes);
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void* x,
+    const cudnnTensorDescriptor_t dyDesc, const void* y,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void* dw,
+    const int requestedAlgoCount, int* returnedAlgoCount,
+    cudnnConvolutionBwdFilterAlgoPerf_t* perfResults, void* workSpace,
+    size_t workSpaceSizeInBytes) {
+  return FindAlgorithms("cudnnFindConvolutionBackwardFilterAlgorithmEx", Pass::kBackwardFilter,
+                        handle, xDesc, dwDesc, convDesc, dyDesc, {"x", "dw", "dy"}, {x, dw, y},
+                        requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,
+                        workSpaceSizeInBytes);
 }
 
 // db[k] = the sum of dy over images and positions of channel k.

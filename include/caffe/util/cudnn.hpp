@@ -103,6 +103,18 @@ void ReturnCudnnWorkspaceToLms();
 /// environment, else 64 MiB.
 size_t CudnnWorkspaceLimit();
 
+/// How CudnnConvolution chooses its algorithms, from CAFFE_CUDNN_ALGO in the environment (read at
+/// each Configure): "heuristic" (or unset): cuDNN's heuristics, as BVLC Caffe; "time": cuDNN runs
+/// each algorithm on the convolution's shapes and the fastest is kept, as PyTorch's
+/// cudnn.benchmark (once per shape and GPU in a process; a little slower to set up, often faster
+/// to run, and the choice may differ between runs). Anything else is an error naming the variable.
+enum class CudnnAlgoSearch { kHeuristic, kTime };
+CudnnAlgoSearch CudnnAlgorithmSearch();
+
+/// How many convolution shapes this process has timed (CAFFE_CUDNN_ALGO=time); each is timed once
+/// per GPU, and every later convolution of that shape reuses the result.
+size_t CudnnTimedShapes();
+
 /// cuDNN's name for Dtype.
 template <typename Dtype>
 constexpr cudnnDataType_t CudnnDataType() {
@@ -194,14 +206,19 @@ class CudnnActivation {
   DISABLE_COPY_AND_ASSIGN(CudnnActivation);
 };
 
+struct CudnnPerfLists;  // cuDNN's perf results for a convolution's three passes (cudnn.cpp)
+
 /// The descriptors and chosen algorithms of one convolution x -> y with filters w, for
 /// Convolution (x = bottom, y = top) and Deconvolution (x = top, y = bottom). The algorithms come
-/// from cuDNN's heuristics (cudnnGet*Algorithm_v7): the first one, in cuDNN's order of expected
-/// speed, that runs with FMA math for float (no TF32 tensor cores: results match the CPU's),
-/// needs at most CudnnWorkspaceLimit() bytes, and (for the two backward passes, where some
-/// algorithms add with atomics) is deterministic if any such algorithm qualifies. When the GPU
-/// memory budget (-gpu_mem_limit, or a GPU that LMS fills) cannot give its workspace at the time
-/// it runs, the next qualifying algorithm that needs less runs instead (one log line says so).
+/// from cuDNN's heuristics (cudnnGet*Algorithm_v7) or, with CAFFE_CUDNN_ALGO=time, from timing
+/// them (cudnnFind*AlgorithmEx on scratch tensors of the convolution's shapes; where the GPU
+/// memory budget cannot give those, or timing finds none that qualifies, the heuristics decide):
+/// the first one, in order of expected or measured speed, that runs with FMA math for float (no
+/// TF32 tensor cores: results match the CPU's), needs at most CudnnWorkspaceLimit() bytes, and
+/// (for the two backward passes, where some algorithms add with atomics) is deterministic if any
+/// such algorithm qualifies. When the GPU memory budget (-gpu_mem_limit, or a GPU that LMS fills)
+/// cannot give its workspace at the time it runs, the next qualifying algorithm that needs less
+/// runs instead (one log line says so).
 class CudnnConvolution {
  public:
   enum class Side { kImage, kOutput };  // x, y
@@ -235,6 +252,13 @@ class CudnnConvolution {
   /// bias_diff[c] += the sum over n and positions of diff[n][c][...] on `side`.
   void AccumulateBiasDiff(Side side, const void* diff, void* bias_diff);
 
+  /// The algorithm each pass runs when the budget gives its workspace (after a successful
+  /// Configure): cuDNN's enum values, for logs and tests.
+  struct Algorithms {
+    int forward = -1, backward_data = -1, backward_filter = -1;
+  };
+  Algorithms chosen() const;
+
  private:
   // An algorithm of a pass, with its workspace and the math type it runs in (cuDNN lists an
   // algorithm with one).
@@ -248,6 +272,11 @@ class CudnnConvolution {
   const void* One() const;
   const void* Zero() const;
   bool ChooseAlgorithms();
+  // cuDNN's perf lists of the three passes, fastest first: from timing them (cached per shape
+  // and GPU; false where the budget cannot give the scratch tensors or a Find call fails), or
+  // from its heuristics (false where a getter fails).
+  bool TimedAlgorithms(CudnnPerfLists* lists);
+  bool HeuristicAlgorithms(CudnnPerfLists* lists);
   // Runs `run(algo, workspace, bytes)` with the first of `choices` whose workspace the budget
   // gives now (the last one's failure is the out-of-memory error), in that choice's math type.
   template <typename Algo, typename Run>

@@ -5,7 +5,8 @@
 // reason) in kLooserTolerances. Each folder runs on both CPU engines for Convolution: Caffe's own
 // (im2col + GEMM, BVLC's arithmetic) and oneDNN's (the default where built), whose different
 // summation order changes low bits; and, where a GPU exists, in GPU mode with the default engines
-// there (cuDNN where built), which sum in other orders again.
+// there (cuDNN where built), which sum in other orders again, with cuDNN's convolution
+// algorithms from its heuristics (gpu) and chosen by timing them (gpu_timed).
 #include <fstream>
 #include <map>
 #include <optional>
@@ -51,7 +52,8 @@ std::map<std::string, double> CaffenetSmallOnDnnl() {
 // the same effect on pool5's near-ties.
 const std::map<std::pair<std::string, std::string>, std::map<std::string, double>>
     kLooserTolerances = {{{"caffenet_small", "dnnl"}, CaffenetSmallOnDnnl()},
-                         {{"caffenet_small", "gpu"}, CaffenetSmallOnDnnl()}};
+                         {{"caffenet_small", "gpu"}, CaffenetSmallOnDnnl()},
+                         {{"caffenet_small", "gpu_timed"}, CaffenetSmallOnDnnl()}};
 
 }  // namespace
 
@@ -67,11 +69,14 @@ TEST_P(GoldenNetTest, ForwardBackwardAndParamDiffsMatchBvlc) {
   const std::string folder = SharedDir() + "/fixtures/golden/" + name;
   // A GPU machine gets the fixtures that fit its bundle (scripts/gpu_prepare.sh).
   if (!std::ifstream(folder + "/net.prototxt")) GTEST_SKIP() << folder << " is not there";
-  std::optional<ScopedEnv> engine_env;  // the user's CAFFE_CPU_ENGINE comes back afterwards
-  if (engine == "gpu") {
+  // The user's CAFFE_CPU_ENGINE or CAFFE_CUDNN_ALGO comes back afterwards.
+  std::optional<ScopedEnv> engine_env;
+  if (engine.rfind("gpu", 0) == 0) {
     if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
     Caffe::SetDevice(0);
     Caffe::set_mode(Caffe::GPU);
+    // gpu_timed: cuDNN's convolution algorithms chosen by timing them, read as layers are set up.
+    engine_env.emplace("CAFFE_CUDNN_ALGO", engine == "gpu_timed" ? "time" : "heuristic");
   } else {
     engine_env.emplace("CAFFE_CPU_ENGINE", engine.c_str());  // read when the net makes its layers
     Caffe::set_mode(Caffe::CPU);
@@ -109,7 +114,7 @@ INSTANTIATE_TEST_SUITE_P(
     Bvlc, GoldenNetTest,
     ::testing::Combine(::testing::Values("lenet", "cifar10_quick", "caffenet_small",
                                          "caffenet_small_msra", "googlenet_small", "layerzoo"),
-                       ::testing::Values("caffe", "dnnl", "gpu")),
+                       ::testing::Values("caffe", "dnnl", "gpu", "gpu_timed")),
     [](const ::testing::TestParamInfo<std::tuple<std::string, std::string>>& info) {
       return std::get<0>(info.param) + "_" + std::get<1>(info.param);
     });

@@ -4,7 +4,10 @@
 #include "caffe/util/cudnn.hpp"
 
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,7 +16,34 @@
 
 namespace caffe {
 
+struct CudnnPerfLists {
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> forward;
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> backward_data;
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> backward_filter;
+};
+
 namespace {
+
+// Device memory on `device` from the allocator that holds the GPU's budget (-gpu_mem_limit):
+// `manager` (the thread's LMS manager) where there is one, else Caffe's caching allocator for the
+// GPU. With `may_fail`, null where the budget cannot give `bytes` now; else that is the
+// out-of-memory error, naming `what`.
+void* AllocateInBudget(size_t bytes, bool may_fail, int device, lms::MemoryManager* manager,
+                       const char* what) {
+  if (manager != nullptr) {
+    return may_fail ? manager->TryAllocateScratch(bytes) : manager->AllocateScratch(bytes, what);
+  }
+  return may_fail ? GpuMemory::TryAllocate(bytes, device) : GpuMemory::Allocate(bytes, device);
+}
+
+// Gives back what AllocateInBudget gave with the same `device` and `manager`.
+void FreeInBudget(void* memory, int device, lms::MemoryManager* manager) {
+  if (manager != nullptr) {
+    manager->FreeScratch(memory);
+  } else {
+    GpuMemory::Free(memory, device);
+  }
+}
 
 // One thread's cuDNN state on one GPU. A thread that moves to another GPU drops it (handles and
 // memory belong to the GPU they were made on) and makes a new one there.
@@ -40,9 +70,9 @@ struct ThreadCudnn {
   void ReleaseWorkspace() {
     if (workspace != nullptr) {
       if (!workspace_from_manager) {
-        GpuMemory::Free(workspace, device);
+        FreeInBudget(workspace, device, nullptr);
       } else if (const auto manager = workspace_manager.lock()) {
-        manager->FreeScratch(workspace);
+        FreeInBudget(workspace, device, manager.get());
       }
     }
     workspace = nullptr;
@@ -115,6 +145,112 @@ bool ListChoices(const std::vector<Perf>& results, bool float_data, bool prefer_
   return !choices->empty();
 }
 
+// `perfs` from `list(requested, &returned, data)`, a cuDNN getter or Find call named `call`,
+// asked for as many results as `max_count` says the pass has algorithms. False where it fails.
+template <typename Perf, typename MaxCount, typename List>
+bool FetchPerfs(cudnnHandle_t handle, MaxCount max_count, const char* call, List list,
+                std::vector<Perf>* perfs) {
+  int count = 0, returned = 0;
+  CUDNN_CHECK(max_count(handle, &count));
+  perfs->resize(std::max(count, 1));
+  if (!Succeeded(list(static_cast<int>(perfs->size()), &returned, perfs->data()), call)) {
+    return false;
+  }
+  perfs->resize(returned);
+  return true;
+}
+
+// A pass's choices (see ListChoices) from its timed perf list where there is one and it yields
+// any, else from cuDNN's heuristics. False where neither does.
+template <typename Perf, typename Choice, typename WorkspaceSize>
+bool ChoosePass(const char* pass, const std::vector<Perf>* timed,
+                const std::vector<Perf>& heuristic, bool float_data, bool prefer_deterministic,
+                WorkspaceSize workspace_size, std::vector<Choice>* choices) {
+  if (timed != nullptr) {
+    if (ListChoices(*timed, float_data, prefer_deterministic, workspace_size, choices)) {
+      return true;
+    }
+    VLOG(1) << "cuDNN timed no " << pass << " algorithm that qualifies; its heuristics choose";
+  }
+  if (ListChoices(heuristic, float_data, prefer_deterministic, workspace_size, choices)) {
+    return true;
+  }
+  VLOG(1) << "cuDNN has no " << pass << " convolution algorithm within the workspace limit";
+  return false;
+}
+
+// The math type a convolution is set up with: FMA for float (no TF32), the default for double.
+cudnnMathType_t ConfiguredMath(cudnnDataType_t type) {
+  return type == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+}
+
+// A convolution's shape and type, and the GPU (-1: none), as text: the key of timed results, and
+// what logs show.
+std::string ShapeKey(const CudnnConvolution::Geometry& g, int device) {
+  std::ostringstream key;
+  auto list = [&key](const char* name, const std::vector<int>& values) {
+    key << ", " << name;
+    for (size_t i = 0; i < values.size(); ++i) key << (i == 0 ? " " : "x") << values[i];
+  };
+  key << (g.type == CUDNN_DATA_FLOAT ? "float" : "double") << ' ' << g.num << 'x'
+      << g.image_channels;
+  for (int side : g.image_spatial) key << 'x' << side;
+  key << " -> " << g.output_channels << " channels, group " << g.group;
+  list("kernel", g.kernel);
+  list("pad", g.pad);
+  list("stride", g.stride);
+  list("dilation", g.dilation);
+  if (device >= 0) key << " on GPU " << device;
+  return key.str();
+}
+
+// A timed perf list for logs: each algorithm that ran, with its milliseconds, workspace bytes
+// and math type.
+template <typename Perf>
+std::string Timings(const std::vector<Perf>& perfs) {
+  std::ostringstream text;
+  for (const Perf& perf : perfs) {
+    if (perf.status != CUDNN_STATUS_SUCCESS) continue;
+    text << (text.tellp() > 0 ? ", " : "") << "algorithm " << perf.algo << " " << perf.time
+         << " ms (" << perf.memory << " bytes, math " << perf.mathType << ")";
+  }
+  return text.str();
+}
+
+// Timed perf lists by ShapeKey, for the whole process.
+struct TimedShapes {
+  std::mutex mutex;
+  std::map<std::string, CudnnPerfLists> lists;
+};
+
+TimedShapes& Timed() {
+  static TimedShapes* timed = new TimedShapes;  // never destroyed: used until exit
+  return *timed;
+}
+
+// Device memory for one call, within the GPU's budget as the workspace is (AllocateInBudget);
+// not ok() where the budget cannot give it now.
+class BudgetedScratch {
+ public:
+  BudgetedScratch(size_t bytes, int device)
+      : bytes_(bytes), device_(device), manager_(lms::MemoryManager::Current()) {
+    if (bytes > 0) memory_ = AllocateInBudget(bytes, /*may_fail=*/true, device, manager_.get(), "");
+  }
+  ~BudgetedScratch() {
+    if (memory_ != nullptr) FreeInBudget(memory_, device_, manager_.get());
+  }
+  bool ok() const { return bytes_ == 0 || memory_ != nullptr; }
+  void* get() const { return memory_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t bytes_;
+  int device_;
+  std::shared_ptr<lms::MemoryManager> manager_;
+  void* memory_ = nullptr;
+  DISABLE_COPY_AND_ASSIGN(BudgetedScratch);
+};
+
 }  // namespace
 
 cudnnHandle_t CudnnHandle() {
@@ -138,14 +274,8 @@ bool GetWorkspace(size_t bytes, bool may_fail, void** workspace) {
   const std::shared_ptr<lms::MemoryManager>& manager = lms::MemoryManager::Current();
   if (bytes > state.workspace_bytes || !state.WorkspaceFrom(manager)) {
     state.ReleaseWorkspace();
-    void* memory = nullptr;
-    if (manager) {
-      memory = may_fail ? manager->TryAllocateScratch(bytes)
-                        : manager->AllocateScratch(bytes, "cuDNN's workspace");
-    } else {
-      memory = may_fail ? GpuMemory::TryAllocate(bytes, state.device)
-                        : GpuMemory::Allocate(bytes, state.device);
-    }
+    void* memory =
+        AllocateInBudget(bytes, may_fail, state.device, manager.get(), "cuDNN's workspace");
     if (memory == nullptr) return false;
     state.workspace = memory;
     state.workspace_manager = manager;
@@ -185,6 +315,21 @@ size_t CudnnWorkspaceLimit() {
     return static_cast<size_t>(megabytes) * kMiB;
   }();
   return limit;
+}
+
+CudnnAlgoSearch CudnnAlgorithmSearch() {
+  const char* text = std::getenv("CAFFE_CUDNN_ALGO");
+  if (text == nullptr || *text == '\0' || std::string(text) == "heuristic") {
+    return CudnnAlgoSearch::kHeuristic;
+  }
+  if (std::string(text) == "time") return CudnnAlgoSearch::kTime;
+  CAFFE_THROW() << "CAFFE_CUDNN_ALGO is \"" << text << "\"; expected heuristic or time";
+}
+
+size_t CudnnTimedShapes() {
+  TimedShapes& timed = Timed();
+  std::lock_guard<std::mutex> lock(timed.mutex);
+  return timed.lists.size();
 }
 
 void SetCudnnTensor(cudnnTensorDescriptor_t descriptor, cudnnDataType_t type,
@@ -305,29 +450,139 @@ bool CudnnConvolution::Configure(const Geometry& geometry) {
   return usable_;
 }
 
-bool CudnnConvolution::ChooseAlgorithms() {
+bool CudnnConvolution::HeuristicAlgorithms(CudnnPerfLists* lists) {
   cudnnHandle_t handle = CudnnHandle();
+  cudnnConvolutionDescriptor_t convolution = convolution_.get();
+  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution, ConfiguredMath(geometry_.type)));
+  return FetchPerfs(
+             handle, cudnnGetConvolutionForwardAlgorithmMaxCount,
+             "cudnnGetConvolutionForwardAlgorithm_v7",
+             [&](int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* perfs) {
+               return cudnnGetConvolutionForwardAlgorithm_v7(handle, image_.get(), filter_.get(),
+                                                             convolution, output_.get(),
+                                                             requested, returned, perfs);
+             },
+             &lists->forward) &&
+         FetchPerfs(
+             handle, cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
+             "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+             [&](int requested, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perfs) {
+               return cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                   handle, filter_.get(), output_.get(), convolution, image_.get(), requested,
+                   returned, perfs);
+             },
+             &lists->backward_data) &&
+         FetchPerfs(
+             handle, cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
+             "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+             [&](int requested, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perfs) {
+               return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                   handle, image_.get(), output_.get(), convolution, filter_.get(), requested,
+                   returned, perfs);
+             },
+             &lists->backward_filter);
+}
+
+bool CudnnConvolution::TimedAlgorithms(CudnnPerfLists* lists) {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const std::string key = ShapeKey(geometry_, device);
+  TimedShapes& timed = Timed();
+  {
+    std::lock_guard<std::mutex> lock(timed.mutex);
+    const auto found = timed.lists.find(key);
+    if (found != timed.lists.end()) {
+      *lists = found->second;
+      return true;
+    }
+  }
+  // Scratch tensors of the convolution's shapes: timing writes y, dx and dw, which must not be
+  // the layer's. Zeros: any values time alike.
+  const size_t element = geometry_.type == CUDNN_DATA_FLOAT ? sizeof(float) : sizeof(double);
+  const long image_count = long{geometry_.num} * geometry_.image_channels *
+                           Product(geometry_.image_spatial);
+  const long output_count = long{geometry_.num} * geometry_.output_channels *
+                            Product(geometry_.output_spatial);
+  const long filter_count = long{geometry_.output_channels} *
+                            (geometry_.image_channels / geometry_.group) *
+                            Product(geometry_.kernel);
+  const BudgetedScratch image(image_count * element, device);
+  const BudgetedScratch filter(filter_count * element, device);
+  const BudgetedScratch output(output_count * element, device);
+  const BudgetedScratch workspace(CudnnWorkspaceLimit(), device);
+  if (!image.ok() || !filter.ok() || !output.ok() || !workspace.ok()) {
+    LOG_FIRST_N(INFO, 1) << "The GPU memory budget cannot give the scratch tensors for timing "
+                         << "cuDNN's convolution algorithms now ("
+                         << (image.bytes() + filter.bytes() + output.bytes() + workspace.bytes())
+                         << " bytes): cuDNN's heuristics choose instead (every such case at -v 1)";
+    VLOG(1) << "cuDNN: no memory to time the convolution of shape " << key;
+    return false;
+  }
+  for (const BudgetedScratch* tensor : {&image, &filter, &output}) {
+    CUDA_CHECK(cudaMemset(tensor->get(), 0, tensor->bytes()));
+  }
+  cudnnHandle_t handle = CudnnHandle();
+  cudnnConvolutionDescriptor_t convolution = convolution_.get();
+  CUDNN_CHECK(cudnnSetConvolutionMathType(convolution, ConfiguredMath(geometry_.type)));
+  const bool found =
+      FetchPerfs(
+          handle, cudnnGetConvolutionForwardAlgorithmMaxCount,
+          "cudnnFindConvolutionForwardAlgorithmEx",
+          [&](int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* perfs) {
+            return cudnnFindConvolutionForwardAlgorithmEx(
+                handle, image_.get(), image.get(), filter_.get(), filter.get(), convolution,
+                output_.get(), output.get(), requested, returned, perfs, workspace.get(),
+                workspace.bytes());
+          },
+          &lists->forward) &&
+      FetchPerfs(
+          handle, cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
+          "cudnnFindConvolutionBackwardDataAlgorithmEx",
+          [&](int requested, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* perfs) {
+            return cudnnFindConvolutionBackwardDataAlgorithmEx(
+                handle, filter_.get(), filter.get(), output_.get(), output.get(), convolution,
+                image_.get(), image.get(), requested, returned, perfs, workspace.get(),
+                workspace.bytes());
+          },
+          &lists->backward_data) &&
+      FetchPerfs(
+          handle, cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx",
+          [&](int requested, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* perfs) {
+            return cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                handle, image_.get(), image.get(), output_.get(), output.get(), convolution,
+                filter_.get(), filter.get(), requested, returned, perfs, workspace.get(),
+                workspace.bytes());
+          },
+          &lists->backward_filter);
+  if (!found) return false;
+  VLOG(2) << "cuDNN timed " << key << ": forward " << Timings(lists->forward)
+          << "; backward data " << Timings(lists->backward_data) << "; backward filter "
+          << Timings(lists->backward_filter);
+  std::lock_guard<std::mutex> lock(timed.mutex);
+  timed.lists.emplace(key, *lists);
+  return true;
+}
+
+bool CudnnConvolution::ChooseAlgorithms() {
   const bool float_data = geometry_.type == CUDNN_DATA_FLOAT;
+  CudnnPerfLists heuristic, timed;
+  bool have_timed = false;
+  if (CudnnAlgorithmSearch() == CudnnAlgoSearch::kTime) {
+    LOG_FIRST_N(INFO, 1) << "cuDNN's convolution algorithms are chosen by timing them "
+                         << "(CAFFE_CUDNN_ALGO=time), once per shape and GPU";
+    have_timed = TimedAlgorithms(&timed);
+  }
+  if (!HeuristicAlgorithms(&heuristic)) return false;
+  cudnnHandle_t handle = CudnnHandle();
   cudnnConvolutionDescriptor_t convolution = convolution_.get();
   // The workspace of an algorithm is asked with the math type it was listed with.
   auto with_math = [convolution](cudnnMathType_t math) {
     return cudnnSetConvolutionMathType(convolution, math);
   };
-
-  int max_count = 0;
-  CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &max_count));
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> forward(std::max(max_count, 1));
-  int returned = 0;
-  if (!Succeeded(cudnnGetConvolutionForwardAlgorithm_v7(handle, image_.get(), filter_.get(),
-                                                        convolution, output_.get(),
-                                                        static_cast<int>(forward.size()),
-                                                        &returned, forward.data()),
-                 "cudnnGetConvolutionForwardAlgorithm_v7")) {
-    return false;
-  }
-  forward.resize(returned);
-  const bool forward_found = ListChoices(
-      forward, float_data, /*prefer_deterministic=*/false,
+  const bool forward_found = ChoosePass(
+      "forward", have_timed ? &timed.forward : nullptr, heuristic.forward, float_data,
+      /*prefer_deterministic=*/false,
       [&](cudnnConvolutionFwdAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
         const cudnnStatus_t status = with_math(math);
         if (status != CUDNN_STATUS_SUCCESS) return status;
@@ -335,22 +590,9 @@ bool CudnnConvolution::ChooseAlgorithms() {
                                                        convolution, output_.get(), algo, bytes);
       },
       &forward_);
-  if (!forward_found) {
-    VLOG(1) << "cuDNN has no forward convolution algorithm within the workspace limit";
-    return false;
-  }
-
-  CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &max_count));
-  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> backward_data(std::max(max_count, 1));
-  if (!Succeeded(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                     handle, filter_.get(), output_.get(), convolution, image_.get(),
-                     static_cast<int>(backward_data.size()), &returned, backward_data.data()),
-                 "cudnnGetConvolutionBackwardDataAlgorithm_v7")) {
-    return false;
-  }
-  backward_data.resize(returned);
-  const bool backward_data_found = ListChoices(
-      backward_data, float_data, /*prefer_deterministic=*/true,
+  const bool backward_data_found = forward_found && ChoosePass(
+      "backward-data", have_timed ? &timed.backward_data : nullptr, heuristic.backward_data,
+      float_data, /*prefer_deterministic=*/true,
       [&](cudnnConvolutionBwdDataAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
         const cudnnStatus_t status = with_math(math);
         if (status != CUDNN_STATUS_SUCCESS) return status;
@@ -359,22 +601,9 @@ bool CudnnConvolution::ChooseAlgorithms() {
                                                             bytes);
       },
       &backward_data_);
-  if (!backward_data_found) {
-    VLOG(1) << "cuDNN has no backward-data convolution algorithm within the workspace limit";
-    return false;
-  }
-
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &max_count));
-  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> backward_filter(std::max(max_count, 1));
-  if (!Succeeded(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                     handle, image_.get(), output_.get(), convolution, filter_.get(),
-                     static_cast<int>(backward_filter.size()), &returned, backward_filter.data()),
-                 "cudnnGetConvolutionBackwardFilterAlgorithm_v7")) {
-    return false;
-  }
-  backward_filter.resize(returned);
-  const bool backward_filter_found = ListChoices(
-      backward_filter, float_data, /*prefer_deterministic=*/true,
+  const bool backward_filter_found = backward_data_found && ChoosePass(
+      "backward-filter", have_timed ? &timed.backward_filter : nullptr, heuristic.backward_filter,
+      float_data, /*prefer_deterministic=*/true,
       [&](cudnnConvolutionBwdFilterAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
         const cudnnStatus_t status = with_math(math);
         if (status != CUDNN_STATUS_SUCCESS) return status;
@@ -383,11 +612,22 @@ bool CudnnConvolution::ChooseAlgorithms() {
                                                               filter_.get(), algo, bytes);
       },
       &backward_filter_);
-  if (!backward_filter_found) {
-    VLOG(1) << "cuDNN has no backward-filter convolution algorithm within the workspace limit";
-    return false;
+  if (backward_filter_found) {
+    VLOG(1) << "cuDNN convolution " << ShapeKey(geometry_, -1) << ": algorithms forward "
+            << forward_.front().algo << ", backward data " << backward_data_.front().algo
+            << ", backward filter " << backward_filter_.front().algo
+            << (have_timed ? " (timed)" : " (heuristics)");
   }
-  return true;
+  return backward_filter_found;
+}
+
+CudnnConvolution::Algorithms CudnnConvolution::chosen() const {
+  CHECK(usable_) << "CudnnConvolution::chosen before a successful Configure";
+  Algorithms algorithms;
+  algorithms.forward = forward_.front().algo;
+  algorithms.backward_data = backward_data_.front().algo;
+  algorithms.backward_filter = backward_filter_.front().algo;
+  return algorithms;
 }
 
 template <typename Algo, typename Run>

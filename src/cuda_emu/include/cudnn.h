@@ -26,6 +26,7 @@ enum cudnnStatus_t {
   CUDNN_STATUS_NOT_SUPPORTED = 3000,
   CUDNN_STATUS_INTERNAL_ERROR = 4000,
   CUDNN_STATUS_EXECUTION_FAILED = 5000,
+  CUDNN_STATUS_ALLOC_FAILED = 4003,  // cuDNN 9: INTERNAL_ERROR_HOST_ALLOCATION_FAILED
 };
 
 enum cudnnDataType_t { CUDNN_DATA_FLOAT = 0, CUDNN_DATA_DOUBLE = 1, CUDNN_DATA_HALF = 2 };
@@ -182,6 +183,12 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnFilterDescriptor_t wDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t yDesc,
     cudnnConvolutionFwdAlgo_t algo, size_t* sizeInBytes);
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void* x,
+    const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnConvolutionDescriptor_t convDesc,
+    const cudnnTensorDescriptor_t yDesc, void* y, const int requestedAlgoCount,
+    int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults, void* workSpace,
+    size_t workSpaceSizeInBytes);
 cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha,
                                       const cudnnTensorDescriptor_t xDesc, const void* x,
                                       const cudnnFilterDescriptor_t wDesc, const void* w,
@@ -200,6 +207,12 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
     cudnnConvolutionBwdDataAlgo_t algo, size_t* sizeInBytes);
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
+    cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const void* w,
+    const cudnnTensorDescriptor_t dyDesc, const void* dy,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void* dx,
+    const int requestedAlgoCount, int* returnedAlgoCount,
+    cudnnConvolutionBwdDataAlgoPerf_t* perfResults, void* workSpace, size_t workSpaceSizeInBytes);
 cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alpha,
                                            const cudnnFilterDescriptor_t wDesc, const void* w,
                                            const cudnnTensorDescriptor_t dyDesc, const void* dy,
@@ -218,6 +231,13 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc,
     cudnnConvolutionBwdFilterAlgo_t algo, size_t* sizeInBytes);
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
+    cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const void* x,
+    const cudnnTensorDescriptor_t dyDesc, const void* y,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void* dw,
+    const int requestedAlgoCount, int* returnedAlgoCount,
+    cudnnConvolutionBwdFilterAlgoPerf_t* perfResults, void* workSpace,
+    size_t workSpaceSizeInBytes);
 cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* alpha,
                                              const cudnnTensorDescriptor_t xDesc, const void* x,
                                              const cudnnTensorDescriptor_t dyDesc, const void* dy,

@@ -361,6 +361,98 @@ TYPED_TEST(CudnnEmuTypedTest, EveryListedAlgorithmComputesTheSameResult) {
   EXPECT_GE(runnable, 5);
 }
 
+// The Find*AlgorithmEx calls time the listed algorithms (by the emulator's model) on the
+// caller's tensors: runnable ones fastest first, those needing more workspace than given
+// ALLOC_FAILED, the output holding the result; their order differs from the getters'.
+TYPED_TEST(CudnnEmuTypedTest, FindTimesAlgorithmsWithinTheWorkspaceGiven) {
+  using T = TypeParam;
+  const Conv2d g = {2, 4, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2};  // FFT and Winograd apply
+  const Tensor x_desc(kType<T>, g.x_dims()), y_desc(kType<T>, g.y_dims());
+  const Filter w_desc(kType<T>, g.w_dims());
+  const bool is_float = std::is_same_v<T, float>;
+  const Convolution conv(g, kType<T>, is_float ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH);
+  const std::vector<T> x = Random<T>(Count(g.x_dims()), 7), w = Random<T>(Count(g.w_dims()), 8);
+  const std::vector<T> dy = Random<T>(Count(g.y_dims()), 9);
+  DeviceArray<T> x_dev(x.size()), w_dev(w.size()), y_dev(dy.size()), dy_dev(dy.size());
+  DeviceArray<T> dx_dev(x.size()), dw_dev(w.size());
+  x_dev.Write(x);
+  w_dev.Write(w);
+  dy_dev.Write(dy);
+  // Every runnable entry first, each no slower than the next; the rest failed.
+  auto expect_timed_order = [](const auto& perf, int returned, size_t workspace) {
+    bool failed_seen = false;
+    int succeeded = 0;
+    for (int i = 0; i < returned; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) {
+        failed_seen = true;
+        continue;
+      }
+      ++succeeded;
+      EXPECT_FALSE(failed_seen) << "entry " << i << " ran after a failed one";
+      EXPECT_GE(perf[i].time, 0) << "entry " << i;
+      EXPECT_LE(perf[i].memory, workspace) << "entry " << i;
+      if (i > 0 && perf[i - 1].status == CUDNN_STATUS_SUCCESS) {
+        EXPECT_LE(perf[i - 1].time, perf[i].time) << "entry " << i;
+      }
+    }
+    EXPECT_GE(succeeded, 1);
+    return succeeded;
+  };
+  const size_t kWorkspace = 1 << 20;
+  DeviceArray<char> workspace(kWorkspace);
+  int returned = 0;
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> forward(16), listed(16);
+  ASSERT_EQ(cudnnFindConvolutionForwardAlgorithmEx(
+                this->handle_, x_desc.get(), x_dev.get(), w_desc.get(), w_dev.get(), conv.get(),
+                y_desc.get(), y_dev.get(), 16, &returned, forward.data(), workspace.get(),
+                kWorkspace),
+            CUDNN_STATUS_SUCCESS);
+  const int forward_runs = expect_timed_order(forward, returned, kWorkspace);
+  ExpectNear(g.Forward(x, w), y_dev.Read(), "y");
+  int listed_count = 0;
+  ASSERT_EQ(cudnnGetConvolutionForwardAlgorithm_v7(this->handle_, x_desc.get(), w_desc.get(),
+                                                   conv.get(), y_desc.get(), 16, &listed_count,
+                                                   listed.data()),
+            CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(returned, listed_count) << "Find returns the algorithms the getter lists";
+  EXPECT_NE(forward[0].algo, listed[0].algo) << "timing and the heuristics agree: no choice";
+
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> backward_data(16);
+  ASSERT_EQ(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                this->handle_, w_desc.get(), w_dev.get(), y_desc.get(), dy_dev.get(), conv.get(),
+                x_desc.get(), dx_dev.get(), 16, &returned, backward_data.data(), workspace.get(),
+                kWorkspace),
+            CUDNN_STATUS_SUCCESS);
+  expect_timed_order(backward_data, returned, kWorkspace);
+  ExpectNear(g.BackwardData(w, dy), dx_dev.Read(), "dx");
+
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> backward_filter(16);
+  ASSERT_EQ(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                this->handle_, x_desc.get(), x_dev.get(), y_desc.get(), dy_dev.get(), conv.get(),
+                w_desc.get(), dw_dev.get(), 16, &returned, backward_filter.data(),
+                workspace.get(), kWorkspace),
+            CUDNN_STATUS_SUCCESS);
+  expect_timed_order(backward_filter, returned, kWorkspace);
+  ExpectNear(g.BackwardFilter(x, dy), dw_dev.Read(), "dw");
+
+  // Without a workspace only the algorithms that need none run; the others are ALLOC_FAILED.
+  ASSERT_EQ(cudnnFindConvolutionForwardAlgorithmEx(
+                this->handle_, x_desc.get(), x_dev.get(), w_desc.get(), w_dev.get(), conv.get(),
+                y_desc.get(), y_dev.get(), 16, &returned, forward.data(), nullptr, 0),
+            CUDNN_STATUS_SUCCESS);
+  EXPECT_LT(expect_timed_order(forward, returned, 0), forward_runs);
+  bool alloc_failed = false;
+  for (int i = 0; i < returned; ++i) alloc_failed |= forward[i].status == CUDNN_STATUS_ALLOC_FAILED;
+  EXPECT_TRUE(alloc_failed);
+  // A workspace in host memory is refused.
+  std::vector<char> host_workspace(64);
+  EXPECT_EQ(cudnnFindConvolutionForwardAlgorithmEx(
+                this->handle_, x_desc.get(), x_dev.get(), w_desc.get(), w_dev.get(), conv.get(),
+                y_desc.get(), y_dev.get(), 16, &returned, forward.data(), host_workspace.data(),
+                host_workspace.size()),
+            CUDNN_STATUS_BAD_PARAM);
+}
+
 TYPED_TEST(CudnnEmuTypedTest, GettersRankAlgorithmsACallerMustChooseAmong) {
   using T = TypeParam;
   constexpr bool kFloat = std::is_same_v<T, float>;

@@ -3,9 +3,10 @@
 // error), the same decisions seen through the layer creators, and, in builds with cuDNN, the
 // helpers: data types and scaling factors, CudnnCanHold, the workspace limit read from
 // CAFFE_CUDNN_WORKSPACE_MB, the per-thread handle and workspace, packed tensor descriptors,
-// CudnnActivation and the cases CudnnConvolution::Configure turns down. Engine choice and the
-// host-only helpers run without a GPU; the rest skips where there is none. The cuDNN layers
-// themselves are tested in src/caffe/test/layers/test_cudnn_*_layer.cpp.
+// CudnnActivation, the cases CudnnConvolution::Configure turns down, its fallback to leaner
+// algorithms under a budget, and choosing its algorithms by timing (CAFFE_CUDNN_ALGO=time).
+// Engine choice and the host-only helpers run without a GPU; the rest skips where there is none.
+// The cuDNN layers themselves are tested in src/caffe/test/layers/test_cudnn_*_layer.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "caffe/lms/cuda_device.hpp"
 #include "caffe/lms/memory_manager.hpp"
 #include "caffe/test/cudnn_test_util.hpp"
+#include "caffe/test/scoped_env.hpp"
 #include "caffe/util/gpu_memory.hpp"
 
 namespace caffe {
@@ -339,73 +341,186 @@ TEST_F(CudnnDeviceTest, AWorkspaceBeyondTheBudgetIsAClearError) {
       << message;
 }
 
+namespace {
+
+long Product(const std::vector<int>& values) {
+  long product = 1;
+  for (int value : values) product *= value;
+  return product;
+}
+
+// What one float convolution computes from fixed x, w and dy (y = conv(x, w), dx from w and dy,
+// dw from x and dy) and the algorithms it chose. Run in a fresh thread (its own cuDNN workspace)
+// under an LMS budget of `budget` bytes (0: none), with CAFFE_CUDNN_ALGO set to `search` (null:
+// unset).
+struct ConvolutionRun {
+  std::vector<std::vector<float>> outputs;  // y, dx, dw
+  CudnnConvolution::Algorithms chosen;
+};
+
+ConvolutionRun RunConvolution(const CudnnConvolution::Geometry& g, size_t budget,
+                              const char* search = nullptr) {
+  ScopedEnv search_env("CAFFE_CUDNN_ALGO", search);
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const size_t x_count = size_t(g.num) * g.image_channels * Product(g.image_spatial);
+  const size_t w_count = size_t(g.output_channels) * (g.image_channels / g.group) *
+                         Product(g.kernel);
+  const size_t y_count = size_t(g.num) * g.output_channels * Product(g.output_spatial);
+  const std::vector<size_t> counts = {x_count, w_count, y_count};          // x, w, dy
+  const std::vector<size_t> output_counts = {y_count, x_count, w_count};   // y, dx, dw
+  ConvolutionRun run;
+  std::thread worker([&] {
+    CUDA_CHECK(cudaSetDevice(device));
+    std::vector<float*> buffers, outputs;
+    for (size_t i = 0; i < 3; ++i) {
+      std::vector<float> values(counts[i]);
+      for (size_t j = 0; j < values.size(); ++j) values[j] = std::sin(0.7f * j + i);
+      float* buffer = nullptr;
+      CUDA_CHECK(cudaMalloc(&buffer, counts[i] * sizeof(float)));
+      CUDA_CHECK(cudaMemcpy(buffer, values.data(), counts[i] * sizeof(float),
+                            cudaMemcpyHostToDevice));
+      buffers.push_back(buffer);
+      float* output = nullptr;
+      CUDA_CHECK(cudaMalloc(&output, output_counts[i] * sizeof(float)));
+      CUDA_CHECK(cudaMemset(output, 0, output_counts[i] * sizeof(float)));
+      outputs.push_back(output);
+    }
+    std::shared_ptr<lms::MemoryManager> manager;
+    if (budget > 0) {
+      lms::Options options;
+      options.budget = budget;
+      manager = std::make_shared<lms::MemoryManager>(std::make_unique<lms::CudaDevice>(device),
+                                                     options);
+      lms::MemoryManager::Install(manager);
+    }
+    CudnnConvolution convolution;
+    ASSERT_TRUE(convolution.Configure(g));
+    run.chosen = convolution.chosen();
+    convolution.Forward(buffers[0], buffers[1], outputs[0]);
+    convolution.BackwardData(buffers[1], buffers[2], outputs[1]);
+    convolution.BackwardFilter(buffers[0], buffers[2], outputs[2]);
+    lms::MemoryManager::Install(nullptr);
+    if (manager) {
+      EXPECT_EQ(manager->allocator().in_use(), 0u);  // no workspace is held after a pass
+    }
+    for (size_t i = 0; i < 3; ++i) {
+      std::vector<float> values(output_counts[i]);
+      CUDA_CHECK(cudaMemcpy(values.data(), outputs[i], values.size() * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+      run.outputs.push_back(values);
+      CUDA_CHECK(cudaFree(outputs[i]));
+      CUDA_CHECK(cudaFree(buffers[i]));
+    }
+  });
+  worker.join();
+  return run;
+}
+
+// Both runs computed the same within float rounding (other algorithms sum in other orders).
+void ExpectSameOutputs(const ConvolutionRun& expected, const ConvolutionRun& actual) {
+  ASSERT_EQ(actual.outputs.size(), 3u);
+  ASSERT_EQ(expected.outputs.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    for (size_t j = 0; j < expected.outputs[i].size(); ++j) {
+      const float want = expected.outputs[i][j];
+      EXPECT_NEAR(actual.outputs[i][j], want, 1e-4 * (1 + std::fabs(want)))
+          << "pass " << i << ", value " << j;
+    }
+  }
+}
+
+void ExpectSameChoice(const CudnnConvolution::Algorithms& expected,
+                      const CudnnConvolution::Algorithms& actual) {
+  EXPECT_EQ(expected.forward, actual.forward);
+  EXPECT_EQ(expected.backward_data, actual.backward_data);
+  EXPECT_EQ(expected.backward_filter, actual.backward_filter);
+}
+
+// SmallGeometry with `num` images: a shape no other test has timed in this process.
+CudnnConvolution::Geometry SmallGeometryOf(int num) {
+  CudnnConvolution::Geometry geometry = SmallGeometry();
+  geometry.num = num;
+  return geometry;
+}
+
+}  // namespace
+
 // Under a budget too small for any workspace, every pass of a convolution runs with an algorithm
 // that needs none (cuDNN always has one) instead of failing, and computes what it computes
 // without a budget.
 TEST_F(CudnnDeviceTest, ConvolutionFallsBackToAlgorithmsTheBudgetCanRun) {
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  const CudnnConvolution::Geometry geometry = SmallGeometry();
-  const std::vector<size_t> counts = {2 * 4 * 9 * 8, 6 * 2 * 3 * 3, 2 * 6 * 7 * 6};  // x, w, y
-  // Inputs x, w and dy (y's shape); outputs y = conv(x, w), dx from w and dy, dw from x and dy.
-  const std::vector<size_t> output_counts = {counts[2], counts[0], counts[1]};
-  auto run = [&](size_t budget, std::vector<std::vector<float>>* results) {
-    std::thread worker([&] {  // a fresh thread: its own cuDNN workspace
-      CUDA_CHECK(cudaSetDevice(device));
-      std::vector<float*> buffers;
-      for (size_t i = 0; i < counts.size(); ++i) {
-        std::vector<float> values(counts[i]);
-        for (size_t j = 0; j < values.size(); ++j) values[j] = std::sin(0.7f * j + i);
-        float* buffer = nullptr;
-        CUDA_CHECK(cudaMalloc(&buffer, counts[i] * sizeof(float)));
-        CUDA_CHECK(cudaMemcpy(buffer, values.data(), counts[i] * sizeof(float),
-                              cudaMemcpyHostToDevice));
-        buffers.push_back(buffer);
-      }
-      std::vector<float*> outputs(3, nullptr);
-      for (size_t i = 0; i < 3; ++i) {
-        CUDA_CHECK(cudaMalloc(&outputs[i], output_counts[i] * sizeof(float)));
-        CUDA_CHECK(cudaMemset(outputs[i], 0, output_counts[i] * sizeof(float)));
-      }
-      std::shared_ptr<lms::MemoryManager> manager;
-      if (budget > 0) {
-        lms::Options options;
-        options.budget = budget;
-        manager = std::make_shared<lms::MemoryManager>(std::make_unique<lms::CudaDevice>(device),
-                                                       options);
-        lms::MemoryManager::Install(manager);
-      }
-      CudnnConvolution convolution;
-      ASSERT_TRUE(convolution.Configure(geometry));
-      convolution.Forward(buffers[0], buffers[1], outputs[0]);
-      convolution.BackwardData(buffers[1], buffers[2], outputs[1]);
-      convolution.BackwardFilter(buffers[0], buffers[2], outputs[2]);
-      lms::MemoryManager::Install(nullptr);
-      if (manager) {
-        EXPECT_EQ(manager->allocator().in_use(), 0u);  // no workspace is held after a pass
-      }
-      results->clear();
-      for (size_t i = 0; i < 3; ++i) {
-        std::vector<float> values(output_counts[i]);
-        CUDA_CHECK(cudaMemcpy(values.data(), outputs[i], values.size() * sizeof(float),
-                              cudaMemcpyDeviceToHost));
-        results->push_back(values);
-        CUDA_CHECK(cudaFree(outputs[i]));
-        CUDA_CHECK(cudaFree(buffers[i]));
-      }
-    });
-    worker.join();
-  };
-  std::vector<std::vector<float>> unlimited, budgeted;
-  run(0, &unlimited);
-  run(1, &budgeted);  // one byte: only algorithms without a workspace fit
-  ASSERT_EQ(budgeted.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) {
-    for (size_t j = 0; j < unlimited[i].size(); ++j) {
-      EXPECT_NEAR(budgeted[i][j], unlimited[i][j], 1e-4 * (1 + std::fabs(unlimited[i][j])))
-          << "pass " << i << ", value " << j;
-    }
+  const ConvolutionRun unlimited = RunConvolution(SmallGeometry(), 0);
+  const ConvolutionRun budgeted = RunConvolution(SmallGeometry(), 1);  // one byte: no workspace
+  ExpectSameOutputs(unlimited, budgeted);
+}
+
+// ---- Choosing algorithms by timing them (CAFFE_CUDNN_ALGO=time) ----
+
+TEST(CudnnHelpersTest, AlgorithmSearchComesFromTheEnvironment) {
+  {
+    ScopedEnv unset("CAFFE_CUDNN_ALGO", nullptr);
+    EXPECT_EQ(CudnnAlgoSearch::kHeuristic, CudnnAlgorithmSearch());
   }
+  {
+    ScopedEnv heuristic("CAFFE_CUDNN_ALGO", "heuristic");
+    EXPECT_EQ(CudnnAlgoSearch::kHeuristic, CudnnAlgorithmSearch());
+  }
+  {
+    ScopedEnv time("CAFFE_CUDNN_ALGO", "time");
+    EXPECT_EQ(CudnnAlgoSearch::kTime, CudnnAlgorithmSearch());
+  }
+  ScopedEnv bad("CAFFE_CUDNN_ALGO", "fastest");
+  try {
+    CudnnAlgorithmSearch();
+    ADD_FAILURE() << "CAFFE_CUDNN_ALGO=fastest was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find(
+                  "CAFFE_CUDNN_ALGO is \"fastest\"; expected heuristic or time"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(CudnnDeviceTest, TimedAlgorithmsComputeWhatTheHeuristicOnesDo) {
+  const CudnnConvolution::Geometry geometry = SmallGeometryOf(3);
+  const ConvolutionRun heuristic = RunConvolution(geometry, 0);
+  const size_t timed_before = CudnnTimedShapes();
+  const ConvolutionRun timed = RunConvolution(geometry, 0, "time");
+  EXPECT_EQ(timed_before + 1, CudnnTimedShapes());
+  ExpectSameOutputs(heuristic, timed);
+#ifdef CAFFE_CUDA_EMU
+  // The emulator's times rank Winograd and the FFTs first, its heuristics otherwise: timing
+  // decided every pass.
+  EXPECT_NE(heuristic.chosen.forward, timed.chosen.forward);
+  EXPECT_NE(heuristic.chosen.backward_data, timed.chosen.backward_data);
+  EXPECT_NE(heuristic.chosen.backward_filter, timed.chosen.backward_filter);
+#endif
+}
+
+TEST_F(CudnnDeviceTest, EachShapeIsTimedOncePerGpu) {
+  ScopedEnv search("CAFFE_CUDNN_ALGO", "time");
+  const size_t before = CudnnTimedShapes();
+  CudnnConvolution first, same_shape, other_shape;
+  ASSERT_TRUE(first.Configure(SmallGeometryOf(5)));
+  EXPECT_EQ(before + 1, CudnnTimedShapes());
+  ASSERT_TRUE(same_shape.Configure(SmallGeometryOf(5)));
+  EXPECT_EQ(before + 1, CudnnTimedShapes()) << "the same shape was timed again";
+  ExpectSameChoice(first.chosen(), same_shape.chosen());
+  ASSERT_TRUE(other_shape.Configure(SmallGeometryOf(6)));
+  EXPECT_EQ(before + 2, CudnnTimedShapes());
+}
+
+// Where the budget cannot give the scratch tensors timing needs, the heuristics choose, and the
+// convolution runs as it does without timing.
+TEST_F(CudnnDeviceTest, WithoutMemoryToTimeTheHeuristicsChoose) {
+  const CudnnConvolution::Geometry geometry = SmallGeometryOf(7);
+  const ConvolutionRun heuristic = RunConvolution(geometry, 1);
+  const size_t before = CudnnTimedShapes();
+  const ConvolutionRun untimed = RunConvolution(geometry, 1, "time");
+  EXPECT_EQ(before, CudnnTimedShapes());
+  ExpectSameChoice(heuristic.chosen, untimed.chosen);
+  ExpectSameOutputs(heuristic, untimed);
 }
 
 TEST_F(CudnnDeviceTest, TensorsArePackedWithAtLeastFourAxes) {
