@@ -140,6 +140,8 @@ run_time() {
          "($(grep "^torch_version\|^shapes_checked" "$OUT/torch_$name.txt" | paste -sd' ' -)); PyTorch's" \
          "time / ours: $(ratio "$torch" "$ours") (heuristics), $(ratio "$torch" "$timed") (timed)" |
         tee -a "$OUT/time.txt"
+    echo "  slowest layers (timed run, GPU time):" \
+         "$(slowest_layers "$OUT/time_${name}_timed.log" 6)" | tee -a "$OUT/time.txt"
   done
 }
 
@@ -251,6 +253,18 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b }'; }
 
 # Average Forward-Backward ms of a `caffe time` log.
 average_ms() { grep "Average Forward-Backward" "$1" | tail -1 | sed 's/.*Backward: *\([0-9.]*\) ms.*/\1/'; }
+
+# The $2 layers of a `caffe time` log $1 with the most forward + backward time, slowest first, as
+# "name fwd+bwd ms (share of the whole)": what limits a net's speed.
+slowest_layers() {
+  # A layer line ends "<name>\tforward: <ms> ms." (or backward).
+  awk '/\t(forward|backward): / { t[$(NF-3)] += $(NF-1) } END { for (k in t) print t[k], k }' \
+      "$1" | sort -rn | head -"$2" |
+    awk -v whole="$(average_ms "$1")" '{
+      share = whole > 0 ? 100 * $1 / whole : 0
+      printf "%s%s %.2f ms (%.0f%%)", (NR > 1 ? ", " : ""), $2, $1, share
+    } END { print "" }'
+}
 
 # caffe time of $1 with the flags after it, 10 iterations, log $OUT/$2.log; prints the average.
 time_ms() {

@@ -476,34 +476,41 @@ int time() {
   const auto& bottom_need_backward = caffe_net.bottom_need_backward();
   LOG(INFO) << "*** Benchmark begins ***";
   LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
+  // Each layer's time runs from the mark before it to the mark after it: on the GPU, events on
+  // the stream, so the host never waits between layers (as in training) and the times are the
+  // GPU's; each iteration ends when the GPU has finished it.
+  const size_t n = layers.size();
+  caffe::MarkTimer marks(Caffe::mode() == Caffe::GPU);
   Timer total_timer;
   total_timer.Start();
-  Timer forward_timer, backward_timer, timer;
-  vector<double> forward_time_per_layer(layers.size(), 0.0);
-  vector<double> backward_time_per_layer(layers.size(), 0.0);
+  vector<double> forward_time_per_layer(n, 0.0);
+  vector<double> backward_time_per_layer(n, 0.0);
   double forward_time = 0.0;
   double backward_time = 0.0;
   for (int j = 0; j < FLAGS_iterations; ++j) {
     Timer iter_timer;
     iter_timer.Start();
-    forward_timer.Start();
-    for (size_t i = 0; i < layers.size(); ++i) {
-      timer.Start();
+    marks.Start();
+    for (size_t i = 0; i < n; ++i) {
       if (planner) planner->BeforeStep(planner->forward_step(i));
       layers[i]->Forward(bottom_vecs[i], top_vecs[i]);
       if (planner) planner->AfterStep(planner->forward_step(i));
-      forward_time_per_layer[i] += timer.MicroSeconds();
+      marks.Mark();  // mark 1 + i
     }
-    forward_time += forward_timer.MicroSeconds();
-    backward_timer.Start();
-    for (int i = static_cast<int>(layers.size()) - 1; i >= 0; --i) {
-      timer.Start();
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = n - 1 - k;
       if (planner) planner->BeforeStep(planner->backward_step(i));
       layers[i]->Backward(top_vecs[i], bottom_need_backward[i], bottom_vecs[i]);
       if (planner) planner->AfterStep(planner->backward_step(i));
-      backward_time_per_layer[i] += timer.MicroSeconds();
+      marks.Mark();  // mark 1 + n + k
     }
-    backward_time += backward_timer.MicroSeconds();
+    marks.Finish();
+    for (size_t i = 0; i < n; ++i) {
+      forward_time_per_layer[i] += marks.Milliseconds(i, i + 1);
+      backward_time_per_layer[i] += marks.Milliseconds(2 * n - 1 - i, 2 * n - i);
+    }
+    forward_time += marks.Milliseconds(0, n);
+    backward_time += marks.Milliseconds(n, 2 * n);
     LOG(INFO) << "Iteration: " << j + 1 << " forward-backward time: " << iter_timer.MilliSeconds()
               << " ms.";
   }
@@ -511,14 +518,13 @@ int time() {
   for (size_t i = 0; i < layers.size(); ++i) {
     const string& layername = layers[i]->layer_param().name();
     LOG(INFO) << std::setfill(' ') << std::setw(10) << layername
-              << "\tforward: " << forward_time_per_layer[i] / 1000 / FLAGS_iterations << " ms.";
+              << "\tforward: " << forward_time_per_layer[i] / FLAGS_iterations << " ms.";
     LOG(INFO) << std::setfill(' ') << std::setw(10) << layername
-              << "\tbackward: " << backward_time_per_layer[i] / 1000 / FLAGS_iterations
-              << " ms.";
+              << "\tbackward: " << backward_time_per_layer[i] / FLAGS_iterations << " ms.";
   }
   total_timer.Stop();
-  LOG(INFO) << "Average Forward pass: " << forward_time / 1000 / FLAGS_iterations << " ms.";
-  LOG(INFO) << "Average Backward pass: " << backward_time / 1000 / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Forward pass: " << forward_time / FLAGS_iterations << " ms.";
+  LOG(INFO) << "Average Backward pass: " << backward_time / FLAGS_iterations << " ms.";
   LOG(INFO) << "Average Forward-Backward: " << total_timer.MilliSeconds() / FLAGS_iterations
             << " ms.";
   LOG(INFO) << "Total Time: " << total_timer.MilliSeconds() << " ms.";

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,9 @@ struct CUstream_st {
 };
 struct CUevent_st {
   int device;
+  bool timing = true;    // not created with cudaEventDisableTiming
+  bool recorded = false;
+  std::chrono::steady_clock::time_point at{};  // when recorded: work runs as it is issued
 };
 
 namespace caffe_emu {
@@ -543,9 +547,12 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-  (void)flags;
-  return Create(&TheArena().events, event);
+  const cudaError_t error = Create(&TheArena().events, event);
+  if (error == cudaSuccess) (*event)->timing = (flags & cudaEventDisableTiming) == 0;
+  return error;
 }
+
+cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, 0); }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
   return Destroy(&TheArena().events, event, "cudaEventDestroy");
@@ -556,6 +563,27 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
       !Known(TheArena().streams, stream)) {
     return Fail(cudaErrorInvalidResourceHandle, "cudaEventRecord with an unknown handle");
   }
+  event->recorded = true;
+  event->at = std::chrono::steady_clock::now();
+  return cudaSuccess;
+}
+
+// The milliseconds between two recorded events (end may come first: negative), as CUDA gives
+// them; events that cannot time or were never recorded are refused.
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+  const char* call = "cudaEventElapsedTime";
+  if (ms == nullptr) return Fail(cudaErrorInvalidValue, std::string(call) + " with a null result");
+  for (cudaEvent_t event : {start, end}) {
+    if (event == nullptr || !Known(TheArena().events, event)) {
+      return Fail(cudaErrorInvalidResourceHandle, std::string(call) + " of an unknown event");
+    }
+    if (!event->timing || !event->recorded) {
+      return Fail(cudaErrorInvalidResourceHandle,
+                  std::string(call) + " of an event " +
+                      (event->timing ? "never recorded" : "made with cudaEventDisableTiming"));
+    }
+  }
+  *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
   return cudaSuccess;
 }
 

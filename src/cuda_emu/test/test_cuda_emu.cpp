@@ -8,8 +8,10 @@
 #include <curand.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "device_array.hpp"
@@ -115,6 +117,32 @@ TEST_F(CudaEmuTest, CopiesCheckTheirKindAndBounds) {
             cudaErrorInvalidValue);
   EXPECT_EQ(cudaMemcpy(x.get(), host.data(), 4 * sizeof(float), cudaMemcpyDefault), cudaSuccess);
   EXPECT_EQ(x.Read()[3], 1.0f);
+}
+
+// Events time the work between them (here, since work runs as it is issued, the host's time);
+// events made without timing, or never recorded, cannot be timed.
+TEST_F(CudaEmuTest, EventsTimeTheWorkBetweenThem) {
+  cudaEvent_t start = nullptr, end = nullptr, untimed = nullptr, unrecorded = nullptr;
+  ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&end), cudaSuccess);
+  ASSERT_EQ(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming), cudaSuccess);
+  ASSERT_EQ(cudaEventCreate(&unrecorded), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(start), cudaSuccess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(cudaEventRecord(end), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(untimed), cudaSuccess);
+  float ms = 0;
+  ASSERT_EQ(cudaEventElapsedTime(&ms, start, end), cudaSuccess);
+  EXPECT_GE(ms, 20);
+  EXPECT_LT(ms, 5000);
+  ASSERT_EQ(cudaEventElapsedTime(&ms, end, start), cudaSuccess);
+  EXPECT_LE(ms, -20);
+  EXPECT_EQ(cudaEventElapsedTime(&ms, start, untimed), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(cudaEventElapsedTime(&ms, unrecorded, end), cudaErrorInvalidResourceHandle);
+  cudaGetLastError();
+  for (cudaEvent_t event : {start, end, untimed, unrecorded}) {
+    EXPECT_EQ(cudaEventDestroy(event), cudaSuccess);
+  }
 }
 
 TEST_F(CudaEmuTest, PinnedHostMemoryIsVisibleToKernels) {

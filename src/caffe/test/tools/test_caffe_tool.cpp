@@ -177,6 +177,37 @@ TEST_F(CaffeToolTest, SnapshotAndWeightsTogetherIsAnError) {
   ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -snapshot a -weights b"), "not both");
 }
 
+namespace {
+
+// The sum of the numbers after each `key` ("\tforward: ") up to " ms." in `output`.
+double SumAfter(const std::string& output, const std::string& key) {
+  double sum = 0;
+  for (size_t at = output.find(key); at != std::string::npos; at = output.find(key, at + 1)) {
+    sum += std::stod(output.substr(at + key.size()));
+  }
+  return sum;
+}
+
+// `caffe time`'s summary lines, with the per-layer times adding up to each pass's average and
+// the two passes to no more than the whole.
+void ExpectBvlcTimeSummary(const std::string& output) {
+  for (const char* line : {"Average time per layer:", "ip\tforward:", "ip\tbackward:",
+                           "Average Forward pass:", "Average Backward pass:",
+                           "Average Forward-Backward:", "*** Benchmark ends ***"}) {
+    EXPECT_NE(output.find(line), std::string::npos) << line << "\n" << output;
+  }
+  const double forward = SumAfter(output, "Average Forward pass: ");
+  const double backward = SumAfter(output, "Average Backward pass: ");
+  const double whole = SumAfter(output, "Average Forward-Backward: ");
+  // Printed with 6 significant digits: each layer's rounding adds up.
+  EXPECT_NEAR(SumAfter(output, "\tforward: "), forward, 1e-4 * forward + 1e-3) << output;
+  EXPECT_NEAR(SumAfter(output, "\tbackward: "), backward, 1e-4 * backward + 1e-3) << output;
+  EXPECT_GT(forward, 0) << output;
+  EXPECT_LE(forward + backward, whole * (1 + 1e-5)) << output;
+}
+
+}  // namespace
+
 #ifdef CPU_ONLY
 TEST_F(CaffeToolTest, GpuFlagOnACpuOnlyBuildSaysSo) {
   ExpectOneClearError(RunCaffe("time -model " + net_ + " -gpu 0"), "no GPU support");
@@ -197,6 +228,14 @@ class CaffeToolGpuTest : public CaffeToolTest {
     CaffeToolTest::SetUp();
   }
 };
+
+// On the GPU each layer's time is the GPU's (events between layers, MarkTimer), and the same
+// summary adds up.
+TEST_F(CaffeToolGpuTest, TimeGivesEachLayersGpuTime) {
+  CommandResult result = RunCaffe("time -model " + net_ + " -gpu 0 -iterations 3");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  ExpectBvlcTimeSummary(result.output);
+}
 
 TEST_F(CaffeToolGpuTest, AGpuThatIsNotThereIsNamed) {
   ExpectOneClearError(RunCaffe("time -model " + net_ + " -gpu 99"), "cannot use GPU 99");
@@ -243,11 +282,7 @@ TEST_F(CaffeToolGpuTest, ANetTooLargeForTheBudgetNamesTheLayerAndRunsWithLms) {
 TEST_F(CaffeToolTest, TimePrintsBvlcsSummaryLines) {
   CommandResult result = RunCaffe("time -model " + net_ + " -iterations 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  for (const char* line : {"Average time per layer:", "ip\tforward:", "ip\tbackward:",
-                           "Average Forward pass:", "Average Backward pass:",
-                           "Average Forward-Backward:", "*** Benchmark ends ***"}) {
-    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
-  }
+  ExpectBvlcTimeSummary(result.output);
 }
 
 TEST_F(CaffeToolTest, TrainPrintsBvlcLogLinesAndTestScoresAWeightsFile) {

@@ -1,11 +1,15 @@
 // Timer: zero before the first Start, the time between Start and Stop afterwards (frozen once
 // stopped, growing while running), the three units consistent, and a restart measuring afresh.
+// MarkTimer: the time between marks on the CPU and, where there is a GPU, on the GPU's stream.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
+#include "caffe/common.hpp"
+#include "caffe/syncedmem.hpp"
 #include "caffe/util/benchmark.hpp"
+#include "caffe/util/math_functions.hpp"
 
 namespace caffe {
 
@@ -74,6 +78,51 @@ TEST(TimerTest, RestartMeasuresOnlyTheNewInterval) {
   SleepMs(5);
   timer.Stop();
   EXPECT_EQ(timer.MicroSeconds(), stopped);
+}
+
+TEST(MarkTimerTest, OnTheCpuMarksAreWallClockTimes) {
+  MarkTimer marks(/*gpu=*/false);
+  for (int round = 0; round < 2; ++round) {  // a second Start measures afresh
+    marks.Start();
+    SleepMs(20);
+    marks.Mark();
+    SleepMs(10);
+    marks.Mark();
+    marks.Finish();
+    ASSERT_EQ(marks.marks(), 3u);
+    EXPECT_GE(marks.Milliseconds(0, 1), 20);
+    EXPECT_GE(marks.Milliseconds(1, 2), 10);
+    EXPECT_LT(marks.Milliseconds(0, 2), 3000);
+    EXPECT_DOUBLE_EQ(marks.Milliseconds(0, 2), marks.Milliseconds(0, 1) + marks.Milliseconds(1, 2));
+    EXPECT_EQ(marks.Milliseconds(1, 1), 0);
+  }
+}
+
+// In GPU mode the marks are events on the default stream: the time between two marks is the GPU
+// work issued between them, and the host goes on without waiting until Finish.
+TEST(MarkTimerTest, OnTheGpuMarksTimeTheWorkBetweenThem) {
+  if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+#ifndef CPU_ONLY
+  Caffe::SetDevice(0);
+  const int count = 1 << 22;
+  SyncedMemory memory(count * sizeof(float));
+  float* data = static_cast<float*>(memory.mutable_gpu_data());
+  MarkTimer marks(/*gpu=*/true);
+  for (int round = 0; round < 2; ++round) {  // the events are reused
+    marks.Start();
+    for (int i = 0; i < 20; ++i) caffe_gpu_set(count, 1.0f + i, data);
+    marks.Mark();
+    marks.Mark();  // nothing in between
+    marks.Finish();
+    ASSERT_EQ(marks.marks(), 3u);
+    EXPECT_GT(marks.Milliseconds(0, 1), 0);
+    EXPECT_GE(marks.Milliseconds(1, 2), 0);
+    EXPECT_LT(marks.Milliseconds(1, 2), marks.Milliseconds(0, 1));
+    EXPECT_NEAR(marks.Milliseconds(0, 2), marks.Milliseconds(0, 1) + marks.Milliseconds(1, 2),
+                1e-3);
+  }
+  EXPECT_EQ(static_cast<const float*>(memory.cpu_data())[count - 1], 20.0f);
+#endif
 }
 
 }  // namespace caffe
