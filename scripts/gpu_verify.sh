@@ -112,8 +112,9 @@ run_ddl() {
 
 run_time() {
   # Issue 5, must-show 3: caffe time forward-backward at the batches the issue names, with our
-  # default engines (cuDNN), once with cuDNN's heuristic algorithms (the default) and once with
-  # CAFFE_CUDNN_ALGO=time, beside PyTorch doing the same graph at the same batch in fp32
+  # default engines (cuDNN), with cuDNN's heuristic algorithms (the default), with
+  # CAFFE_CUDNN_ALGO=time, and timed with a 1 GiB workspace limit instead of 64 MiB (whether the
+  # default limit keeps the fastest algorithms out), beside PyTorch doing the same graph at the same batch in fp32
   # (benchmarks/torch_from_prototxt.py --device cuda: TF32 off, cuDNN's autotuner on), whose
   # top shapes are checked against Caffe's log. Nets: bundle/nets/<name>.prototxt if there
   # (ResNet-50 made by gpu_prepare.sh), else /work/shared/benchmarks/nets/.
@@ -128,18 +129,22 @@ run_time() {
     caffe time -model "$model" -gpu 0 -iterations 20 > "$OUT/time_$name.log" 2>&1
     CAFFE_CUDNN_ALGO=time caffe time -model "$model" -gpu 0 -iterations 20 \
         > "$OUT/time_${name}_timed.log" 2>&1
-    local ours timed torch
+    CAFFE_CUDNN_ALGO=time CAFFE_CUDNN_WORKSPACE_MB=1024 caffe time -model "$model" -gpu 0 \
+        -iterations 20 > "$OUT/time_${name}_timed_1g.log" 2>&1
+    local ours timed timed_1g torch
     ours=$(average_ms "$OUT/time_$name.log")
     timed=$(average_ms "$OUT/time_${name}_timed.log")
+    timed_1g=$(average_ms "$OUT/time_${name}_timed_1g.log")
     "$python" benchmarks/torch_from_prototxt.py time --proto-dir bundle/proto --model "$model" \
         --phase TRAIN --iterations 20 --device cuda --caffe-log "$OUT/time_$name.log" \
         > "$OUT/torch_$name.txt" 2>&1
     torch=$(grep "^train_ms " "$OUT/torch_$name.txt" | cut -d' ' -f2)
     echo "$name at batch $batch: caffe ${ours:-failed} ms (cuDNN's heuristics)," \
-         "${timed:-failed} ms (algorithms timed), PyTorch ${torch:-failed} ms" \
+         "${timed:-failed} ms (algorithms timed), ${timed_1g:-failed} ms (timed, 1 GiB" \
+         "workspace), PyTorch ${torch:-failed} ms" \
          "($(grep "^torch_version\|^shapes_checked" "$OUT/torch_$name.txt" | paste -sd' ' -)); PyTorch's" \
-         "time / ours: $(ratio "$torch" "$ours") (heuristics), $(ratio "$torch" "$timed") (timed)" |
-        tee -a "$OUT/time.txt"
+         "time / ours: $(ratio "$torch" "$ours") (heuristics), $(ratio "$torch" "$timed") (timed)," \
+         "$(ratio "$torch" "$timed_1g") (timed, 1 GiB)" | tee -a "$OUT/time.txt"
     echo "  slowest layers (timed run, GPU time):" \
          "$(slowest_layers "$OUT/time_${name}_timed.log" 6)" | tee -a "$OUT/time.txt"
   done
