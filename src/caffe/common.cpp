@@ -5,6 +5,14 @@
 #include <cstdio>
 #include <ctime>
 #include <sstream>
+#include <string>
+
+#if !defined(CPU_ONLY) && defined(USE_CUDNN)
+#include <cudnn.h>
+#endif
+#if !defined(CPU_ONLY) && defined(USE_NCCL)
+#include <nccl.h>
+#endif
 
 namespace caffe {
 
@@ -127,6 +135,15 @@ curandGenerator_t Caffe::curand_generator() {
   return caffe.curand_generator_;
 }
 
+namespace {
+// cuDNN 9's and NCCL's version codes (10000 * major + 100 * minor + patch) as "9.1.0".
+std::string DottedVersion(size_t code) {
+  std::ostringstream text;
+  text << code / 10000 << "." << code % 10000 / 100 << "." << code % 100;
+  return text.str();
+}
+}  // namespace
+
 void Caffe::DeviceQuery() {
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -148,6 +165,21 @@ void Caffe::DeviceQuery() {
   LOG(INFO) << "Total constant memory:         " << prop.totalConstMem;
   LOG(INFO) << "Number of multiprocessors:     " << prop.multiProcessorCount;
   LOG(INFO) << "Concurrent copy and execution: " << (prop.asyncEngineCount > 0 ? "Yes" : "No");
+  // Beyond BVLC's list: the versions a GPU run's record needs.
+  int driver = 0, runtime = 0;
+  CUDA_CHECK(cudaDriverGetVersion(&driver));
+  CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  LOG(INFO) << "CUDA driver / runtime:         " << driver / 1000 << "." << driver % 1000 / 10
+            << " / " << runtime / 1000 << "." << runtime % 1000 / 10;
+#ifdef USE_CUDNN
+  LOG(INFO) << "cuDNN:                         " << DottedVersion(cudnnGetVersion());
+#endif
+#ifdef USE_NCCL
+  int nccl = 0;
+  if (ncclGetVersion(&nccl) == ncclSuccess) {
+    LOG(INFO) << "NCCL:                          " << DottedVersion(nccl);
+  }
+#endif
 }
 
 bool Caffe::GpuAvailable() {

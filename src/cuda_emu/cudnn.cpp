@@ -484,6 +484,8 @@ using namespace caffe_emu;  // NOLINT: the C API below only forwards to it
 
 // ---- Handles and descriptors ----
 
+size_t cudnnGetVersion() { return CUDNN_VERSION; }
+
 const char* cudnnGetErrorString(cudnnStatus_t status) {
   switch (status) {
     case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";

@@ -612,6 +612,14 @@ cudaError_t cudaGetLastError() {
 
 cudaError_t cudaPeekAtLastError() { return caffe_emu::last_error; }
 
+cudaError_t cudaDriverGetVersion(int* version) {
+  if (version == nullptr) return caffe_emu::Record(cudaErrorInvalidValue);
+  *version = 13000;  // CUDA 13.0, whose API the emulator follows
+  return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(version); }
+
 const char* cudaGetErrorString(cudaError_t error) {
   switch (error) {
     case cudaSuccess: return "no error";

@@ -143,6 +143,9 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end);
 cudaError_t cudaGetLastError();
 cudaError_t cudaPeekAtLastError();
 const char* cudaGetErrorString(cudaError_t error);
+/// The CUDA version the emulator stands for (1000 * major + 10 * minor), as driver and runtime.
+cudaError_t cudaDriverGetVersion(int* version);
+cudaError_t cudaRuntimeGetVersion(int* version);
 
 // Device functions: barriers and atomics. The emulator runs one thread at a time, so an atomic
 // is a plain read-modify-write that returns the old value.

@@ -139,6 +139,7 @@ struct cudnnConvolutionBwdFilterAlgoPerf_t {
 };
 
 const char* cudnnGetErrorString(cudnnStatus_t status);
+size_t cudnnGetVersion();  // CUDNN_VERSION
 cudnnStatus_t cudnnCreate(cudnnHandle_t* handle);
 cudnnStatus_t cudnnDestroy(cudnnHandle_t handle);
 cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId);

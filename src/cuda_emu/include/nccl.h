@@ -34,6 +34,9 @@ enum ncclRedOp_t { ncclSum = 0 };
 enum ncclDataType_t { ncclFloat = 7, ncclFloat32 = 7, ncclDouble = 8, ncclFloat64 = 8 };
 
 const char* ncclGetErrorString(ncclResult_t result);
+/// The NCCL version the emulator stands for, as NCCL codes it (10000 * major + 100 * minor +
+/// patch): 2.27.0.
+ncclResult_t ncclGetVersion(int* version);
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* unique_id);
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId comm_id, int rank);

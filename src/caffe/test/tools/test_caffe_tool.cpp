@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #ifndef CPU_ONLY
 #include <cuda_runtime.h>
@@ -235,6 +236,21 @@ TEST_F(CaffeToolGpuTest, TimeGivesEachLayersGpuTime) {
   CommandResult result = RunCaffe("time -model " + net_ + " -gpu 0 -iterations 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   ExpectBvlcTimeSummary(result.output);
+}
+
+TEST_F(CaffeToolGpuTest, DeviceQueryPrintsTheGpuAndTheLibraryVersions) {
+  const CommandResult result = RunCaffe("device_query -gpu 0");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::vector<std::string> lines = {"Name:", "Total global memory:", "CUDA driver / runtime:"};
+#ifdef USE_CUDNN
+  lines.push_back("cuDNN:                         9.");
+#endif
+#ifdef USE_NCCL
+  lines.push_back("NCCL:                          2.");
+#endif
+  for (const std::string& line : lines) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
 }
 
 TEST_F(CaffeToolGpuTest, AGpuThatIsNotThereIsNamed) {
