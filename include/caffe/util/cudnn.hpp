@@ -96,7 +96,8 @@ bool TryCudnnWorkspace(size_t bytes, void** workspace);
 /// Under LMS, hands the workspace back to the memory manager after a call (later work on the
 /// stream is ordered after it, LMS's copies included): between convolutions its memory can hold
 /// buffers, and the allocator's cache gives it back at no cost next time. Without LMS the
-/// workspace stays, as BVLC's does.
+/// workspace stays, as BVLC's does, but gives way to an allocation that would not fit beside it
+/// (GpuMemory::SetScratchRelease).
 void ReturnCudnnWorkspaceToLms();
 
 /// The most workspace a convolution's algorithms may use: CAFFE_CUDNN_WORKSPACE_MB MiB from the

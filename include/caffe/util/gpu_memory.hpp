@@ -33,6 +33,12 @@ class GpuMemory {
   static void SetBudget(int device, size_t bytes);
   /// Hands every cached block on `device` back to the GPU.
   static void ReleaseCache(int device);
+  /// Memory a thread keeps only to reuse it (cuDNN's workspace): `release(device)` frees what the
+  /// calling thread keeps on `device` and says whether it kept any. When an allocation does not
+  /// fit, Allocate and TryAllocate call it and try once more, so kept scratch never causes an
+  /// out-of-memory error. One hook; null: none.
+  using ScratchRelease = bool (*)(int device);
+  static void SetScratchRelease(ScratchRelease release);
   static Usage GetUsage(int device);
   /// "GPU 0: 1.2 GiB in use (peak 1.5 GiB), 1.6 GiB held".
   static std::string UsageLine(int device);

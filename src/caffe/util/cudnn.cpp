@@ -90,6 +90,22 @@ struct ThreadCudnn {
 
 thread_local ThreadCudnn thread_cudnn;
 
+// GpuMemory's scratch release: this thread's workspace on `device`, when it holds one from
+// GpuMemory (between cuDNN calls it is only kept for reuse; the next call allocates it again).
+bool ReleaseThreadWorkspace(int device) {
+  ThreadCudnn& state = thread_cudnn;
+  if (state.workspace == nullptr || state.workspace_from_manager || state.device != device) {
+    return false;
+  }
+  state.ReleaseWorkspace();
+  return true;
+}
+
+const bool workspace_release_set = [] {
+  GpuMemory::SetScratchRelease(&ReleaseThreadWorkspace);
+  return true;
+}();
+
 ThreadCudnn& CurrentThreadCudnn() {
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));

@@ -1,5 +1,6 @@
 #include "caffe/util/gpu_memory.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -54,6 +55,15 @@ lms::DeviceAllocator& AllocatorOf(DeviceSlot& slot, int device) {
   return *slot.allocator;
 }
 
+std::atomic<GpuMemory::ScratchRelease> scratch_release{nullptr};
+
+// Allocate under the slot's lock.
+void* AllocateOnce(size_t bytes, int device) {
+  DeviceSlot& slot = Slot(device);
+  std::lock_guard<std::mutex> lock(slot.mutex);
+  return AllocatorOf(slot, device).Allocate(bytes);
+}
+
 }  // namespace
 
 std::string HumanBytes(size_t bytes) {
@@ -74,10 +84,14 @@ std::string HumanBytes(size_t bytes) {
 }
 
 void* GpuMemory::TryAllocate(size_t bytes, int device) {
-  DeviceSlot& slot = Slot(device);
-  std::lock_guard<std::mutex> lock(slot.mutex);
-  return AllocatorOf(slot, device).Allocate(bytes);
+  void* ptr = AllocateOnce(bytes, device);
+  // The release frees through Free, which takes the slot's lock: called without it.
+  const ScratchRelease release = scratch_release.load();
+  if (ptr == nullptr && release != nullptr && release(device)) ptr = AllocateOnce(bytes, device);
+  return ptr;
 }
+
+void GpuMemory::SetScratchRelease(ScratchRelease release) { scratch_release.store(release); }
 
 void* GpuMemory::Allocate(size_t bytes, int device) {
   void* ptr = TryAllocate(bytes, device);

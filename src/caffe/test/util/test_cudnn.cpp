@@ -318,6 +318,31 @@ TEST_F(CudnnDeviceTest, WorkspaceComesFromTheAllocatorThatHoldsTheBudget) {
   EXPECT_EQ(GpuMemory::GetUsage(device).in_use, before);  // the thread's workspace went back
 }
 
+// Without LMS a thread keeps cuDNN's workspace between calls, only to reuse it: an allocation
+// that would not fit beside it gets its memory instead of the out-of-memory error.
+TEST_F(CudnnDeviceTest, AKeptWorkspaceGivesWayToAnAllocation) {
+  const size_t kMiB = size_t(1) << 20;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  size_t with_workspace = 0, after = 0, before = 0;
+  void* blob = nullptr;
+  std::thread worker([&] {
+    CUDA_CHECK(cudaSetDevice(device));
+    before = GpuMemory::GetUsage(device).in_use;
+    GpuMemory::SetBudget(device, before + 12 * kMiB);
+    ASSERT_NE(nullptr, CudnnWorkspace(8 * kMiB));
+    with_workspace = GpuMemory::GetUsage(device).in_use;
+    blob = GpuMemory::Allocate(8 * kMiB, device);  // 16 MiB would not fit the 12 left
+    after = GpuMemory::GetUsage(device).in_use;
+    GpuMemory::Free(blob, device);
+    GpuMemory::SetBudget(device, 0);
+  });
+  worker.join();
+  EXPECT_NE(nullptr, blob);
+  EXPECT_EQ(with_workspace, before + 8 * kMiB);
+  EXPECT_EQ(after, before + 8 * kMiB) << "the workspace was not given back";
+}
+
 TEST_F(CudnnDeviceTest, AWorkspaceBeyondTheBudgetIsAClearError) {
   const size_t kMiB = size_t(1) << 20;
   int device = 0;
