@@ -233,6 +233,10 @@ class CudnnConvolution {
     std::vector<int> output_spatial;  // y's spatial dims
     std::vector<int> kernel, pad, stride, dilation;
     bool operator==(const Geometry& other) const;
+    /// How many values x, w and y hold (group >= 1).
+    long ImageCount() const;
+    long FilterCount() const;
+    long OutputCount() const;
   };
 
   CudnnConvolution() = default;

@@ -396,6 +396,18 @@ bool CudnnConvolution::Geometry::operator==(const Geometry& other) const {
          dilation == other.dilation;
 }
 
+long CudnnConvolution::Geometry::ImageCount() const {
+  return long{num} * image_channels * Product(image_spatial);
+}
+
+long CudnnConvolution::Geometry::FilterCount() const {
+  return long{output_channels} * (image_channels / group) * Product(kernel);
+}
+
+long CudnnConvolution::Geometry::OutputCount() const {
+  return long{num} * output_channels * Product(output_spatial);
+}
+
 const void* CudnnConvolution::One() const { return CudnnOne(geometry_.type); }
 
 const void* CudnnConvolution::Zero() const { return CudnnZero(geometry_.type); }
@@ -426,8 +438,8 @@ bool CudnnConvolution::Configure(const Geometry& geometry) {
   image_dims.insert(image_dims.end(), image_spatial.begin(), image_spatial.end());
   output_dims.insert(output_dims.end(), output_spatial.begin(), output_spatial.end());
   filter_dims.insert(filter_dims.end(), kernel.begin(), kernel.end());
-  if (!CudnnCanHold(Product(image_dims)) || !CudnnCanHold(Product(output_dims)) ||
-      !CudnnCanHold(Product(filter_dims))) {
+  if (!CudnnCanHold(geometry.ImageCount()) || !CudnnCanHold(geometry.OutputCount()) ||
+      !CudnnCanHold(geometry.FilterCount())) {
     return false;
   }
   const int rank = static_cast<int>(image_dims.size());
@@ -515,16 +527,9 @@ bool CudnnConvolution::TimedAlgorithms(CudnnPerfLists* lists) {
   // Scratch tensors of the convolution's shapes: timing writes y, dx and dw, which must not be
   // the layer's. Zeros: any values time alike.
   const size_t element = geometry_.type == CUDNN_DATA_FLOAT ? sizeof(float) : sizeof(double);
-  const long image_count = long{geometry_.num} * geometry_.image_channels *
-                           Product(geometry_.image_spatial);
-  const long output_count = long{geometry_.num} * geometry_.output_channels *
-                            Product(geometry_.output_spatial);
-  const long filter_count = long{geometry_.output_channels} *
-                            (geometry_.image_channels / geometry_.group) *
-                            Product(geometry_.kernel);
-  const BudgetedScratch image(image_count * element, device);
-  const BudgetedScratch filter(filter_count * element, device);
-  const BudgetedScratch output(output_count * element, device);
+  const BudgetedScratch image(geometry_.ImageCount() * element, device);
+  const BudgetedScratch filter(geometry_.FilterCount() * element, device);
+  const BudgetedScratch output(geometry_.OutputCount() * element, device);
   const BudgetedScratch workspace(CudnnWorkspaceLimit(), device);
   if (!image.ok() || !filter.ok() || !output.ok() || !workspace.ok()) {
     LOG_FIRST_N(INFO, 1) << "The GPU memory budget cannot give the scratch tensors for timing "

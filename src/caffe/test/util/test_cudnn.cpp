@@ -368,12 +368,6 @@ TEST_F(CudnnDeviceTest, AWorkspaceBeyondTheBudgetIsAClearError) {
 
 namespace {
 
-long Product(const std::vector<int>& values) {
-  long product = 1;
-  for (int value : values) product *= value;
-  return product;
-}
-
 // What one float convolution computes from fixed x, w and dy (y = conv(x, w), dx from w and dy,
 // dw from x and dy) and the algorithms it chose. Run in a fresh thread (its own cuDNN workspace)
 // under an LMS budget of `budget` bytes (0: none), with CAFFE_CUDNN_ALGO set to `search` (null:
@@ -388,10 +382,7 @@ ConvolutionRun RunConvolution(const CudnnConvolution::Geometry& g, size_t budget
   ScopedEnv search_env("CAFFE_CUDNN_ALGO", search);
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  const size_t x_count = size_t(g.num) * g.image_channels * Product(g.image_spatial);
-  const size_t w_count = size_t(g.output_channels) * (g.image_channels / g.group) *
-                         Product(g.kernel);
-  const size_t y_count = size_t(g.num) * g.output_channels * Product(g.output_spatial);
+  const size_t x_count = g.ImageCount(), w_count = g.FilterCount(), y_count = g.OutputCount();
   const std::vector<size_t> counts = {x_count, w_count, y_count};          // x, w, dy
   const std::vector<size_t> output_counts = {y_count, x_count, w_count};   // y, dx, dw
   ConvolutionRun run;
