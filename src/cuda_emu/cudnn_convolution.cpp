@@ -338,11 +338,36 @@ size_t WorkspaceBytes(Kind kind, const ConvPlan& p) {
   }
 }
 
+// The emulator's model of how long `entry` takes on `plan`, in milliseconds: a nanosecond per
+// multiply-add at cost 1, each kind at its own cost and tensor-op entries four times faster.
+// The costs order the algorithms unlike the getters' ranking (Winograd and the FFTs fastest
+// where they apply), so that choosing by time and trusting the getters pick differently.
+float ModelledMilliseconds(const Ranked& entry, const ConvPlan& p) {
+  double cost = 1;
+  switch (entry.kind) {
+    case Kind::kWinograd: cost = 0.5; break;
+    case Kind::kWinogradNonfused: cost = 0.6; break;
+    case Kind::kFftTiling: cost = 0.7; break;
+    case Kind::kFft: cost = 0.8; break;
+    case Kind::kIndices: cost = 1.0; break;
+    case Kind::kPartialSums: cost = 1.1; break;
+    case Kind::kIm2col: cost = 1.2; break;
+    case Kind::kNoWorkspace: cost = 1.4; break;
+    case Kind::kNotImplemented: cost = 0; break;
+  }
+  if (entry.tensor_op) cost /= 4;
+  const double taps = double(p.num) * p.y_channels * (p.x_channels / p.groups) * p.out[0] *
+                      p.out[1] * p.out[2] * p.kernel[0] * p.kernel[1] * p.kernel[2];
+  return static_cast<float>(taps * cost * 1e-6);
+}
+
 // The ranking's entries for `plan` with `conv`'s math, as perf entries: tensor-op entries for
 // float data only, the other entries in the descriptor's math when it asks for FMA, else in
-// default math; each runnable one with its workspace, the others with status NOT_SUPPORTED.
+// default math; each runnable one with its workspace (and, when `timed`, its modelled time), the
+// others with status NOT_SUPPORTED.
 template <typename Perf>
-std::vector<Perf> Candidates(Pass pass, const ConvPlan& plan, cudnnConvolutionDescriptor_t conv) {
+std::vector<Perf> Candidates(Pass pass, const ConvPlan& plan, cudnnConvolutionDescriptor_t conv,
+                             bool timed) {
   const bool float_data = plan.x.type == CUDNN_DATA_FLOAT;
   const cudnnMathType_t plain_math =
       conv->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
@@ -353,7 +378,7 @@ std::vector<Perf> Candidates(Pass pass, const ConvPlan& plan, cudnnConvolutionDe
     perf.algo = static_cast<decltype(perf.algo)>(entry.algo);
     const bool runs = Unsupported(entry.kind, plan) == nullptr;
     perf.status = runs ? kSuccess : kNotSupported;
-    perf.time = -1;  // heuristics do not time
+    perf.time = timed && runs ? ModelledMilliseconds(entry, plan) : -1;  // heuristics do not time
     perf.memory = runs ? WorkspaceBytes(entry.kind, plan) : 0;
     perf.determinism = entry.deterministic ? CUDNN_DETERMINISTIC : CUDNN_NON_DETERMINISTIC;
     perf.mathType = entry.tensor_op ? CUDNN_TENSOR_OP_MATH : plain_math;
@@ -372,6 +397,20 @@ void ReturnPerfs(std::vector<Perf> perfs, int requested, int* returned, Perf* re
   std::copy(perfs.begin(), perfs.begin() + *returned, results);
 }
 
+// The checks an algorithm query (a _v7 getter or a Find call) makes of its handle, result
+// arguments and descriptors, and the convolution they describe, in `plan`.
+cudnnStatus_t PlanQuery(const char* call, cudnnHandle_t handle, cudnnTensorDescriptor_t x,
+                        cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t conv,
+                        cudnnTensorDescriptor_t y, int requested, const int* returned,
+                        const void* results, ConvPlan* plan) {
+  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
+  if (returned == nullptr || results == nullptr || requested <= 0) {
+    return Reject(kBadParam, call, "needs requestedAlgoCount > 0 (got %d) and result pointers",
+                  requested);
+  }
+  return PlanConvolution(call, x, w, conv, y, plan);
+}
+
 // The perf list a _v7 getter returns: the candidates in the ranking's order, the unsupported ones
 // moved to the end.
 template <typename Perf>
@@ -379,14 +418,10 @@ cudnnStatus_t ListAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
                              cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
                              cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
                              int requested, int* returned, Perf* results) {
-  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
-  if (returned == nullptr || results == nullptr || requested <= 0) {
-    return Reject(kBadParam, call, "needs requestedAlgoCount > 0 (got %d) and result pointers",
-                  requested);
-  }
   ConvPlan plan;
-  CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, &plan));
-  ReturnPerfs(Candidates<Perf>(pass, plan, conv), requested, returned, results);
+  CAFFE_EMU_RETURN_IF_FAILED(
+      PlanQuery(call, handle, x, w, conv, y, requested, returned, results, &plan));
+  ReturnPerfs(Candidates<Perf>(pass, plan, conv, /*timed=*/false), requested, returned, results);
   return kSuccess;
 }
 
@@ -474,29 +509,6 @@ cudnnStatus_t RunConvolutionPass(const char* call, Pass pass, cudnnHandle_t hand
   return kSuccess;
 }
 
-// The emulator's model of how long `entry` takes on `plan`, in milliseconds: a nanosecond per
-// multiply-add at cost 1, each kind at its own cost and tensor-op entries four times faster.
-// The costs order the algorithms unlike the getters' ranking (Winograd and the FFTs fastest
-// where they apply), so that choosing by time and trusting the getters pick differently.
-float ModelledMilliseconds(const Ranked& entry, const ConvPlan& p) {
-  double cost = 1;
-  switch (entry.kind) {
-    case Kind::kWinograd: cost = 0.5; break;
-    case Kind::kWinogradNonfused: cost = 0.6; break;
-    case Kind::kFftTiling: cost = 0.7; break;
-    case Kind::kFft: cost = 0.8; break;
-    case Kind::kIndices: cost = 1.0; break;
-    case Kind::kPartialSums: cost = 1.1; break;
-    case Kind::kIm2col: cost = 1.2; break;
-    case Kind::kNoWorkspace: cost = 1.4; break;
-    case Kind::kNotImplemented: cost = 0; break;
-  }
-  if (entry.tensor_op) cost /= 4;
-  const double taps = double(p.num) * p.y_channels * (p.x_channels / p.groups) * p.out[0] *
-                      p.out[1] * p.out[2] * p.kernel[0] * p.kernel[1] * p.kernel[2];
-  return static_cast<float>(taps * cost * 1e-6);
-}
-
 // A Find*AlgorithmEx call: "runs" every candidate whose workspace fits the one given (the others
 // get ALLOC_FAILED), returns them fastest first by the emulator's time model, and leaves in the
 // output (`names`/`data` as RunConvolutionPass takes them) what the fastest computes, with alpha 1
@@ -509,30 +521,19 @@ cudnnStatus_t FindAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
                              const std::array<const void*, 3>& data, int requested,
                              int* returned, Perf* results, void* workspace,
                              size_t workspace_bytes) {
-  CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
-  if (returned == nullptr || results == nullptr || requested <= 0) {
-    return Reject(kBadParam, call, "needs requestedAlgoCount > 0 (got %d) and result pointers",
-                  requested);
-  }
+  ConvPlan plan;
+  CAFFE_EMU_RETURN_IF_FAILED(
+      PlanQuery(call, handle, x, w, conv, y, requested, returned, results, &plan));
   if (workspace_bytes > 0 && !UsableOnDevice(call, workspace, workspace_bytes, "the workspace")) {
     return kBadParam;
   }
-  ConvPlan plan;
-  CAFFE_EMU_RETURN_IF_FAILED(PlanConvolution(call, x, w, conv, y, &plan));
-  std::vector<Perf> perfs = Candidates<Perf>(pass, plan, conv);
+  std::vector<Perf> perfs = Candidates<Perf>(pass, plan, conv, /*timed=*/true);
   for (Perf& perf : perfs) {
-    if (perf.status != kSuccess) continue;
-    if (perf.memory > workspace_bytes) {
+    if (perf.status == kSuccess && perf.memory > workspace_bytes) {
       perf.status = CUDNN_STATUS_ALLOC_FAILED;
       perf.memory = 0;
-      continue;
+      perf.time = -1;
     }
-    const Ranked* entry = nullptr;
-    for (const Ranked& ranked : Ranking(pass)) {
-      const bool tensor_op = perf.mathType == CUDNN_TENSOR_OP_MATH;
-      if (ranked.algo == int(perf.algo) && ranked.tensor_op == tensor_op) entry = &ranked;
-    }
-    perf.time = ModelledMilliseconds(*entry, plan);
   }
   std::stable_sort(perfs.begin(), perfs.end(), [](const Perf& a, const Perf& b) {
     if ((a.status == kSuccess) != (b.status == kSuccess)) return a.status == kSuccess;
