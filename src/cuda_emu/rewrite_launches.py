@@ -5,9 +5,10 @@ Each launch `kernel<<<config>>>(args)` becomes
     ::caffe_emu::Launch(::caffe_emu::MakeConfig(config), cooperative,
                         [&](auto&&... caffe_emu_a) { kernel(caffe_emu_a...); }, args)
 (cuda_emu/launch.hpp). `cooperative` is true for kernels that synchronize their blocks: those
-whose body calls __syncthreads or BlockReduce, or a function of the file that does (cooperative
-launches run each thread as a fiber, which costs far more than a plain call). A #line directive
-keeps compiler messages pointing at the .cu file.
+whose body calls __syncthreads or BlockReduce, or a function of the file or of a .cuh header it
+includes that does (cooperative launches run each thread as a fiber, which costs far more than a
+plain call). Headers are not rewritten, so they define kernels but never launch them. A #line
+directive keeps compiler messages pointing at the .cu file.
 
 Usage: rewrite_launches.py input.cu output.cpp [root]
 (the #line names input.cu relative to `root`, so that the output is the same in every checkout
@@ -18,6 +19,26 @@ import re
 import sys
 
 SYNC_CALLS = ('__syncthreads', 'BlockReduce(')
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+\.cuh)"', re.M)
+
+
+def included_headers(text, directories, seen=None):
+    """The text of the .cuh headers that `text` includes, directly or through one another,
+    each looked for in `directories` in order."""
+    seen = set() if seen is None else seen
+    found = []
+    for name in INCLUDE.findall(text):
+        for directory in directories:
+            path = os.path.normpath(os.path.join(directory, name))
+            if os.path.isfile(path):
+                if path not in seen:
+                    seen.add(path)
+                    with open(path) as f:
+                        header = f.read()
+                    found.append(header)
+                    found.extend(included_headers(header, directories, seen))
+                break
+    return found
 
 
 def function_bodies(text):
@@ -98,8 +119,12 @@ def matching(text, open_index, pair='()', strict=True):
     return None
 
 
-def rewrite(text):
-    syncing = synchronizing_functions(text) if any(c in text for c in SYNC_CALLS) else set()
+def rewrite(text, headers=()):
+    """`text` with its launches rewritten; `headers` are the texts of the .cuh files it
+    includes, whose kernels it may launch."""
+    everything = '\n'.join([text] + list(headers))
+    syncing = (synchronizing_functions(everything)
+               if any(c in everything for c in SYNC_CALLS) else set())
     pieces = []
     position = 0
     while True:
@@ -138,11 +163,15 @@ def rewrite(text):
 
 def main():
     source, target = sys.argv[1], sys.argv[2]
-    shown = os.path.relpath(source, sys.argv[3]) if len(sys.argv) > 3 else source
+    root = sys.argv[3] if len(sys.argv) > 3 else None
+    shown = os.path.relpath(source, root) if root else source
     with open(source) as f:
         text = f.read()
+    directories = [os.path.dirname(os.path.abspath(source))]
+    if root:
+        directories.append(os.path.join(root, 'include'))
     try:
-        body = rewrite(text)
+        body = rewrite(text, included_headers(text, directories))
     except (ValueError, IndexError) as error:
         sys.exit('%s: %s' % (source, error))
     with open(target, 'w') as f:

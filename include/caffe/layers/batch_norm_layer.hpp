@@ -58,6 +58,7 @@ class BatchNormLayer : public Layer<Dtype> {
   Blob<Dtype> inv_std_;  // (C) 1 / sqrt(var + eps) of the last forward
   Blob<Dtype> x_norm_;   // like bottom: the normalized values, kept in case top is overwritten
   Blob<Dtype> sums_;     // (2 C) scratch: batch variance, or mean(dy) and mean(dy * y)
+  Blob<double> partials_;  // GPU scratch: ChannelSumsKernel's partial sums of the statistics
 };
 
 }  // namespace caffe

@@ -28,7 +28,8 @@ class ScaleLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
-  /// Adds the in-place copy of the bottom (written forward, read backward).
+  /// Adds the in-place copy of the bottom (written forward, read backward) and the GPU
+  /// backward's partial sums.
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
@@ -51,6 +52,7 @@ class ScaleLayer : public Layer<Dtype> {
   int bias_param_id_ = -1;   // index of the bias in blobs_, -1 without bias_term
   Blob<Dtype> bottom_copy_;  // in place: the bottom's data, which backward needs
   std::vector<double> thread_sums_;  // backward scratch: per thread, sums of dy and dy * x per d
+  Blob<double> partials_;  // GPU backward scratch: ChannelSumsKernel's partial sums per d
 };
 
 }  // namespace caffe

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "caffe/util/gpu_channel_sums.hpp"
 #include "caffe/util/parallel.hpp"
 #include "caffe/util/stream_copy.hpp"
 
@@ -61,6 +62,7 @@ void BatchNormLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   mean_.Reshape(vector<int>{channels_});
   inv_std_.Reshape(vector<int>{channels_});
   sums_.Reshape(vector<int>{2 * channels_});
+  partials_.Reshape(vector<int>{ChannelSumPartials(num_, channels_, spatial_, 2)});
 }
 
 template <typename Dtype>
@@ -232,6 +234,7 @@ bool BatchNormLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>&
     if (batch_stats) {
       uses->AddData(sums_, lms::kScratch);
       uses->AddData(x_norm_, lms::kOverwrite);
+      if (Caffe::mode() == Caffe::GPU) uses->AddData(partials_, lms::kScratch);
     }
     return true;
   }
@@ -242,6 +245,7 @@ bool BatchNormLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>&
   if (batch_stats) {
     uses->AddData(x_norm_, lms::kRead);
     uses->AddData(sums_, lms::kScratch);
+    if (Caffe::mode() == Caffe::GPU) uses->AddData(partials_, lms::kScratch);
   }
   uses->AddDiff(*bottom[0], lms::kOverwrite);
   return true;

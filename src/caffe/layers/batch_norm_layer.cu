@@ -1,10 +1,11 @@
-// BatchNorm on the GPU. Per-channel statistics are reduced by one thread block per channel,
-// accumulating in double as the CPU path does; the same block then updates that channel's
-// running sums, so the stored statistics never leave the device. Normalization and the backward
+// BatchNorm on the GPU. Per-channel statistics are summed in double, as on the CPU, by
+// ChannelSumsKernel (blocks over slices of each channel, so that few channels still fill the
+// GPU), then one thread per channel finishes them and updates that channel's running sums, so
+// the stored statistics never leave the device. Normalization and the backward
 // map are one thread per value, and read each value before writing it, so top may be bottom.
 // Legend as in batch_norm_layer.hpp: N batch, C channels, S spatial; m = N * S.
 #include "caffe/layers/batch_norm_layer.hpp"
-#include "caffe/util/gpu_block_reduce.cuh"
+#include "caffe/util/gpu_channel_sums.cuh"
 
 namespace caffe {
 
@@ -22,39 +23,54 @@ __global__ void BatchNormGlobalStatsKernel(int channels, Dtype eps, const Dtype*
   }
 }
 
-// One block per channel: the batch mean and (biased) variance, then inv_std and the running
-// sums; block 0 also advances the running normaliser.
+// Terms of ChannelSumsKernel. The batch statistics sum x - shift and its square, shift being
+// the channel's first value: close enough to the mean that the variance, E[(x - shift)^2] -
+// E[x - shift]^2, keeps its digits in one pass, even for channels far from zero.
 template <typename Dtype>
-__global__ void BatchNormBatchStatsKernel(int num, int channels, int spatial, double inv_m,
-                                          Dtype eps, Dtype maf, Dtype correction,
-                                          const Dtype* x, Dtype* mean, Dtype* var,
-                                          Dtype* inv_std, Dtype* mean_sum, Dtype* var_sum,
-                                          Dtype* stored_scale) {
-  const int m = num * spatial;
-  for (int c = blockIdx.x; c < channels; c += gridDim.x) {
-    double partial = 0;
-    for (int k = threadIdx.x; k < m; k += blockDim.x) {
-      const int n = k / spatial;
-      partial += x[(static_cast<size_t>(n) * channels + c) * spatial + k % spatial];
-    }
-    const Dtype mean_c = static_cast<Dtype>(BlockReduce(partial, BlockSumOp()) * inv_m);
-    partial = 0;
-    for (int k = threadIdx.x; k < m; k += blockDim.x) {
-      const int n = k / spatial;
-      const Dtype centered = x[(static_cast<size_t>(n) * channels + c) * spatial + k % spatial] -
-                             mean_c;
-      partial += centered * centered;
-    }
-    const Dtype var_c = static_cast<Dtype>(BlockReduce(partial, BlockSumOp()) * inv_m);
-    if (threadIdx.x == 0) {
-      mean[c] = mean_c;
-      var[c] = var_c;
-      inv_std[c] = Dtype(1) / sqrt(var_c + eps);
-      mean_sum[c] = mean_c + maf * mean_sum[c];
-      var_sum[c] = correction * var_c + maf * var_sum[c];
-    }
+struct BatchNormMomentsTerm {
+  const Dtype* x;
+  int spatial;
+  __device__ void operator()(size_t j, int c, double (&sums)[2]) const {
+    const double value = static_cast<double>(x[j]) - x[static_cast<size_t>(c) * spatial];
+    sums[0] += value;
+    sums[1] += value * value;
   }
-  if (blockIdx.x == 0 && threadIdx.x == 0) stored_scale[0] = stored_scale[0] * maf + 1;
+};
+
+template <typename Dtype>
+struct BatchNormGradientTerm {
+  const Dtype* dy;
+  const Dtype* y;
+  __device__ void operator()(size_t j, int, double (&sums)[2]) const {
+    sums[0] += dy[j];
+    sums[1] += static_cast<double>(dy[j]) * y[j];
+  }
+};
+
+// One thread per channel: the batch mean and (biased) variance from the moments' partial sums,
+// then inv_std and the running sums; thread 0 also advances the running normaliser.
+template <typename Dtype>
+__global__ void BatchNormBatchStatsKernel(int channels, int spatial, int slices, long long m,
+                                          Dtype eps, Dtype maf, Dtype correction,
+                                          const double* partials, const Dtype* x, Dtype* mean,
+                                          Dtype* var, Dtype* inv_std, Dtype* mean_sum,
+                                          Dtype* var_sum, Dtype* stored_scale) {
+  CUDA_KERNEL_LOOP(c, channels) {
+    double sums[2];
+    SumChannelSlices(partials, slices, channels, c, sums);
+    const double inv_m = m > 0 ? 1.0 / m : 0.0;
+    const double shift = m > 0 ? static_cast<double>(x[static_cast<size_t>(c) * spatial]) : 0.0;
+    const double shifted_mean = sums[0] * inv_m;
+    const double variance = sums[1] * inv_m - shifted_mean * shifted_mean;
+    const Dtype mean_c = static_cast<Dtype>(shift + shifted_mean);
+    const Dtype var_c = static_cast<Dtype>(variance > 0 ? variance : 0);
+    mean[c] = mean_c;
+    var[c] = var_c;
+    inv_std[c] = Dtype(1) / sqrt(var_c + eps);
+    mean_sum[c] = mean_c + maf * mean_sum[c];
+    var_sum[c] = correction * var_c + maf * var_sum[c];
+    if (c == 0) stored_scale[0] = stored_scale[0] * maf + 1;
+  }
 }
 
 template <typename Dtype>
@@ -69,27 +85,17 @@ __global__ void BatchNormNormalizeKernel(int count, int channels, int spatial, c
   }
 }
 
-// One block per channel: mean(dy) and mean(dy * y) over N and S, in double as on the CPU.
+// One thread per channel: mean(dy) and mean(dy * y) over N and S from the partial sums.
 template <typename Dtype>
-__global__ void BatchNormGradientStatsKernel(int num, int channels, int spatial, double inv_m,
-                                             const Dtype* dy, const Dtype* y, Dtype* mean_dy,
+__global__ void BatchNormGradientMeansKernel(int channels, int slices, long long m,
+                                             const double* partials, Dtype* mean_dy,
                                              Dtype* mean_dy_y) {
-  const int m = num * spatial;
-  for (int c = blockIdx.x; c < channels; c += gridDim.x) {
-    double partial_dy = 0;
-    double partial_dy_y = 0;
-    for (int k = threadIdx.x; k < m; k += blockDim.x) {
-      const int n = k / spatial;
-      const size_t j = (static_cast<size_t>(n) * channels + c) * spatial + k % spatial;
-      partial_dy += dy[j];
-      partial_dy_y += dy[j] * y[j];
-    }
-    const double sum_dy = BlockReduce(partial_dy, BlockSumOp());
-    const double sum_dy_y = BlockReduce(partial_dy_y, BlockSumOp());
-    if (threadIdx.x == 0) {
-      mean_dy[c] = static_cast<Dtype>(sum_dy * inv_m);
-      mean_dy_y[c] = static_cast<Dtype>(sum_dy_y * inv_m);
-    }
+  CUDA_KERNEL_LOOP(c, channels) {
+    double sums[2];
+    SumChannelSlices(partials, slices, channels, c, sums);
+    const double inv_m = m > 0 ? 1.0 / m : 0.0;
+    mean_dy[c] = static_cast<Dtype>(sums[0] * inv_m);
+    mean_dy_y[c] = static_cast<Dtype>(sums[1] * inv_m);
   }
 }
 
@@ -110,9 +116,6 @@ __global__ void BatchNormBackwardKernel(int count, int channels, int spatial, co
   }
 }
 
-// More blocks than this gain nothing; the per-channel kernels loop over the rest.
-constexpr int kMaxChannelBlocks = 65535;
-
 }  // namespace
 
 template <typename Dtype>
@@ -127,14 +130,17 @@ void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<
         this->blobs_[2]->gpu_data(), mean, inv_std);
     CUDA_POST_KERNEL_CHECK;
   } else {
-    const int m = num_ * spatial_;
-    const double inv_m = m > 0 ? 1.0 / m : 0.0;
+    const long long m = static_cast<long long>(num_) * spatial_;
     // The stored variance is unbiased (m / (m - 1)); the batch normalization itself is not.
     const Dtype correction = m > 1 ? Dtype(m) / Dtype(m - 1) : Dtype(1);
-    const int blocks = channels < kMaxChannelBlocks ? channels : kMaxChannelBlocks;
-    BatchNormBatchStatsKernel<Dtype><<<blocks, kBlockReduceThreads>>>(
-        num_, channels, spatial_, inv_m, eps_, moving_average_fraction_, correction,
-        bottom[0]->gpu_data(), mean, sums_.mutable_gpu_data(), inv_std,
+    const ChannelSumsGrid grid(num_, channels, spatial_);
+    double* partials = partials_.mutable_gpu_data();
+    ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
+        grid, BatchNormMomentsTerm<Dtype>{bottom[0]->gpu_data(), spatial_}, partials);
+    CUDA_POST_KERNEL_CHECK;
+    BatchNormBatchStatsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
+        channels, spatial_, grid.slices, m, eps_, moving_average_fraction_,
+        correction, partials, bottom[0]->gpu_data(), mean, sums_.mutable_gpu_data(), inv_std,
         this->blobs_[0]->mutable_gpu_data(), this->blobs_[1]->mutable_gpu_data(),
         this->blobs_[2]->mutable_gpu_data());
     CUDA_POST_KERNEL_CHECK;
@@ -165,12 +171,15 @@ void BatchNormLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
   const Dtype* mean_dy_y = nullptr;
   if (!use_global_stats_) {
     y = x_norm_.gpu_data();
-    const int m = num_ * spatial_;
-    const double inv_m = m > 0 ? 1.0 / m : 0.0;
+    const ChannelSumsGrid grid(num_, channels, spatial_);
+    double* partials = partials_.mutable_gpu_data();
+    ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
+        grid, BatchNormGradientTerm<Dtype>{dy, y}, partials);
+    CUDA_POST_KERNEL_CHECK;
     Dtype* sums = sums_.mutable_gpu_data();
-    const int blocks = channels < kMaxChannelBlocks ? channels : kMaxChannelBlocks;
-    BatchNormGradientStatsKernel<Dtype><<<blocks, kBlockReduceThreads>>>(
-        num_, channels, spatial_, inv_m, dy, y, sums, sums + channels);
+    BatchNormGradientMeansKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
+        channels, grid.slices, static_cast<long long>(num_) * spatial_,
+        partials, sums, sums + channels);
     CUDA_POST_KERNEL_CHECK;
     mean_dy = sums;
     mean_dy_y = sums + channels;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "caffe/filler.hpp"
+#include "caffe/util/gpu_channel_sums.hpp"
 #include "caffe/util/parallel.hpp"
 #include "caffe/util/stream_copy.hpp"
 
@@ -89,6 +90,7 @@ void ScaleLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
   } else {
     top[0]->ReshapeLike(*bottom[0]);
   }
+  partials_.Reshape(vector<int>{ChannelSumPartials(outer_, scale_dim_, inner_, 2)});
 }
 
 namespace {
@@ -282,6 +284,9 @@ bool ScaleLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bot
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (bottom[0] == top[0]) {
     uses->AddData(bottom_copy_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  }
+  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kBackward) {
+    uses->AddData(partials_, lms::kScratch);
   }
   return true;
 }

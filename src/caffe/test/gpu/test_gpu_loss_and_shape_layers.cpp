@@ -454,6 +454,29 @@ TYPED_TEST(GpuLossAndShapeLayersTest, BatchNormTrainFromZeroStatisticsOnMatrix) 
   ExpectGpuMatchesCpu(c);
 }
 
+// Channels of 4440 values (two slices each for ChannelSumsKernel) far from zero: channel c holds
+// offset * (c + 1) plus and minus 1, 2 and 3 in equal numbers, exactly representable, so that both
+// paths get mean offset * (c + 1) and variance 14 / 3. In double the offset is 1e8, where a
+// one-pass E[x^2] - E[x]^2 (1e16 + 4.7 is not a double) would lose the variance altogether.
+TYPED_TEST(GpuLossAndShapeLayersTest, BatchNormChannelsFarFromZero) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'bn' type: 'BatchNorm' bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{3, 5, 40, 37}};
+  c.tolerance = GpuSumTolerance<TypeParam>();
+  c.fill = [](const Blobs<TypeParam>& bottoms) {
+    const double offset = sizeof(TypeParam) == sizeof(double) ? 1e8 : 1e4;
+    const int channels = bottoms[0]->shape(1), spatial = bottoms[0]->count(2);
+    TypeParam* x = bottoms[0]->mutable_cpu_data();
+    for (int j = 0; j < bottoms[0]->count(); ++j) {
+      const int channel = (j / spatial) % channels;
+      const int k = (j / (channels * spatial)) * spatial + j % spatial;  // index in the channel
+      const int magnitude = 1 + (k / 2) % 3;
+      x[j] = static_cast<TypeParam>(offset * (channel + 1) + (k % 2 ? magnitude : -magnitude));
+    }
+  };
+  ExpectGpuMatchesCpu(c);
+}
+
 TYPED_TEST(GpuLossAndShapeLayersTest, BatchNormUseGlobalStats) {
   GpuLayerCase<TypeParam> c;
   c.layer = "name: 'bn' type: 'BatchNorm' batch_norm_param { use_global_stats: true } " +

@@ -1,10 +1,11 @@
 // BatchNormLayer: batch statistics and the running sums BVLC keeps (moving average with the
 // unbiased variance), stored statistics (use_global_stats, its phase default, a zero normaliser),
 // lr_mult masking of the statistics, backward for both modes (by hand and by finite differences),
-// in-place operation, large blobs (the threaded paths) against a direct evaluation, and bad
-// shapes or parameters.
+// in-place operation, large blobs (the threaded paths) against a direct evaluation, repeatability
+// bit for bit, and bad shapes or parameters.
 // Legend: N batch, C channels, S spatial positions per channel.
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -276,6 +277,39 @@ TYPED_TEST(BatchNormLayerTest, LargeBlobsMatchADirectEvaluation) {
           << j;
       ASSERT_NEAR(bottom.cpu_diff()[j], dy[j] * inv_std, 1e-5) << j;
     }
+  }
+}
+
+// Sums run in a fixed order (on the GPU: slices of each channel added by one thread, no
+// atomics), so two layers given the same input agree bit for bit: top, bottom diff, statistics.
+TYPED_TEST(BatchNormLayerTest, RepeatedRunsAgreeBitForBit) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{3, 5, 40, 37}), top_diff(vector<int>{3, 5, 40, 37});
+  FillGaussian(&bottom, 41, Dtype(3));
+  FillGaussian(&top_diff, 42);
+  vector<std::unique_ptr<Blob<Dtype>>> tops, bottom_diffs, variances;
+  for (int run = 0; run < 2; ++run) {
+    Blob<Dtype> input, top;
+    input.CopyFrom(bottom, false, true);
+    Blobs<Dtype> bottoms{&input}, top_vec{&top};
+    BatchNormLayer<Dtype> layer(ParseLayerParam("name: 'bn' type: 'BatchNorm'"));
+    layer.SetUp(bottoms, top_vec);
+    layer.Forward(bottoms, top_vec);
+    caffe_copy(top.count(), top_diff.cpu_data(), top.mutable_cpu_diff());
+    layer.Backward(top_vec, {true}, bottoms);
+    tops.push_back(std::make_unique<Blob<Dtype>>());
+    tops.back()->CopyFrom(top, false, true);
+    bottom_diffs.push_back(std::make_unique<Blob<Dtype>>());
+    bottom_diffs.back()->CopyFrom(input, true, true);
+    variances.push_back(std::make_unique<Blob<Dtype>>());
+    variances.back()->CopyFrom(*layer.blobs()[1], false, true);
+  }
+  for (int j = 0; j < bottom.count(); ++j) {
+    ASSERT_EQ(tops[0]->cpu_data()[j], tops[1]->cpu_data()[j]) << j;
+    ASSERT_EQ(bottom_diffs[0]->cpu_diff()[j], bottom_diffs[1]->cpu_diff()[j]) << j;
+  }
+  for (int c = 0; c < variances[0]->count(); ++c) {
+    EXPECT_EQ(variances[0]->cpu_data()[c], variances[1]->cpu_data()[c]) << c;
   }
 }
 
