@@ -24,6 +24,9 @@ class BiasLayer : public Layer<Dtype> {
   int ExactNumTopBlobs() const override { return 1; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Adds the GPU backward's partial sums (scratch).
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
@@ -40,6 +43,7 @@ class BiasLayer : public Layer<Dtype> {
   int outer_ = 0;
   int bias_dim_ = 0;  // D
   int inner_ = 0;
+  Blob<double> partials_;  // GPU backward scratch: ChannelSumsKernel's partial sums per d
 };
 
 }  // namespace caffe

@@ -22,6 +22,10 @@ class PReLULayer : public NeuronLayer<Dtype> {
   /// Creates (or checks the given) slopes.
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Adds the in-place copy of the bottom (written forward, read backward) and the GPU
+  /// backward's partial sums.
+  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
@@ -36,6 +40,11 @@ class PReLULayer : public NeuronLayer<Dtype> {
   bool channel_shared_ = false;
   int channels_ = 0;
   Blob<Dtype> bottom_memory_;  // the input, saved by an in-place forward for backward
+  // The slope gradient sums an (outer, slopes, inner) array: (N, C, S), or (1, 1, count) with a
+  // shared slope.
+  int slope_outer_ = 0;
+  int slope_inner_ = 0;
+  Blob<double> partials_;  // GPU backward scratch: ChannelSumsKernel's partial sums per slope
 };
 
 }  // namespace caffe

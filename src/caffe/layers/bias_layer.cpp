@@ -1,6 +1,7 @@
 #include "caffe/layers/bias_layer.hpp"
 
 #include "caffe/filler.hpp"
+#include "caffe/util/gpu_channel_sums.hpp"
 
 namespace caffe {
 
@@ -55,6 +56,7 @@ void BiasLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& t
   bias_dim_ = bias->count();
   inner_ = bottom[0]->count(axis + bias->num_axes());
   if (bottom[0] != top[0]) top[0]->ReshapeLike(*bottom[0]);
+  partials_.Reshape(vector<int>{ChannelSumPartials(outer_, bias_dim_, inner_, 1)});
 }
 
 template <typename Dtype>
@@ -98,6 +100,18 @@ void BiasLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
       }
     }
   }
+}
+
+template <typename Dtype>
+bool BiasLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                        const Blobs<Dtype>& top,
+                                        const vector<bool>& propagate_down,
+                                        lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kBackward) {
+    uses->AddData(partials_, lms::kScratch);
+  }
+  return true;
 }
 
 INSTANTIATE_CLASS(BiasLayer);

@@ -1,8 +1,9 @@
-// Bias on the GPU: one thread per element adds bias[d]; the bias gradient gives one thread block
-// to each d, which sums the top gradient over outer and inner in a fixed order.
+// Bias on the GPU: one thread per element adds bias[d]; the bias gradient sums the top gradient
+// over outer and inner per d with ChannelSumsKernel (in double, in a fixed order), copying it to
+// the bottom gradient in the same pass.
 // Legend as in bias_layer.hpp: outer, D = the bias's count, inner.
 #include "caffe/layers/bias_layer.hpp"
-#include "caffe/util/gpu_block_reduce.cuh"
+#include "caffe/util/gpu_channel_sums.cuh"
 
 namespace caffe {
 
@@ -17,22 +18,18 @@ __global__ void BiasForwardKernel(int count, int bias_dim, int inner, const Dtyp
   }
 }
 
-// bias_diff[d] = (accumulate ? bias_diff[d] : 0) + sum over o, i of top_diff at (o, d, i); one
-// block per d (blockDim.x == kBlockReduceThreads).
+// ChannelSumsKernel's term: the sum of top_diff per d; with bottom_diff, also bottom_diff =
+// top_diff.
 template <typename Dtype>
-__global__ void BiasBackwardKernel(int outer, int bias_dim, int inner, bool accumulate,
-                                   const Dtype* top_diff, Dtype* bias_diff) {
-  const int per_d = outer * inner;
-  for (int d = blockIdx.x; d < bias_dim; d += gridDim.x) {
-    Dtype sum = 0;
-    for (int k = threadIdx.x; k < per_d; k += blockDim.x) {
-      const int o = k / inner;
-      sum += top_diff[(o * bias_dim + d) * inner + (k - o * inner)];
-    }
-    sum = BlockReduce(sum, BlockSumOp());
-    if (threadIdx.x == 0) bias_diff[d] = accumulate ? bias_diff[d] + sum : sum;
+struct BiasBackwardTerm {
+  const Dtype* top_diff;
+  Dtype* bottom_diff;
+  __device__ void operator()(size_t j, int, double (&sums)[1]) const {
+    const Dtype dy = top_diff[j];
+    sums[0] += dy;
+    if (bottom_diff != nullptr) bottom_diff[j] = dy;
   }
-}
+};
 
 }  // namespace
 
@@ -50,17 +47,27 @@ template <typename Dtype>
 void BiasLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                     const Blobs<Dtype>& bottom) {
   // In place the bottom's diff already is the top's.
-  if (propagate_down[0] && bottom[0] != top[0]) {
-    caffe_gpu_copy(bottom[0]->count(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
-  }
+  const bool copy_diff = propagate_down[0] && bottom[0] != top[0];
   const bool learned_bias = bottom.size() == 1;
-  if (bias_dim_ > 0 && (learned_bias ? this->param_propagate_down(0) : propagate_down[1])) {
-    Blob<Dtype>* bias = learned_bias ? this->blobs_[0].get() : bottom[1];
-    // A learned param accumulates its diff (shared params, iter_size); a bottom's is set.
-    BiasBackwardKernel<Dtype><<<bias_dim_, kBlockReduceThreads>>>(
-        outer_, bias_dim_, inner_, learned_bias, top[0]->gpu_diff(), bias->mutable_gpu_diff());
-    CUDA_POST_KERNEL_CHECK;
+  if (bias_dim_ == 0 || !(learned_bias ? this->param_propagate_down(0) : propagate_down[1])) {
+    if (copy_diff) {
+      caffe_gpu_copy(bottom[0]->count(), top[0]->gpu_diff(), bottom[0]->mutable_gpu_diff());
+    }
+    return;
   }
+  Blob<Dtype>* bias = learned_bias ? this->blobs_[0].get() : bottom[1];
+  const ChannelSumsGrid grid(outer_, bias_dim_, inner_);
+  double* partials = partials_.mutable_gpu_data();
+  ChannelSumsKernel<1><<<grid.blocks, grid.threads>>>(
+      grid,
+      BiasBackwardTerm<Dtype>{top[0]->gpu_diff(),
+                              copy_diff ? bottom[0]->mutable_gpu_diff() : nullptr},
+      partials);
+  CUDA_POST_KERNEL_CHECK;
+  // A learned param accumulates its diff (shared params, iter_size); a bottom's is set.
+  StoreChannelSumKernel<1><<<CAFFE_GET_BLOCKS(bias_dim_), CAFFE_CUDA_NUM_THREADS>>>(
+      bias_dim_, grid.slices, partials, 0, learned_bias, bias->mutable_gpu_diff());
+  CUDA_POST_KERNEL_CHECK;
 }
 
 INSTANTIATE_LAYER_GPU_FUNCS(BiasLayer);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "caffe/filler.hpp"
+#include "caffe/util/gpu_channel_sums.hpp"
 #include "caffe/util/parallel.hpp"
 
 namespace caffe {
@@ -51,6 +52,10 @@ void PReLULayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
   }
   top[0]->ReshapeLike(*bottom[0]);
   if (top[0] == bottom[0]) bottom_memory_.ReshapeLike(*bottom[0]);
+  slope_outer_ = channel_shared_ ? 1 : bottom[0]->shape(0);
+  slope_inner_ = channel_shared_ ? bottom[0]->count() : bottom[0]->count(2);
+  partials_.Reshape(vector<int>{
+      ChannelSumPartials(slope_outer_, channel_shared_ ? 1 : channels_, slope_inner_, 1)});
 }
 
 template <typename Dtype>
@@ -98,6 +103,21 @@ void PReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
           top_diff[i] * (Dtype(bottom_data[i] > 0) + slope[c] * Dtype(bottom_data[i] <= 0));
     });
   }
+}
+
+template <typename Dtype>
+bool PReLULayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                         const Blobs<Dtype>& top,
+                                         const vector<bool>& propagate_down,
+                                         lms::MemoryUses* uses) const {
+  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (bottom[0] == top[0]) {
+    uses->AddData(bottom_memory_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  }
+  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kBackward) {
+    uses->AddData(partials_, lms::kScratch);
+  }
+  return true;
 }
 
 INSTANTIATE_CLASS(PReLULayer);

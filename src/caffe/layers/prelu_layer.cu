@@ -1,9 +1,9 @@
 // PReLU on the GPU: one thread per element for the top and the bottom gradient; the slope gradient
-// gives one thread block to each channel, which sums over the batch and the spatial positions in
-// a fixed order (so repeated runs agree bit for bit).
+// sums over the batch and the spatial positions per channel with ChannelSumsKernel (in double, in
+// a fixed order, so repeated runs agree bit for bit), writing the bottom gradient in the same pass.
 // Legend as in prelu_layer.hpp: N batch, C channels, S = product of the axes after the channels.
 #include "caffe/layers/prelu_layer.hpp"
-#include "caffe/util/gpu_block_reduce.cuh"
+#include "caffe/util/gpu_channel_sums.cuh"
 
 namespace caffe {
 
@@ -34,26 +34,22 @@ __global__ void PReLUBackwardKernel(int count, int channels, int inner, bool sha
   }
 }
 
-// slope_diff[c] += sum over n < outer, s < inner of top_diff * x * (x <= 0) at (n, c, s); one
-// block per channel (blockDim.x == kBlockReduceThreads). A shared slope is called with outer 1,
-// channels 1 and inner = count.
+// ChannelSumsKernel's term over (outer, slopes, inner): the sum of top_diff * x * (x <= 0) per
+// slope; with bottom_diff, also bottom_diff = top_diff * (x > 0 ? 1 : slope), read before written
+// (in place the diffs are one).
 template <typename Dtype>
-__global__ void PReLUSlopeBackwardKernel(int outer, int channels, int inner,
-                                         const Dtype* bottom_data, const Dtype* top_diff,
-                                         Dtype* slope_diff) {
-  const int per_channel = outer * inner;
-  for (int c = blockIdx.x; c < channels; c += gridDim.x) {
-    Dtype sum = 0;
-    for (int k = threadIdx.x; k < per_channel; k += blockDim.x) {
-      const int n = k / inner;
-      const int index = (n * channels + c) * inner + (k - n * inner);
-      const Dtype x = bottom_data[index];
-      sum += top_diff[index] * x * Dtype(x <= 0);
-    }
-    sum = BlockReduce(sum, BlockSumOp());
-    if (threadIdx.x == 0) slope_diff[c] += sum;
+struct PReLUBackwardTerm {
+  const Dtype* bottom_data;
+  const Dtype* top_diff;
+  const Dtype* slope;
+  Dtype* bottom_diff;
+  __device__ void operator()(size_t j, int c, double (&sums)[1]) const {
+    const Dtype x = bottom_data[j];
+    const Dtype dy = top_diff[j];
+    sums[0] += dy * x * Dtype(x <= 0);
+    if (bottom_diff != nullptr) bottom_diff[j] = dy * (Dtype(x > 0) + slope[c] * Dtype(x <= 0));
   }
-}
+};
 
 }  // namespace
 
@@ -79,21 +75,26 @@ void PReLULayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>
       top[0] == bottom[0] ? bottom_memory_.gpu_data() : bottom[0]->gpu_data();
   const Dtype* top_diff = top[0]->gpu_diff();
   const int inner = bottom[0]->count(2);
-  // The slope gradient first: in place, the bottom diff below overwrites the top diff.
-  if (this->param_propagate_down_[0]) {
-    const int outer = channel_shared_ ? 1 : count / (channels_ * inner);
-    const int channels = channel_shared_ ? 1 : channels_;
-    const int slope_inner = channel_shared_ ? count : inner;
-    PReLUSlopeBackwardKernel<Dtype><<<channels, kBlockReduceThreads>>>(
-        outer, channels, slope_inner, bottom_data, top_diff, this->blobs_[0]->mutable_gpu_diff());
-    CUDA_POST_KERNEL_CHECK;
+  Dtype* bottom_diff = propagate_down[0] ? bottom[0]->mutable_gpu_diff() : nullptr;
+  if (!this->param_propagate_down_[0]) {
+    if (bottom_diff != nullptr) {
+      PReLUBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+          count, channels_, inner, channel_shared_, this->blobs_[0]->gpu_data(), bottom_data,
+          top_diff, bottom_diff);
+      CUDA_POST_KERNEL_CHECK;
+    }
+    return;
   }
-  if (propagate_down[0]) {
-    PReLUBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-        count, channels_, inner, channel_shared_, this->blobs_[0]->gpu_data(), bottom_data,
-        top_diff, bottom[0]->mutable_gpu_diff());
-    CUDA_POST_KERNEL_CHECK;
-  }
+  const int slopes = channel_shared_ ? 1 : channels_;
+  const ChannelSumsGrid grid(slope_outer_, slopes, slope_inner_);
+  double* partials = partials_.mutable_gpu_data();
+  ChannelSumsKernel<1><<<grid.blocks, grid.threads>>>(
+      grid, PReLUBackwardTerm<Dtype>{bottom_data, top_diff, this->blobs_[0]->gpu_data(), bottom_diff},
+      partials);
+  CUDA_POST_KERNEL_CHECK;
+  StoreChannelSumKernel<1><<<CAFFE_GET_BLOCKS(slopes), CAFFE_CUDA_NUM_THREADS>>>(
+      slopes, grid.slices, partials, 0, true, this->blobs_[0]->mutable_gpu_diff());
+  CUDA_POST_KERNEL_CHECK;
 }
 
 INSTANTIATE_LAYER_GPU_FUNCS(PReLULayer);

@@ -393,8 +393,9 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
 }
 
 // Layers whose TRAIN phase keeps more for backward than TEST: BatchNorm's batch statistics and
-// normalized values, Dropout's mask, STOCHASTIC pooling's picks, in-place Scale's copy of its
-// bottom, MAX Eltwise's winners. Random draws come from the same seed in both runs.
+// normalized values, Dropout's mask, STOCHASTIC pooling's picks, in-place Scale's and PReLU's
+// copies of their bottoms, MAX Eltwise's winners; and the partial sums of the per-channel
+// gradients (BatchNorm, Scale, PReLU, Bias). Random draws come from the same seed in both runs.
 TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
   if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
   Caffe::SetDevice(0);
@@ -408,6 +409,8 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
     layer { name: 'prelu' type: 'PReLU' bottom: 'spool' top: 'prelu' }
     layer { name: 'emax' type: 'Eltwise' bottom: 'spool' bottom: 'prelu' top: 'mid'
       eltwise_param { operation: MAX } }
+    layer { name: 'prelu_in_place' type: 'PReLU' bottom: 'mid' top: 'mid' }
+    layer { name: 'bias' type: 'Bias' bottom: 'mid' top: 'mid' }
   )";
   const std::string text = "state { phase: TRAIN }\n" + NetText(middle);
   ExpectGpuLmsRunLikePlainOne([&] {
