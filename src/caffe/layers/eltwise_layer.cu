@@ -1,11 +1,19 @@
 // Eltwise on the GPU: PROD and SUM run the CPU path's sequence of array operations with the
-// caffe_gpu_* functions; MAX runs one kernel per bottom that keeps the running maximum and the
+// caffe_gpu_* functions, except that SUM adds its first two bottoms in one pass (BVLC: a copy,
+// a scaling and an axpy, each a pass over the top); MAX runs one kernel per bottom that keeps the running maximum and the
 // index of the bottom it came from (max_idx_, BVLC's tie rule), which routes the gradient.
 #include "caffe/layers/eltwise_layer.hpp"
 
 namespace caffe {
 
 namespace {
+
+// top = first_coeff * first + second_coeff * second.
+template <typename Dtype>
+__global__ void EltwiseSumPairKernel(int count, Dtype first_coeff, const Dtype* first,
+                                     Dtype second_coeff, const Dtype* second, Dtype* top_data) {
+  CUDA_KERNEL_LOOP(j, count) { top_data[j] = first_coeff * first[j] + second_coeff * second[j]; }
+}
 
 // The first two bottoms: bottom[1] wins a tie against bottom[0].
 template <typename Dtype>
@@ -53,8 +61,10 @@ void EltwiseLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dt
       }
       break;
     case EltwiseParameter::SUM:
-      caffe_gpu_scale(count, coeffs_[0], bottom[0]->gpu_data(), top_data);
-      for (size_t i = 1; i < bottom.size(); ++i) {
+      EltwiseSumPairKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+          count, coeffs_[0], bottom[0]->gpu_data(), coeffs_[1], bottom[1]->gpu_data(), top_data);
+      CUDA_POST_KERNEL_CHECK;
+      for (size_t i = 2; i < bottom.size(); ++i) {
         caffe_gpu_axpy(count, coeffs_[i], bottom[i]->gpu_data(), top_data);
       }
       break;

@@ -86,6 +86,11 @@ struct SetOp {
   __device__ Dtype operator()(Dtype) const { return value; }
 };
 template <typename Dtype>
+struct ScaleOp {
+  Dtype alpha;
+  __device__ Dtype operator()(Dtype x) const { return alpha * x; }
+};
+template <typename Dtype>
 struct AddScalarOp {
   Dtype value;
   __device__ Dtype operator()(Dtype x) const { return x + value; }
@@ -240,8 +245,8 @@ void caffe_gpu_scal(int N, Dtype alpha, Dtype* X) {
 
 template <typename Dtype>
 void caffe_gpu_scale(int n, Dtype alpha, const Dtype* x, Dtype* y) {
-  caffe_gpu_copy(n, x, y);
-  caffe_gpu_scal(n, alpha, y);
+  // One pass (BVLC copies, then scales in place: two).
+  LaunchUnary(n, x, y, ScaleOp<Dtype>{alpha});
 }
 
 template <typename Dtype>
