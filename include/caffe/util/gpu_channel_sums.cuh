@@ -109,16 +109,17 @@ __device__ void SumChannelSlices(const double* partials, int slices, int channel
 }
 #endif
 
-/// out[c] = (accumulate ? out[c] : 0) + channel c's total of sum `which` (of kSums), for a
-/// parameter gradient that ChannelSumsKernel summed. Launch it with
-/// <<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>> after ChannelSumsKernel.
+/// out[c] = (accumulate ? out[c] : 0) + factor * channel c's total of sum `which` (of kSums),
+/// for a parameter gradient (factor 1) or a mean (factor 1 / values per channel) that
+/// ChannelSumsKernel summed. Launch it with <<<CAFFE_GET_BLOCKS(channels),
+/// CAFFE_CUDA_NUM_THREADS>>> after ChannelSumsKernel.
 template <int kSums, typename Dtype>
 __global__ void StoreChannelSumKernel(int channels, int slices, const double* partials, int which,
-                                      bool accumulate, Dtype* out) {
+                                      double factor, bool accumulate, Dtype* out) {
   CUDA_KERNEL_LOOP(c, channels) {
     double sums[kSums];
     SumChannelSlices(partials, slices, channels, c, sums);
-    out[c] = static_cast<Dtype>(sums[which]) + (accumulate ? out[c] : Dtype(0));
+    out[c] = static_cast<Dtype>(sums[which] * factor) + (accumulate ? out[c] : Dtype(0));
   }
 }
 

@@ -85,20 +85,6 @@ __global__ void BatchNormNormalizeKernel(int count, int channels, int spatial, c
   }
 }
 
-// One thread per channel: mean(dy) and mean(dy * y) over N and S from the partial sums.
-template <typename Dtype>
-__global__ void BatchNormGradientMeansKernel(int channels, int slices, long long m,
-                                             const double* partials, Dtype* mean_dy,
-                                             Dtype* mean_dy_y) {
-  CUDA_KERNEL_LOOP(c, channels) {
-    double sums[2];
-    SumChannelSlices(partials, slices, channels, c, sums);
-    const double inv_m = m > 0 ? 1.0 / m : 0.0;
-    mean_dy[c] = static_cast<Dtype>(sums[0] * inv_m);
-    mean_dy_y[c] = static_cast<Dtype>(sums[1] * inv_m);
-  }
-}
-
 // dx = (dy - mean_dy - mean_dy_y * y) * inv_std; with global statistics mean_dy and y are null
 // and dx = dy * inv_std.
 template <typename Dtype>
@@ -176,11 +162,15 @@ void BatchNormLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
     ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
         grid, BatchNormGradientTerm<Dtype>{dy, y}, partials);
     CUDA_POST_KERNEL_CHECK;
+    // mean(dy) and mean(dy * y) over N and S.
+    const long long m = static_cast<long long>(num_) * spatial_;
+    const double inv_m = m > 0 ? 1.0 / m : 0.0;
     Dtype* sums = sums_.mutable_gpu_data();
-    BatchNormGradientMeansKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
-        channels, grid.slices, static_cast<long long>(num_) * spatial_,
-        partials, sums, sums + channels);
-    CUDA_POST_KERNEL_CHECK;
+    for (int which = 0; which < 2; ++which) {
+      StoreChannelSumKernel<2><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
+          channels, grid.slices, partials, which, inv_m, false, sums + which * channels);
+      CUDA_POST_KERNEL_CHECK;
+    }
     mean_dy = sums;
     mean_dy_y = sums + channels;
   }

@@ -66,7 +66,7 @@ void BiasLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>&
   CUDA_POST_KERNEL_CHECK;
   // A learned param accumulates its diff (shared params, iter_size); a bottom's is set.
   StoreChannelSumKernel<1><<<CAFFE_GET_BLOCKS(bias_dim_), CAFFE_CUDA_NUM_THREADS>>>(
-      bias_dim_, grid.slices, partials, 0, learned_bias, bias->mutable_gpu_diff());
+      bias_dim_, grid.slices, partials, 0, 1.0, learned_bias, bias->mutable_gpu_diff());
   CUDA_POST_KERNEL_CHECK;
 }
 

@@ -1,7 +1,8 @@
 // Eltwise on the GPU: PROD and SUM run the CPU path's sequence of array operations with the
 // caffe_gpu_* functions, except that SUM adds its first two bottoms in one pass (BVLC: a copy,
-// a scaling and an axpy, each a pass over the top); MAX runs one kernel per bottom that keeps the running maximum and the
-// index of the bottom it came from (max_idx_, BVLC's tie rule), which routes the gradient.
+// a scaling and an axpy, each a pass over the top); MAX runs one kernel per bottom that keeps the
+// running maximum and the index of the bottom it came from (max_idx_, BVLC's tie rule), which
+// routes the gradient.
 #include "caffe/layers/eltwise_layer.hpp"
 
 namespace caffe {

@@ -23,20 +23,25 @@ __global__ void PReLUForwardKernel(int count, int channels, int inner, bool shar
   }
 }
 
+// The bottom gradient of one value x with top gradient dy and slope a.
+template <typename Dtype>
+__device__ Dtype PReLUBottomDiff(Dtype x, Dtype dy, Dtype slope) {
+  return dy * (Dtype(x > 0) + slope * Dtype(x <= 0));
+}
+
 template <typename Dtype>
 __global__ void PReLUBackwardKernel(int count, int channels, int inner, bool shared,
                                     const Dtype* slope, const Dtype* bottom_data,
                                     const Dtype* top_diff, Dtype* bottom_diff) {
   CUDA_KERNEL_LOOP(i, count) {
     const int c = shared ? 0 : (i / inner) % channels;
-    const Dtype x = bottom_data[i];
-    bottom_diff[i] = top_diff[i] * (Dtype(x > 0) + slope[c] * Dtype(x <= 0));
+    bottom_diff[i] = PReLUBottomDiff(bottom_data[i], top_diff[i], slope[c]);
   }
 }
 
 // ChannelSumsKernel's term over (outer, slopes, inner): the sum of top_diff * x * (x <= 0) per
-// slope; with bottom_diff, also bottom_diff = top_diff * (x > 0 ? 1 : slope), read before written
-// (in place the diffs are one).
+// slope; with bottom_diff, also the bottom gradient, top_diff read before written (in place the
+// diffs are one).
 template <typename Dtype>
 struct PReLUBackwardTerm {
   const Dtype* bottom_data;
@@ -47,7 +52,7 @@ struct PReLUBackwardTerm {
     const Dtype x = bottom_data[j];
     const Dtype dy = top_diff[j];
     sums[0] += dy * x * Dtype(x <= 0);
-    if (bottom_diff != nullptr) bottom_diff[j] = dy * (Dtype(x > 0) + slope[c] * Dtype(x <= 0));
+    if (bottom_diff != nullptr) bottom_diff[j] = PReLUBottomDiff(x, dy, slope[c]);
   }
 };
 
@@ -88,12 +93,12 @@ void PReLULayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>
   const int slopes = channel_shared_ ? 1 : channels_;
   const ChannelSumsGrid grid(slope_outer_, slopes, slope_inner_);
   double* partials = partials_.mutable_gpu_data();
-  ChannelSumsKernel<1><<<grid.blocks, grid.threads>>>(
-      grid, PReLUBackwardTerm<Dtype>{bottom_data, top_diff, this->blobs_[0]->gpu_data(), bottom_diff},
-      partials);
+  const PReLUBackwardTerm<Dtype> term{bottom_data, top_diff, this->blobs_[0]->gpu_data(),
+                                      bottom_diff};
+  ChannelSumsKernel<1><<<grid.blocks, grid.threads>>>(grid, term, partials);
   CUDA_POST_KERNEL_CHECK;
   StoreChannelSumKernel<1><<<CAFFE_GET_BLOCKS(slopes), CAFFE_CUDA_NUM_THREADS>>>(
-      slopes, grid.slices, partials, 0, true, this->blobs_[0]->mutable_gpu_diff());
+      slopes, grid.slices, partials, 0, 1.0, true, this->blobs_[0]->mutable_gpu_diff());
   CUDA_POST_KERNEL_CHECK;
 }
 

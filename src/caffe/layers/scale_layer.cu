@@ -104,12 +104,12 @@ void ScaleLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>
   CUDA_POST_KERNEL_CHECK;
   if (bias_diff != nullptr) {
     StoreChannelSumKernel<2><<<CAFFE_GET_BLOCKS(scale_dim_), CAFFE_CUDA_NUM_THREADS>>>(
-        scale_dim_, grid.slices, partials, 0, true, bias_diff);
+        scale_dim_, grid.slices, partials, 0, 1.0, true, bias_diff);
     CUDA_POST_KERNEL_CHECK;
   }
   if (scale_diff != nullptr) {
     StoreChannelSumKernel<2><<<CAFFE_GET_BLOCKS(scale_dim_), CAFFE_CUDA_NUM_THREADS>>>(
-        scale_dim_, grid.slices, partials, 1, learned_scale, scale_diff);
+        scale_dim_, grid.slices, partials, 1, 1.0, learned_scale, scale_diff);
     CUDA_POST_KERNEL_CHECK;
   }
 }
