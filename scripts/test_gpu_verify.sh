@@ -36,6 +36,7 @@ caffe() {  # caffe time -model FILE -gpu 0 -iterations N [flags]
   [ "$lms" = 1 ] && echo "[LMS] swapped in 10 bytes (1 blocks, 0 prefetched)"
   [ "${CAFFE_CUDNN_ALGO:-}" = time ] && value=$((value - 8))  # timed algorithms: faster
   [ -n "${CAFFE_CUDNN_WORKSPACE_MB:-}" ] && value=$((value - 2))  # more workspace: faster still
+  [ "${CAFFE_GPU_FUSION:-1}" = 0 ] && value=$((value + 4))  # layers apart: slower
   printf 'I1122 caffe.cpp:520]      conv1\tforward: 30 ms.\n'
   printf 'I1122 caffe.cpp:522]      conv1\tbackward: 50.5 ms.\n'
   printf 'I1122 caffe.cpp:520] inception/3x3\tforward: 10 ms.\n'
@@ -108,7 +109,11 @@ check "run_unetfit reuses run_unet's search (no probes of its own)" 0 \
 check "run_unetfit's -lms_frac 0.9 line" "  16G, -lms 8192 -lms_frac 0.9: 240.5 ms (speed ratio 0.501)" \
   "$(grep -- '-lms_frac 0.9:' "$OUT/unetfit.txt")"
 # The time step: ours beside PyTorch's (a stand-in python3), and the ratio of the two.
-batch_model() { fake_model "$2"; cp /tmp/probe.prototxt "$3"; }
+batch_model() {  # ResNet-50 has BatchNorm layers, the others none
+  fake_model "$2"
+  cp /tmp/probe.prototxt "$3"
+  case "$1" in resnet*) echo 'layer { type: "BatchNorm" }' >> "$3" ;; esac
+}
 python3() { printf 'torch_version 2.11.0\nshapes_checked 25\ntrain_ms 128.25\n'; }
 run_time > /dev/null
 check "run_time's line for GoogLeNet" \
@@ -117,5 +122,8 @@ check "run_time's line for GoogLeNet" \
 check "run_time's slowest layers of GoogLeNet's timed run" \
   "  slowest layers (timed run, GPU time): conv1 80.50 ms (67%), inception/3x3 30.00 ms (25%)" \
   "$(grep -A1 '^bvlc_googlenet' "$OUT/time.txt" | tail -1)"
+check "run_time times BatchNorm nets with the layers apart too" \
+  "  BatchNorm and Scale apart (CAFFE_GPU_FUSION=0, timed): 60.5 ms; apart / as one: 1.071" \
+  "$(grep 'CAFFE_GPU_FUSION=0' "$OUT/time.txt")"
 unset -f python3
 exit $failures

@@ -108,7 +108,16 @@ class Net {
     return layer_names_index_.count(layer_name) > 0;
   }
   const shared_ptr<Layer<Dtype>> layer_by_name(const string& layer_name) const;
+  /// Per-layer debug output (BVLC's debug_info) shows every layer's blobs: pairs then run apart.
   void set_debug_info(bool value) { debug_info_ = value; }
+
+  /// Whether layers i and i + 1 were set up to run as one on the GPU (Layer::FuseWithNext: a
+  /// BatchNorm and the in-place Scale after it), and whether they do now: in GPU mode, without
+  /// debug_info. ForwardFromTo and BackwardFromTo run such a pair as one where both are in range,
+  /// in the first layer's step forward and the second's backward (the callbacks of the other
+  /// step run with no work between them). CAFFE_GPU_FUSION=0 in the environment turns it off.
+  const vector<bool>& fused_with_next() const { return fused_with_next_; }
+  bool RunsFused(int i) const;
 
   /// Keeps only the layers whose include/exclude rules match the param's state.
   static void FilterNet(const NetParameter& param, NetParameter* param_filtered);
@@ -135,6 +144,8 @@ class Net {
                    std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
   void AppendParam(const NetParameter& param, int layer_id, int param_id);
 
+  // Asks each layer whether it runs with the next one (GPU mode, CAFFE_GPU_FUSION not 0).
+  void FusePairs();
   void ForwardDebugInfo(int layer_id);
   void BackwardDebugInfo(int layer_id);
   void UpdateDebugInfo(int param_id);
@@ -173,6 +184,7 @@ class Net {
   vector<bool> has_params_decay_;
   size_t memory_used_ = 0;
   bool debug_info_ = false;
+  vector<bool> fused_with_next_;  // per layer: runs with layer + 1 on the GPU
   vector<Callback*> before_forward_;
   vector<Callback*> after_forward_;
   vector<Callback*> before_backward_;

@@ -103,6 +103,26 @@ bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
   return true;
 }
 
+// Only a layer whose FuseWithNext said yes is asked to run or declare a pair.
+template <typename Dtype>
+void Layer<Dtype>::ForwardWithNext(const Blobs<Dtype>&, const Blobs<Dtype>&) {
+  LOG(FATAL) << error_prefix() << "runs with no next layer";
+}
+
+template <typename Dtype>
+void Layer<Dtype>::BackwardWithNext(const Blobs<Dtype>&, const vector<bool>&,
+                                    const Blobs<Dtype>&, const vector<bool>&) {
+  LOG(FATAL) << error_prefix() << "runs with no next layer";
+}
+
+template <typename Dtype>
+bool Layer<Dtype>::DeclareMemoryUseWithNext(lms::Pass, const Blobs<Dtype>&, const Blobs<Dtype>&,
+                                            const vector<bool>&, const vector<bool>&,
+                                            lms::MemoryUses*) const {
+  LOG(FATAL) << error_prefix() << "runs with no next layer";
+  return false;
+}
+
 template <typename Dtype>
 void Layer<Dtype>::ToProto(LayerParameter* param, bool write_diff) {
   param->Clear();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "caffe/util/hdf5.hpp"
@@ -22,6 +23,17 @@ Error NamingTheLayer(const Error& error, const Layer<Dtype>& layer, const string
   const string prefix = layer.error_prefix();
   if (message.compare(0, prefix.size(), prefix) == 0) return error;
   return Error(doing + prefix + message);
+}
+
+// CAFFE_GPU_FUSION: 1 (or unset) lets layers that can run as one on the GPU do so, 0 runs every
+// layer alone (to compare the two, or to time each layer of a pair).
+bool GpuFusionEnabled() {
+  const char* text = std::getenv("CAFFE_GPU_FUSION");
+  if (text == nullptr || string(text) == "1") return true;
+  CAFFE_CHECK(string(text) == "0")
+      << "CAFFE_GPU_FUSION is \"" << text << "\"; expected 1 (BatchNorm and the Scale after it "
+      << "run as one on the GPU, the default) or 0 (every layer alone)";
+  return false;
 }
 }  // namespace
 
@@ -226,6 +238,7 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
     params_[i]->ShareDiff(*params_[param_owners_[i]]);
   }
   debug_info_ = param.debug_info();
+  FusePairs();
   LOG_IF(INFO, Caffe::root_solver()) << "Network initialization done.";
 }
 
@@ -422,16 +435,57 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   CHECK_LT(end, static_cast<int>(layers_.size()));
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
+    // A fused pair runs in its first layer's step; the second's step is empty (LMS plans so).
+    const bool pair = i < end && RunsFused(i);
     for (Callback* callback : before_forward_) callback->run(i);
     try {
-      loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+      if (pair) {
+        layers_[i]->ForwardWithNext(bottom_vecs_[i], top_vecs_[i]);
+      } else {
+        loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+      }
     } catch (const Error& error) {
       throw NamingTheLayer(error, *layers_[i], "forward pass of ");
     }
     if (debug_info_) ForwardDebugInfo(i);
     for (Callback* callback : after_forward_) callback->run(i);
+    if (pair) {
+      ++i;
+      for (Callback* callback : before_forward_) callback->run(i);
+      for (Callback* callback : after_forward_) callback->run(i);
+    }
   }
   return loss;
+}
+
+template <typename Dtype>
+void Net<Dtype>::FusePairs() {
+  const int num_layers = static_cast<int>(layers_.size());
+  fused_with_next_.assign(num_layers, false);
+  if (Caffe::mode() != Caffe::GPU || !GpuFusionEnabled()) return;
+  const auto has_loss = [this](int i) {
+    for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
+      if (layers_[i]->loss(static_cast<int>(t)) != Dtype(0)) return true;
+    }
+    return false;
+  };
+  for (int i = 0; i + 1 < num_layers; ++i) {
+    if (has_loss(i) || has_loss(i + 1)) continue;
+    if (!layers_[i]->FuseWithNext(layers_[i + 1].get(), bottom_vecs_[i], top_vecs_[i],
+                                  bottom_vecs_[i + 1], top_vecs_[i + 1])) {
+      continue;
+    }
+    fused_with_next_[i] = true;
+    LOG_IF(INFO, Caffe::root_solver()) << layer_names_[i] << " and " << layer_names_[i + 1]
+                                       << " run as one on the GPU";
+    ++i;  // a layer is in one pair at most
+  }
+}
+
+template <typename Dtype>
+bool Net<Dtype>::RunsFused(int i) const {
+  return i >= 0 && i < static_cast<int>(fused_with_next_.size()) && fused_with_next_[i] &&
+         Caffe::mode() == Caffe::GPU && !debug_info_;
 }
 
 template <typename Dtype>
@@ -456,16 +510,29 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, static_cast<int>(layers_.size()));
   for (int i = start; i >= end; --i) {
+    // A fused pair runs in its second layer's step, the first of the two in backward (its
+    // parameter gradients are ready after it, as the callbacks expect); the first's is empty.
+    const bool pair = i > end && RunsFused(i - 1);
     for (Callback* callback : before_backward_) callback->run(i);
     if (layer_need_backward_[i]) {
       try {
-        layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+        if (pair) {
+          layers_[i - 1]->BackwardWithNext(top_vecs_[i - 1], bottom_need_backward_[i - 1],
+                                           bottom_vecs_[i - 1], bottom_need_backward_[i]);
+        } else {
+          layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
+        }
       } catch (const Error& error) {
-        throw NamingTheLayer(error, *layers_[i], "backward pass of ");
+        throw NamingTheLayer(error, *layers_[pair ? i - 1 : i], "backward pass of ");
       }
       if (debug_info_) BackwardDebugInfo(i);
     }
     for (Callback* callback : after_backward_) callback->run(i);
+    if (pair) {
+      --i;
+      for (Callback* callback : before_backward_) callback->run(i);
+      for (Callback* callback : after_backward_) callback->run(i);
+    }
   }
 }
 

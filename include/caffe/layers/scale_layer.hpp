@@ -33,6 +33,15 @@ class ScaleLayer : public Layer<Dtype> {
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
+  /// For a BatchNorm that runs this layer with its own passes (Layer::FuseWithNext): whether the
+  /// scale is learned (one bottom) and has one value per channel (axis 1) of a bottom with
+  /// `channels` channels; the index of the learned bias in blobs().
+  bool ScalesChannels(int channels) const;
+  int bias_param_id() const { return bias_param_id_; }  // -1 without bias_term
+  /// In place, the bottom that the last forward scaled is kept in `saved` (a fused BatchNorm's
+  /// normalized values) rather than in this layer's copy; the layer's own forward resets it.
+  void set_saved_bottom(const Blob<Dtype>* saved) { saved_bottom_ = saved; }
+
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// bottom[0]_diff = top_diff * scale; scale_diff (+)= sum_{o,i} top_diff * bottom[0] (the
@@ -51,6 +60,7 @@ class ScaleLayer : public Layer<Dtype> {
   int inner_ = 0;
   int bias_param_id_ = -1;   // index of the bias in blobs_, -1 without bias_term
   Blob<Dtype> bottom_copy_;  // in place: the bottom's data, which backward needs
+  const Blob<Dtype>* saved_bottom_ = &bottom_copy_;  // where that data is (see set_saved_bottom)
   std::vector<double> thread_sums_;  // backward scratch: per thread, sums of dy and dy * x per d
   Blob<double> partials_;  // GPU backward scratch: ChannelSumsKernel's partial sums per d
 };

@@ -251,6 +251,61 @@ bool BatchNormLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>&
   return true;
 }
 
+template <typename Dtype>
+bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
+                                         const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
+                                         const Blobs<Dtype>& next_top) {
+#ifdef CPU_ONLY
+  return false;
+#else
+  auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(next);
+  // The Scale must work in place on this layer's top, with one learned scale per channel; the
+  // stored statistics of use_global_stats keep no normalized values for its gradient.
+  if (scale == nullptr || use_global_stats_ || bottom[0]->num_axes() < 2 ||
+      !scale->ScalesChannels(channels_) || next_bottom.size() != 1 || next_top.size() != 1 ||
+      next_bottom[0] != top[0] || next_top[0] != top[0]) {
+    return false;
+  }
+  scale_ = scale;
+  return true;
+#endif
+}
+
+template <typename Dtype>
+bool BatchNormLayer<Dtype>::DeclareMemoryUseWithNext(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                                     const Blobs<Dtype>& top,
+                                                     const vector<bool>& propagate_down,
+                                                     const vector<bool>& next_propagate_down,
+                                                     lms::MemoryUses* uses) const {
+  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
+  if (pass == lms::Pass::kForward) {
+    DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+    for (const auto& param : scale_->blobs()) uses->AddData(*param, lms::kRead);
+    return true;
+  }
+  // As BackwardWithNext works (batch_norm_layer.cu).
+  const bool dx = propagate_down[0];
+  const bool dz = next_propagate_down[0] && (bottom[0] != top[0] || !dx);
+  uses->AddDiff(*top[0], dz ? lms::kReadWrite : lms::kRead);
+  uses->AddData(*scale_->blobs()[0], lms::kRead);  // dz = scale * dy
+  bool sums = dx;
+  for (int i = 0; i < static_cast<int>(scale_->blobs().size()); ++i) {
+    if (!scale_->param_propagate_down(i)) continue;
+    uses->AddDiff(*scale_->blobs()[i], lms::kReadWrite);
+    sums = true;
+  }
+  if (sums) {
+    uses->AddData(x_norm_, lms::kRead);
+    uses->AddData(partials_, lms::kScratch);
+  }
+  if (dx) {
+    uses->AddData(inv_std_, lms::kRead);
+    uses->AddData(sums_, lms::kScratch);
+    uses->AddDiff(*bottom[0], lms::kOverwrite);
+  }
+  return true;
+}
+
 INSTANTIATE_CLASS(BatchNormLayer);
 REGISTER_LAYER_CLASS(BatchNorm);
 

@@ -3,6 +3,8 @@
 // GPU), then one thread per channel finishes them and updates that channel's running sums, so
 // the stored statistics never leave the device. Normalization and the backward
 // map are one thread per value, and read each value before writing it, so top may be bottom.
+// Run with the Scale after it (ForwardWithNext, BackwardWithNext: see batch_norm_layer.hpp),
+// the same kernels also apply the scale and bias, and give the Scale's gradients.
 // Legend as in batch_norm_layer.hpp: N batch, C channels, S spatial; m = N * S.
 #include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/util/gpu_channel_sums.cuh"
@@ -73,31 +75,63 @@ __global__ void BatchNormBatchStatsKernel(int channels, int spatial, int slices,
   }
 }
 
+// y = x_norm, or with a fused Scale (scale not null) scale * x_norm (+ bias), as ScaleLayer
+// computes it from its bottom.
 template <typename Dtype>
 __global__ void BatchNormNormalizeKernel(int count, int channels, int spatial, const Dtype* x,
-                                         const Dtype* mean, const Dtype* inv_std, Dtype* y,
+                                         const Dtype* mean, const Dtype* inv_std,
+                                         const Dtype* scale, const Dtype* bias, Dtype* y,
                                          Dtype* x_norm) {
   CUDA_KERNEL_LOOP(j, count) {
     const int c = (j / spatial) % channels;
     const Dtype value = (x[j] - mean[c]) * inv_std[c];
-    y[j] = value;
     if (x_norm != nullptr) x_norm[j] = value;
+    if (scale == nullptr) {
+      y[j] = value;
+    } else {
+      y[j] = bias != nullptr ? value * scale[c] + bias[c] : value * scale[c];
+    }
   }
 }
 
-// dx = (dy - mean_dy - mean_dy_y * y) * inv_std; with global statistics mean_dy and y are null
-// and dx = dy * inv_std.
+// dx = (dz - mean_dz - mean_dz_y * y) * inv_std, dz = dy, or with a fused Scale (scale not null)
+// dz = dy * scale, also stored in dz_out where that is not null (the Scale's bottom diff); dx
+// may be null then. With global statistics mean_dz and y are null and dx = dy * inv_std.
 template <typename Dtype>
 __global__ void BatchNormBackwardKernel(int count, int channels, int spatial, const Dtype* dy,
-                                        const Dtype* y, const Dtype* mean_dy,
-                                        const Dtype* mean_dy_y, const Dtype* inv_std,
-                                        Dtype* dx) {
+                                        const Dtype* y, const Dtype* mean_dz,
+                                        const Dtype* mean_dz_y, const Dtype* inv_std,
+                                        const Dtype* scale, Dtype* dx, Dtype* dz_out) {
   CUDA_KERNEL_LOOP(j, count) {
     const int c = (j / spatial) % channels;
+    const Dtype dz = scale == nullptr ? dy[j] : dy[j] * scale[c];
+    if (dz_out != nullptr) dz_out[j] = dz;
+    if (dx == nullptr) continue;
     if (y == nullptr) {
-      dx[j] = dy[j] * inv_std[c];
+      dx[j] = dz * inv_std[c];
     } else {
-      dx[j] = (dy[j] - mean_dy[c] - mean_dy_y[c] * y[j]) * inv_std[c];
+      dx[j] = (dz - mean_dz[c] - mean_dz_y[c] * y[j]) * inv_std[c];
+    }
+  }
+}
+
+// One thread per channel, after ChannelSumsKernel summed dy and dy * x_norm: the fused Scale's
+// gradients (accumulated, as a learned param's are; null where not wanted) and, where means is
+// not null, this layer's means of dz = scale * dy and of dz * x_norm (channels values each).
+template <typename Dtype>
+__global__ void BatchNormScaleGradientsKernel(int channels, int slices, const double* partials,
+                                              double inv_m, const Dtype* scale,
+                                              Dtype* scale_diff, Dtype* bias_diff,
+                                              Dtype* means) {
+  CUDA_KERNEL_LOOP(c, channels) {
+    double sums[2];
+    SumChannelSlices(partials, slices, channels, c, sums);
+    if (bias_diff != nullptr) bias_diff[c] = static_cast<Dtype>(sums[0]) + bias_diff[c];
+    if (scale_diff != nullptr) scale_diff[c] = static_cast<Dtype>(sums[1]) + scale_diff[c];
+    if (means != nullptr) {
+      const double factor = scale[c] * inv_m;
+      means[c] = static_cast<Dtype>(sums[0] * factor);
+      means[channels + c] = static_cast<Dtype>(sums[1] * factor);
     }
   }
 }
@@ -105,41 +139,69 @@ __global__ void BatchNormBackwardKernel(int count, int channels, int spatial, co
 }  // namespace
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+void BatchNormLayer<Dtype>::BatchStats_gpu(const Blob<Dtype>& bottom) {
   const int channels = channels_;
-  if (channels == 0) return;
-  Dtype* mean = mean_.mutable_gpu_data();
-  Dtype* inv_std = inv_std_.mutable_gpu_data();
-  if (use_global_stats_) {
-    BatchNormGlobalStatsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
-        channels, eps_, this->blobs_[0]->gpu_data(), this->blobs_[1]->gpu_data(),
-        this->blobs_[2]->gpu_data(), mean, inv_std);
-    CUDA_POST_KERNEL_CHECK;
-  } else {
-    const long long m = static_cast<long long>(num_) * spatial_;
-    // The stored variance is unbiased (m / (m - 1)); the batch normalization itself is not.
-    const Dtype correction = m > 1 ? Dtype(m) / Dtype(m - 1) : Dtype(1);
-    const ChannelSumsGrid grid(num_, channels, spatial_);
-    double* partials = partials_.mutable_gpu_data();
-    ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
-        grid, BatchNormMomentsTerm<Dtype>{bottom[0]->gpu_data(), spatial_}, partials);
-    CUDA_POST_KERNEL_CHECK;
-    BatchNormBatchStatsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
-        channels, spatial_, grid.slices, m, eps_, moving_average_fraction_,
-        correction, partials, bottom[0]->gpu_data(), mean, sums_.mutable_gpu_data(), inv_std,
-        this->blobs_[0]->mutable_gpu_data(), this->blobs_[1]->mutable_gpu_data(),
-        this->blobs_[2]->mutable_gpu_data());
-    CUDA_POST_KERNEL_CHECK;
-  }
-  const int count = top[0]->count();
+  const long long m = static_cast<long long>(num_) * spatial_;
+  // The stored variance is unbiased (m / (m - 1)); the batch normalization itself is not.
+  const Dtype correction = m > 1 ? Dtype(m) / Dtype(m - 1) : Dtype(1);
+  const ChannelSumsGrid grid(num_, channels, spatial_);
+  double* partials = partials_.mutable_gpu_data();
+  ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
+      grid, BatchNormMomentsTerm<Dtype>{bottom.gpu_data(), spatial_}, partials);
+  CUDA_POST_KERNEL_CHECK;
+  BatchNormBatchStatsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
+      channels, spatial_, grid.slices, m, eps_, moving_average_fraction_, correction, partials,
+      bottom.gpu_data(), mean_.mutable_gpu_data(), sums_.mutable_gpu_data(),
+      inv_std_.mutable_gpu_data(), this->blobs_[0]->mutable_gpu_data(),
+      this->blobs_[1]->mutable_gpu_data(), this->blobs_[2]->mutable_gpu_data());
+  CUDA_POST_KERNEL_CHECK;
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>* top,
+                                          ScaleLayer<Dtype>* scale) {
+  const int count = top->count();
   if (count == 0) return;
   // Backward with batch statistics needs the normalized values; a later in-place layer may
   // overwrite the top, so keep a copy.
   Dtype* x_norm = use_global_stats_ ? nullptr : x_norm_.mutable_gpu_data();
+  const Dtype* scale_data = nullptr;
+  const Dtype* bias_data = nullptr;
+  if (scale != nullptr) {
+    scale_data = scale->blobs()[0]->gpu_data();
+    const int bias_id = scale->bias_param_id();
+    if (bias_id >= 0) bias_data = scale->blobs()[bias_id]->gpu_data();
+  }
   BatchNormNormalizeKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-      count, channels, spatial_, bottom[0]->gpu_data(), mean, inv_std,
-      top[0]->mutable_gpu_data(), x_norm);
+      count, channels_, spatial_, bottom.gpu_data(), mean_.gpu_data(), inv_std_.gpu_data(),
+      scale_data, bias_data, top->mutable_gpu_data(), x_norm);
   CUDA_POST_KERNEL_CHECK;
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  const int channels = channels_;
+  if (channels == 0) return;
+  if (use_global_stats_) {
+    BatchNormGlobalStatsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
+        channels, eps_, this->blobs_[0]->gpu_data(), this->blobs_[1]->gpu_data(),
+        this->blobs_[2]->gpu_data(), mean_.mutable_gpu_data(), inv_std_.mutable_gpu_data());
+    CUDA_POST_KERNEL_CHECK;
+  } else {
+    BatchStats_gpu(*bottom[0]);
+  }
+  Normalize_gpu(*bottom[0], top[0], nullptr);
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ForwardWithNext(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
+  this->Reshape(bottom, top);
+  scale_->Reshape(top, top);  // the Scale works in place on this layer's top
+  if (channels_ == 0) return;
+  BatchStats_gpu(*bottom[0]);
+  Normalize_gpu(*bottom[0], top[0], scale_);
+  scale_->set_saved_bottom(&x_norm_);  // the Scale's bottom, should it run backward alone
 }
 
 template <typename Dtype>
@@ -177,11 +239,63 @@ void BatchNormLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
   // With top == bottom the diffs alias; each thread reads dy[j] before writing dx[j], and the
   // statistics above were complete before this launch.
   BatchNormBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-      count, channels, spatial_, dy, y, mean_dy, mean_dy_y, inv_std,
-      bottom[0]->mutable_gpu_diff());
+      count, channels, spatial_, dy, y, mean_dy, mean_dy_y, inv_std, nullptr,
+      bottom[0]->mutable_gpu_diff(), nullptr);
+  CUDA_POST_KERNEL_CHECK;
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::BackwardWithNext(const Blobs<Dtype>& top,
+                                             const vector<bool>& propagate_down,
+                                             const Blobs<Dtype>& bottom,
+                                             const vector<bool>& next_propagate_down) {
+  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
+  const int count = top[0]->count();
+  const int channels = channels_;
+  if (count == 0 || channels == 0) return;
+  Blob<Dtype>& scale = *scale_->blobs()[0];
+  Dtype* scale_diff = scale_->param_propagate_down(0) ? scale.mutable_gpu_diff() : nullptr;
+  const int bias_id = scale_->bias_param_id();
+  Dtype* bias_diff = bias_id >= 0 && scale_->param_propagate_down(bias_id)
+                         ? scale_->blobs()[bias_id]->mutable_gpu_diff()
+                         : nullptr;
+  const bool dx_wanted = propagate_down[0];
+  // The Scale's bottom diff, dz, stays in the top's diff where it is not overwritten by dx: a
+  // top apart from the bottom, or no dx (in place, dx takes its place, as apart).
+  const bool dz_wanted = next_propagate_down[0] && (bottom[0] != top[0] || !dx_wanted);
+  const Dtype* dy = top[0]->gpu_diff();
+  Dtype* means = nullptr;
+  if (scale_diff != nullptr || bias_diff != nullptr || dx_wanted) {
+    // One pass sums dy and dy * x_norm per channel: the Scale's gradients, and (times the
+    // scale) this layer's means of dz and dz * x_norm.
+    const ChannelSumsGrid grid(num_, channels, spatial_);
+    double* partials = partials_.mutable_gpu_data();
+    ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
+        grid, BatchNormGradientTerm<Dtype>{dy, x_norm_.gpu_data()}, partials);
+    CUDA_POST_KERNEL_CHECK;
+    const long long m = static_cast<long long>(num_) * spatial_;
+    means = dx_wanted ? sums_.mutable_gpu_data() : nullptr;
+    BatchNormScaleGradientsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
+        channels, grid.slices, partials, m > 0 ? 1.0 / m : 0.0, scale.gpu_data(), scale_diff,
+        bias_diff, means);
+    CUDA_POST_KERNEL_CHECK;
+  }
+  if (!dx_wanted && !dz_wanted) return;
+  BatchNormBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+      count, channels, spatial_, dy, dx_wanted ? x_norm_.gpu_data() : nullptr, means,
+      dx_wanted ? means + channels : nullptr, inv_std_.gpu_data(), scale.gpu_data(),
+      dx_wanted ? bottom[0]->mutable_gpu_diff() : nullptr,
+      dz_wanted ? top[0]->mutable_gpu_diff() : nullptr);
   CUDA_POST_KERNEL_CHECK;
 }
 
 INSTANTIATE_LAYER_GPU_FUNCS(BatchNormLayer);
+template void BatchNormLayer<float>::ForwardWithNext(const Blobs<float>&, const Blobs<float>&);
+template void BatchNormLayer<double>::ForwardWithNext(const Blobs<double>&, const Blobs<double>&);
+template void BatchNormLayer<float>::BackwardWithNext(const Blobs<float>&, const vector<bool>&,
+                                                      const Blobs<float>&, const vector<bool>&);
+template void BatchNormLayer<double>::BackwardWithNext(const Blobs<double>&, const vector<bool>&,
+                                                       const Blobs<double>&,
+                                                       const vector<bool>&);
 
 }  // namespace caffe

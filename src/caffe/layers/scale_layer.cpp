@@ -215,6 +215,7 @@ void ScaleLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   // In place, backward needs the input, which the output is about to overwrite: the same pass
   // keeps a copy.
   Dtype* copy = bottom[0] == top[0] ? bottom_copy_.mutable_cpu_data() : nullptr;
+  saved_bottom_ = &bottom_copy_;
   const Dtype* scale = (bottom.size() > 1 ? bottom[1] : this->blobs_[0].get())->cpu_data();
   const Dtype* bias = bias_param_id_ >= 0 ? this->blobs_[bias_param_id_]->cpu_data() : nullptr;
   Dtype* y = top[0]->mutable_cpu_data();
@@ -238,7 +239,7 @@ void ScaleLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
   const int outer = outer_, dim = scale_dim_, inner = inner_;
   const Dtype* dy = top[0]->cpu_diff();
   const Dtype* x =
-      scale_diff_needed ? (bottom[0] == top[0] ? &bottom_copy_ : bottom[0])->cpu_data() : nullptr;
+      scale_diff_needed ? (bottom[0] == top[0] ? saved_bottom_ : bottom[0])->cpu_data() : nullptr;
   const Dtype* scale_data = bottom_diff_needed ? scale->cpu_data() : nullptr;
   // In place, bottom[0]'s diff is the top's: each value of dy is read before dx overwrites it.
   Dtype* dx = bottom_diff_needed ? bottom[0]->mutable_cpu_diff() : nullptr;
@@ -274,6 +275,12 @@ void ScaleLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
       scale_diff[d] = static_cast<Dtype>(previous + sums[dim + d]);
     }
   }
+}
+
+template <typename Dtype>
+bool ScaleLayer<Dtype>::ScalesChannels(int channels) const {
+  return this->layer_param_.bottom_size() == 1 && axis_ == 1 && !this->blobs_.empty() &&
+         this->blobs_[0]->num_axes() == 1 && this->blobs_[0]->count() == channels;
 }
 
 template <typename Dtype>

@@ -60,6 +60,7 @@ void ScaleLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   const Dtype* bottom_data = bottom[0]->gpu_data();
   // In place, backward needs the input, which the output is about to overwrite.
   Dtype* bottom_copy = bottom[0] == top[0] ? bottom_copy_.mutable_gpu_data() : nullptr;
+  saved_bottom_ = &bottom_copy_;
   const Dtype* scale = (bottom.size() > 1 ? bottom[1] : this->blobs_[0].get())->gpu_data();
   const Dtype* bias = bias_param_id_ >= 0 ? this->blobs_[bias_param_id_]->gpu_data() : nullptr;
   ScaleForwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
@@ -93,7 +94,7 @@ void ScaleLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>
   }
   const Dtype* bottom_data =
       scale_diff == nullptr ? nullptr
-                            : (bottom[0] == top[0] ? &bottom_copy_ : bottom[0])->gpu_data();
+                            : (bottom[0] == top[0] ? saved_bottom_ : bottom[0])->gpu_data();
   const ChannelSumsGrid grid(outer_, scale_dim_, inner_);
   double* partials = partials_.mutable_gpu_data();
   ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(

@@ -396,6 +396,8 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
 // normalized values, Dropout's mask, STOCHASTIC pooling's picks, in-place Scale's and PReLU's
 // copies of their bottoms, MAX Eltwise's winners; and the partial sums of the per-channel
 // gradients (BatchNorm, Scale, PReLU, Bias). Random draws come from the same seed in both runs.
+// The BatchNorm/Scale pairs (one in place, one with a top of its own) run as one on the GPU
+// (Net::RunsFused) and apart (CAFFE_GPU_FUSION=0): both ways declare what they use.
 TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
   if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
   Caffe::SetDevice(0);
@@ -407,17 +409,25 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
     layer { name: 'spool' type: 'Pooling' bottom: 'drop' top: 'spool'
       pooling_param { pool: STOCHASTIC kernel_size: 2 stride: 2 } }
     layer { name: 'prelu' type: 'PReLU' bottom: 'spool' top: 'prelu' }
-    layer { name: 'emax' type: 'Eltwise' bottom: 'spool' bottom: 'prelu' top: 'mid'
+    layer { name: 'emax' type: 'Eltwise' bottom: 'spool' bottom: 'prelu' top: 'emax'
       eltwise_param { operation: MAX } }
-    layer { name: 'prelu_in_place' type: 'PReLU' bottom: 'mid' top: 'mid' }
-    layer { name: 'bias' type: 'Bias' bottom: 'mid' top: 'mid' }
+    layer { name: 'prelu_in_place' type: 'PReLU' bottom: 'emax' top: 'emax' }
+    layer { name: 'bias' type: 'Bias' bottom: 'emax' top: 'emax' }
+    layer { name: 'bn2' type: 'BatchNorm' bottom: 'emax' top: 'mid' }
+    layer { name: 'scale2' type: 'Scale' bottom: 'mid' top: 'mid' }
   )";
   const std::string text = "state { phase: TRAIN }\n" + NetText(middle);
-  ExpectGpuLmsRunLikePlainOne([&] {
-    std::unique_ptr<Net<float>> net = MakeNet(text);
-    Caffe::set_random_seed(4242);  // the same dropout masks and stochastic picks
-    return net;
-  });
+  for (const char* fusion : {"1", "0"}) {
+    SCOPED_TRACE(std::string("CAFFE_GPU_FUSION=") + fusion);
+    ScopedEnv env("CAFFE_GPU_FUSION", fusion);
+    ExpectGpuLmsRunLikePlainOne([&] {
+      std::unique_ptr<Net<float>> net = MakeNet(text);
+      const std::vector<bool>& fused = net->fused_with_next();
+      EXPECT_EQ(std::count(fused.begin(), fused.end(), true), fusion[0] == '1' ? 2 : 0);
+      Caffe::set_random_seed(4242);  // the same dropout masks and stochastic picks
+      return net;
+    });
+  }
 }
 
 // BVLC's golden nets, TEST phase, with the default GPU engines (cuDNN's where built), as
