@@ -12,6 +12,7 @@
 #include "caffe/net.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/gpu_memory.hpp"
 #include "caffe/util/io.hpp"
 
 namespace caffe {
@@ -128,6 +129,23 @@ class GpuFusedLayersTest : public ::testing::Test {
 TEST_F(GpuFusedLayersTest, InPlacePairRunsLikeTheLayersApart) {
   ExpectFusedLikeApart(kInPlacePair);
 }
+
+#ifndef CPU_ONLY
+// As one, the Scale keeps no copy of its bottom (and needs no partial sums of its own): the GPU
+// holds at least one activation less.
+TEST_F(GpuFusedLayersTest, InPlacePairHoldsNoCopyOfTheScalesBottom) {
+  const auto bytes_used = [](const char* fusion) {
+    const size_t before = GpuMemory::GetUsage(0).in_use;
+    std::unique_ptr<Net<float>> net = MakeNet(FusionNet(kInPlacePair), fusion);
+    net->ForwardBackward();
+    return GpuMemory::GetUsage(0).in_use - before;
+  };
+  const size_t apart = bytes_used("0");
+  const size_t fused = bytes_used("1");
+  const size_t activation = 4 * 8 * 5 * 7 * sizeof(float);
+  EXPECT_GE(apart, fused + activation) << "apart " << apart << " bytes, as one " << fused;
+}
+#endif
 
 TEST_F(GpuFusedLayersTest, ScaleWithoutBiasRunsLikeTheLayersApart) {
   ExpectFusedLikeApart(R"(
