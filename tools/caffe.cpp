@@ -471,9 +471,6 @@ int time() {
   caffe_net.Backward();
 
   const auto& layers = caffe_net.layers();
-  const auto& bottom_vecs = caffe_net.bottom_vecs();
-  const auto& top_vecs = caffe_net.top_vecs();
-  const auto& bottom_need_backward = caffe_net.bottom_need_backward();
   for (size_t i = 0; i + 1 < layers.size(); ++i) {
     if (!caffe_net.RunsFused(i)) continue;
     LOG(INFO) << layers[i]->layer_param().name() << " and " << layers[i + 1]->layer_param().name()
@@ -499,27 +496,18 @@ int time() {
     marks.Start();
     // A pair that runs as one (Net::RunsFused) does so in its first layer's forward step and
     // its second layer's backward step, as in training; the other layer's time is then 0.
-    for (size_t i = 0; i < n; ++i) {
+    const int last = static_cast<int>(n) - 1;
+    for (int i = 0; i <= last; ++i) {
       if (planner) planner->BeforeStep(planner->forward_step(i));
-      if (caffe_net.RunsFused(i)) {
-        layers[i]->ForwardWithNext(bottom_vecs[i], top_vecs[i]);
-      } else if (!caffe_net.RunsFused(static_cast<int>(i) - 1)) {
-        layers[i]->Forward(bottom_vecs[i], top_vecs[i]);
-      }
+      caffe_net.ForwardStep(i, 0, last);
       if (planner) planner->AfterStep(planner->forward_step(i));
       marks.Mark();  // mark 1 + i
     }
-    for (size_t k = 0; k < n; ++k) {
-      const size_t i = n - 1 - k;
+    for (int i = last; i >= 0; --i) {
       if (planner) planner->BeforeStep(planner->backward_step(i));
-      if (caffe_net.RunsFused(static_cast<int>(i) - 1)) {
-        layers[i - 1]->BackwardWithNext(top_vecs[i - 1], bottom_need_backward[i - 1],
-                                        bottom_vecs[i - 1], bottom_need_backward[i]);
-      } else if (!caffe_net.RunsFused(i)) {
-        layers[i]->Backward(top_vecs[i], bottom_need_backward[i], bottom_vecs[i]);
-      }
+      caffe_net.BackwardStep(i, last, 0);
       if (planner) planner->AfterStep(planner->backward_step(i));
-      marks.Mark();  // mark 1 + n + k
+      marks.Mark();  // mark 1 + n + (last - i)
     }
     marks.Finish();
     for (size_t i = 0; i < n; ++i) {

@@ -35,11 +35,18 @@ class Net {
   const Blobs<Dtype>& Forward(Dtype* loss = nullptr);
   /// Forward over layers [start, end] (inclusive); returns the summed loss.
   Dtype ForwardFromTo(int start, int end);
+  /// Layer i's step of a forward over [start, end] (without the callbacks): its Forward; the
+  /// pair's where layers i and i + 1 run fused (RunsFused) and both are in range; nothing where
+  /// i is the second of such a pair. Returns the loss. `caffe time` runs its steps one by one.
+  Dtype ForwardStep(int i, int start, int end);
   Dtype ForwardFrom(int start);
   Dtype ForwardTo(int end);
   /// Runs backward over all layers that need it.
   void Backward();
   void BackwardFromTo(int start, int end);
+  /// Layer i's step of a backward from `start` down to `end`, as ForwardStep: a fused pair runs
+  /// in its second layer's step, the first's is empty. Runs even if the layer needs no backward.
+  void BackwardStep(int i, int start, int end);
   void BackwardFrom(int start);
   void BackwardTo(int end);
   /// Re-runs every layer's Reshape (after an input changed shape).
@@ -113,7 +120,7 @@ class Net {
 
   /// Whether layers i and i + 1 were set up to run as one on the GPU (Layer::FuseWithNext: a
   /// BatchNorm and the in-place Scale after it), and whether they do now: in GPU mode, without
-  /// debug_info. ForwardFromTo and BackwardFromTo run such a pair as one where both are in range,
+  /// debug_info. ForwardStep and BackwardStep run such a pair as one where both are in range,
   /// in the first layer's step forward and the second's backward (the callbacks of the other
   /// step run with no work between them). CAFFE_GPU_FUSION=0 in the environment turns it off.
   const vector<bool>& fused_with_next() const { return fused_with_next_; }

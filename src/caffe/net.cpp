@@ -435,27 +435,26 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
   CHECK_LT(end, static_cast<int>(layers_.size()));
   Dtype loss = 0;
   for (int i = start; i <= end; ++i) {
-    // A fused pair runs in its first layer's step; the second's step is empty (LMS plans so).
-    const bool pair = i < end && RunsFused(i);
     for (Callback* callback : before_forward_) callback->run(i);
-    try {
-      if (pair) {
-        layers_[i]->ForwardWithNext(bottom_vecs_[i], top_vecs_[i]);
-      } else {
-        loss += layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
-      }
-    } catch (const Error& error) {
-      throw NamingTheLayer(error, *layers_[i], "forward pass of ");
-    }
+    loss += ForwardStep(i, start, end);
     if (debug_info_) ForwardDebugInfo(i);
     for (Callback* callback : after_forward_) callback->run(i);
-    if (pair) {
-      ++i;
-      for (Callback* callback : before_forward_) callback->run(i);
-      for (Callback* callback : after_forward_) callback->run(i);
-    }
   }
   return loss;
+}
+
+template <typename Dtype>
+Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
+  try {
+    if (i < end && RunsFused(i)) {
+      layers_[i]->ForwardWithNext(bottom_vecs_[i], top_vecs_[i]);
+      return 0;
+    }
+    if (i > start && RunsFused(i - 1)) return 0;  // ran with layer i - 1
+    return layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
+  } catch (const Error& error) {
+    throw NamingTheLayer(error, *layers_[i], "forward pass of ");
+  }
 }
 
 template <typename Dtype>
@@ -510,29 +509,30 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
   CHECK_GE(end, 0);
   CHECK_LT(start, static_cast<int>(layers_.size()));
   for (int i = start; i >= end; --i) {
-    // A fused pair runs in its second layer's step, the first of the two in backward (its
-    // parameter gradients are ready after it, as the callbacks expect); the first's is empty.
-    const bool pair = i > end && RunsFused(i - 1);
     for (Callback* callback : before_backward_) callback->run(i);
     if (layer_need_backward_[i]) {
-      try {
-        if (pair) {
-          layers_[i - 1]->BackwardWithNext(top_vecs_[i - 1], bottom_need_backward_[i - 1],
-                                           bottom_vecs_[i - 1], bottom_need_backward_[i]);
-        } else {
-          layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
-        }
-      } catch (const Error& error) {
-        throw NamingTheLayer(error, *layers_[pair ? i - 1 : i], "backward pass of ");
-      }
+      BackwardStep(i, start, end);
       if (debug_info_) BackwardDebugInfo(i);
     }
     for (Callback* callback : after_backward_) callback->run(i);
-    if (pair) {
-      --i;
-      for (Callback* callback : before_backward_) callback->run(i);
-      for (Callback* callback : after_backward_) callback->run(i);
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::BackwardStep(int i, int start, int end) {
+  // A fused pair runs in its second layer's step, the first of the two in backward: its
+  // parameter gradients are ready after it, as the callbacks expect.
+  const int owner = i > end && RunsFused(i - 1) ? i - 1 : i;
+  if (owner == i && i < start && RunsFused(i)) return;  // ran with layer i + 1
+  try {
+    if (owner != i) {
+      layers_[owner]->BackwardWithNext(top_vecs_[owner], bottom_need_backward_[owner],
+                                       bottom_vecs_[owner], bottom_need_backward_[i]);
+    } else {
+      layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     }
+  } catch (const Error& error) {
+    throw NamingTheLayer(error, *layers_[owner], "backward pass of ");
   }
 }
 

@@ -74,6 +74,17 @@ class BatchNormLayer : public Layer<Dtype> {
   // with batch statistics.
   void Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, ScaleLayer<Dtype>* scale);
 #endif
+  // What the pair's backward computes (BackwardWithNext), and so what it declares to LMS.
+  struct PairBackward {
+    bool dx = false;          // this layer's bottom diff
+    bool dz = false;          // the Scale's bottom diff, left in the top's diff
+    bool scale_diff = false;  // the Scale's parameter gradients
+    bool bias_diff = false;
+    bool sums() const { return dx || scale_diff || bias_diff; }  // the summing pass
+  };
+  PairBackward PairBackwardWork(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                                const vector<bool>& propagate_down,
+                                const vector<bool>& next_propagate_down) const;
 
   int channels_ = 0;  // C
   int num_ = 0;       // N

@@ -272,6 +272,21 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
 }
 
 template <typename Dtype>
+typename BatchNormLayer<Dtype>::PairBackward BatchNormLayer<Dtype>::PairBackwardWork(
+    const Blobs<Dtype>& bottom, const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+    const vector<bool>& next_propagate_down) const {
+  PairBackward work;
+  work.dx = propagate_down[0];
+  // The Scale's bottom diff, dz, stays in the top's diff where dx does not overwrite it: a top
+  // apart from the bottom, or no dx (in place, dx takes its place, as apart).
+  work.dz = next_propagate_down[0] && (bottom[0] != top[0] || !work.dx);
+  work.scale_diff = scale_->param_propagate_down(0);
+  const int bias_id = scale_->bias_param_id();
+  work.bias_diff = bias_id >= 0 && scale_->param_propagate_down(bias_id);
+  return work;
+}
+
+template <typename Dtype>
 bool BatchNormLayer<Dtype>::DeclareMemoryUseWithNext(lms::Pass pass, const Blobs<Dtype>& bottom,
                                                      const Blobs<Dtype>& top,
                                                      const vector<bool>& propagate_down,
@@ -283,22 +298,16 @@ bool BatchNormLayer<Dtype>::DeclareMemoryUseWithNext(lms::Pass pass, const Blobs
     for (const auto& param : scale_->blobs()) uses->AddData(*param, lms::kRead);
     return true;
   }
-  // As BackwardWithNext works (batch_norm_layer.cu).
-  const bool dx = propagate_down[0];
-  const bool dz = next_propagate_down[0] && (bottom[0] != top[0] || !dx);
-  uses->AddDiff(*top[0], dz ? lms::kReadWrite : lms::kRead);
+  const PairBackward work = PairBackwardWork(bottom, top, propagate_down, next_propagate_down);
+  uses->AddDiff(*top[0], work.dz ? lms::kReadWrite : lms::kRead);
   uses->AddData(*scale_->blobs()[0], lms::kRead);  // dz = scale * dy
-  bool sums = dx;
-  for (int i = 0; i < static_cast<int>(scale_->blobs().size()); ++i) {
-    if (!scale_->param_propagate_down(i)) continue;
-    uses->AddDiff(*scale_->blobs()[i], lms::kReadWrite);
-    sums = true;
-  }
-  if (sums) {
+  if (work.scale_diff) uses->AddDiff(*scale_->blobs()[0], lms::kReadWrite);
+  if (work.bias_diff) uses->AddDiff(*scale_->blobs()[scale_->bias_param_id()], lms::kReadWrite);
+  if (work.sums()) {
     uses->AddData(x_norm_, lms::kRead);
     uses->AddData(partials_, lms::kScratch);
   }
-  if (dx) {
+  if (work.dx) {
     uses->AddData(inv_std_, lms::kRead);
     uses->AddData(sums_, lms::kScratch);
     uses->AddDiff(*bottom[0], lms::kOverwrite);

@@ -253,19 +253,15 @@ void BatchNormLayer<Dtype>::BackwardWithNext(const Blobs<Dtype>& top,
   const int count = top[0]->count();
   const int channels = channels_;
   if (count == 0 || channels == 0) return;
+  const PairBackward work = PairBackwardWork(bottom, top, propagate_down, next_propagate_down);
   Blob<Dtype>& scale = *scale_->blobs()[0];
-  Dtype* scale_diff = scale_->param_propagate_down(0) ? scale.mutable_gpu_diff() : nullptr;
-  const int bias_id = scale_->bias_param_id();
-  Dtype* bias_diff = bias_id >= 0 && scale_->param_propagate_down(bias_id)
-                         ? scale_->blobs()[bias_id]->mutable_gpu_diff()
-                         : nullptr;
-  const bool dx_wanted = propagate_down[0];
-  // The Scale's bottom diff, dz, stays in the top's diff where it is not overwritten by dx: a
-  // top apart from the bottom, or no dx (in place, dx takes its place, as apart).
-  const bool dz_wanted = next_propagate_down[0] && (bottom[0] != top[0] || !dx_wanted);
+  Dtype* scale_diff = work.scale_diff ? scale.mutable_gpu_diff() : nullptr;
+  Dtype* bias_diff =
+      work.bias_diff ? scale_->blobs()[scale_->bias_param_id()]->mutable_gpu_diff() : nullptr;
+  const bool dx_wanted = work.dx;
   const Dtype* dy = top[0]->gpu_diff();
   Dtype* means = nullptr;
-  if (scale_diff != nullptr || bias_diff != nullptr || dx_wanted) {
+  if (work.sums()) {
     // One pass sums dy and dy * x_norm per channel: the Scale's gradients, and (times the
     // scale) this layer's means of dz and dz * x_norm.
     const ChannelSumsGrid grid(num_, channels, spatial_);
@@ -280,12 +276,12 @@ void BatchNormLayer<Dtype>::BackwardWithNext(const Blobs<Dtype>& top,
         bias_diff, means);
     CUDA_POST_KERNEL_CHECK;
   }
-  if (!dx_wanted && !dz_wanted) return;
+  if (!dx_wanted && !work.dz) return;
   BatchNormBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
       count, channels, spatial_, dy, dx_wanted ? x_norm_.gpu_data() : nullptr, means,
       dx_wanted ? means + channels : nullptr, inv_std_.gpu_data(), scale.gpu_data(),
       dx_wanted ? bottom[0]->mutable_gpu_diff() : nullptr,
-      dz_wanted ? top[0]->mutable_gpu_diff() : nullptr);
+      work.dz ? top[0]->mutable_gpu_diff() : nullptr);
   CUDA_POST_KERNEL_CHECK;
 }
 
