@@ -147,14 +147,14 @@ run_time() {
          "$(ratio "$torch" "$timed_1g") (timed, 1 GiB)" | tee -a "$OUT/time.txt"
     echo "  slowest layers (timed run, GPU time):" \
          "$(slowest_layers "$OUT/time_${name}_timed.log" 6)" | tee -a "$OUT/time.txt"
-    # Whether running each BatchNorm with its Scale as one (the default) pays: the timed run
-    # again with every layer apart.
-    if grep -q 'type: *"BatchNorm"' "$model"; then
+    # Whether running layers as one (the default: BatchNorm with its Scale and ReLU, a sum with
+    # its ReLU) pays: the timed run again with every layer apart.
+    if grep -q 'type: *"\(BatchNorm\|Eltwise\)"' "$model"; then
       CAFFE_GPU_FUSION=0 CAFFE_CUDNN_ALGO=time caffe time -model "$model" -gpu 0 -iterations 20 \
           > "$OUT/time_${name}_timed_apart.log" 2>&1
       local apart
       apart=$(average_ms "$OUT/time_${name}_timed_apart.log")
-      echo "  BatchNorm and Scale apart (CAFFE_GPU_FUSION=0, timed): ${apart:-failed} ms;" \
+      echo "  layers apart (CAFFE_GPU_FUSION=0, timed): ${apart:-failed} ms;" \
            "apart / as one: $(ratio "$apart" "$timed")" | tee -a "$OUT/time.txt"
     fi
   done

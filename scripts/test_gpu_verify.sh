@@ -123,7 +123,7 @@ check "run_time's slowest layers of GoogLeNet's timed run" \
   "  slowest layers (timed run, GPU time): conv1 80.50 ms (67%), inception/3x3 30.00 ms (25%)" \
   "$(grep -A1 '^bvlc_googlenet' "$OUT/time.txt" | tail -1)"
 check "run_time times BatchNorm nets with the layers apart too" \
-  "  BatchNorm and Scale apart (CAFFE_GPU_FUSION=0, timed): 60.5 ms; apart / as one: 1.071" \
+  "  layers apart (CAFFE_GPU_FUSION=0, timed): 60.5 ms; apart / as one: 1.071" \
   "$(grep 'CAFFE_GPU_FUSION=0' "$OUT/time.txt")"
 unset -f python3
 exit $failures

@@ -471,11 +471,10 @@ int time() {
   caffe_net.Backward();
 
   const auto& layers = caffe_net.layers();
-  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+  for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
     if (!caffe_net.RunsFused(i)) continue;
-    LOG(INFO) << layers[i]->layer_param().name() << " and " << layers[i + 1]->layer_param().name()
-              << " run as one (CAFFE_GPU_FUSION=0 runs them apart): their forward time shows "
-              << "under the first, their backward time under the second";
+    LOG(INFO) << caffe_net.FusedGroupNames(i) << " run as one (CAFFE_GPU_FUSION=0 runs them apart): their forward "
+              << "time shows under the first, their backward time under the last";
   }
   LOG(INFO) << "*** Benchmark begins ***";
   LOG(INFO) << "Testing for " << FLAGS_iterations << " iterations.";
@@ -494,8 +493,8 @@ int time() {
     Timer iter_timer;
     iter_timer.Start();
     marks.Start();
-    // A pair that runs as one (Net::RunsFused) does so in its first layer's forward step and
-    // its second layer's backward step, as in training; the other layer's time is then 0.
+    // A group that runs as one (Net::RunsFused) does so in its head's forward step and its
+    // last layer's backward step, as in training; the other steps' times are then 0.
     const int last = static_cast<int>(n) - 1;
     for (int i = 0; i <= last; ++i) {
       if (planner) planner->BeforeStep(planner->forward_step(i));
@@ -519,13 +518,18 @@ int time() {
     LOG(INFO) << "Iteration: " << j + 1 << " forward-backward time: " << iter_timer.MilliSeconds()
               << " ms.";
   }
-  // A pair's other step only records its events: what little it measures goes with the pair.
-  for (size_t i = 0; i + 1 < n; ++i) {
+  // A group's other steps only record their events: what little they measure goes with it.
+  for (int i = 0; i < static_cast<int>(n); ++i) {
     if (!caffe_net.RunsFused(i)) continue;
-    forward_time_per_layer[i] += forward_time_per_layer[i + 1];
-    forward_time_per_layer[i + 1] = 0;
-    backward_time_per_layer[i + 1] += backward_time_per_layer[i];
-    backward_time_per_layer[i] = 0;
+    const int last = i + caffe_net.fused_followers()[i];
+    for (int j = i + 1; j <= last; ++j) {
+      forward_time_per_layer[i] += forward_time_per_layer[j];
+      forward_time_per_layer[j] = 0;
+    }
+    for (int j = i; j < last; ++j) {
+      backward_time_per_layer[last] += backward_time_per_layer[j];
+      backward_time_per_layer[j] = 0;
+    }
   }
   LOG(INFO) << "Average time per layer: ";
   for (size_t i = 0; i < layers.size(); ++i) {

@@ -106,33 +106,34 @@ class Layer {
   virtual bool BackwardReadsTopData(int top_index) const { return true; }
   virtual bool BackwardReadsBottomData(int bottom_index) const { return true; }
 
-  // ---- Two layers as one on the GPU (Net::RunsFused) ----
-  // Where a layer can do the next layer's work in its own passes over memory (BatchNorm and the
-  // Scale after it), the pair runs as one: fewer kernels read and write the activations. Both
-  // layers keep their blobs and run alone as usual (CPU mode, a forward that stops between
-  // them); the pair's results are the two layers' (within rounding: the sums differ in order).
+  // ---- Layers run as one on the GPU (Net::RunsFused) ----
+  // Where a layer can do the next layers' work in its own passes over memory (BatchNorm, the
+  // Scale after it and the ReLU after that), the group runs as one: fewer kernels read and write
+  // the activations. Every layer keeps its blobs and runs alone as usual (CPU mode, a forward
+  // that stops inside the group); the group's results are the layers' (within rounding: some
+  // sums differ in order).
 
-  /// Asked by the Net at setup in GPU mode: whether this layer takes `next`, the net's next layer
-  /// (with its bottoms and tops), into its passes; if so it keeps `next`. Default: no.
+  /// Asked by the Net at setup in GPU mode: whether this layer takes `next` (with its bottoms and
+  /// tops) into its passes, after the followers it took already; if so it keeps `next`, and the
+  /// Net asks again with the layer after it. Default: no.
   virtual bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
                             const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
                             const Blobs<Dtype>& next_top) {
     return false;
   }
-  /// The pair's forward on the GPU (no loss: the Net fuses no layer with a loss weight).
-  virtual void ForwardWithNext(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
-  /// The pair's backward on the GPU: the next layer's parameter gradients and bottom gradients
-  /// (where `next_propagate_down`), then this layer's (where `propagate_down`), leaving every
-  /// diff as the two layers' backward would.
-  virtual void BackwardWithNext(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                const Blobs<Dtype>& bottom,
-                                const vector<bool>& next_propagate_down);
-  /// What the pair's `pass` uses, for LMS (the planner asks this instead of the two layers).
-  virtual bool DeclareMemoryUseWithNext(lms::Pass pass, const Blobs<Dtype>& bottom,
-                                        const Blobs<Dtype>& top,
-                                        const vector<bool>& propagate_down,
-                                        const vector<bool>& next_propagate_down,
-                                        lms::MemoryUses* uses) const;
+  /// The group's forward on the GPU (no loss: the Net fuses no layer with a loss weight).
+  virtual void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
+  /// The group's backward on the GPU: the followers' parameter and bottom gradients (where
+  /// `followers_propagate_down`, one entry per follower, in net order), then this layer's
+  /// (where `propagate_down`), leaving every diff as the layers' backward would.
+  virtual void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                             const Blobs<Dtype>& bottom,
+                             const vector<vector<bool>>& followers_propagate_down);
+  /// What the group's `pass` uses, for LMS (the planner asks this instead of the layers).
+  virtual bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                     const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                     const vector<vector<bool>>& followers_propagate_down,
+                                     lms::MemoryUses* uses) const;
 
  protected:
   virtual void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;

@@ -36,16 +36,18 @@ class Net {
   /// Forward over layers [start, end] (inclusive); returns the summed loss.
   Dtype ForwardFromTo(int start, int end);
   /// Layer i's step of a forward over [start, end] (without the callbacks): its Forward; the
-  /// pair's where layers i and i + 1 run fused (RunsFused) and both are in range; nothing where
-  /// i is the second of such a pair. Returns the loss. `caffe time` runs its steps one by one.
+  /// group's where i heads a group that runs fused (RunsFused) and the whole group is in range;
+  /// nothing where i follows in such a group. Returns the loss. `caffe time` runs its steps
+  /// one by one.
   Dtype ForwardStep(int i, int start, int end);
   Dtype ForwardFrom(int start);
   Dtype ForwardTo(int end);
   /// Runs backward over all layers that need it.
   void Backward();
   void BackwardFromTo(int start, int end);
-  /// Layer i's step of a backward from `start` down to `end`, as ForwardStep: a fused pair runs
-  /// in its second layer's step, the first's is empty. Runs even if the layer needs no backward.
+  /// Layer i's step of a backward from `start` down to `end`, as ForwardStep: a fused group
+  /// runs in its last layer's step, the others' are empty. Runs even if the layer needs no
+  /// backward.
   void BackwardStep(int i, int start, int end);
   void BackwardFrom(int start);
   void BackwardTo(int end);
@@ -115,16 +117,25 @@ class Net {
     return layer_names_index_.count(layer_name) > 0;
   }
   const shared_ptr<Layer<Dtype>> layer_by_name(const string& layer_name) const;
-  /// Per-layer debug output (BVLC's debug_info) shows every layer's blobs: pairs then run apart.
+  /// Per-layer debug output (BVLC's debug_info) shows every layer's blobs: groups then run
+  /// apart.
   void set_debug_info(bool value) { debug_info_ = value; }
 
-  /// Whether layers i and i + 1 were set up to run as one on the GPU (Layer::FuseWithNext: a
-  /// BatchNorm and the in-place Scale after it), and whether they do now: in GPU mode, without
-  /// debug_info. ForwardStep and BackwardStep run such a pair as one where both are in range,
-  /// in the first layer's step forward and the second's backward (the callbacks of the other
-  /// step run with no work between them). CAFFE_GPU_FUSION=0 in the environment turns it off.
-  const vector<bool>& fused_with_next() const { return fused_with_next_; }
+  /// Layers set up to run as one on the GPU (Layer::FuseWithNext: a BatchNorm, the in-place
+  /// Scale after it and the in-place ReLU after that): per layer, how many of the layers right
+  /// after it run in its passes (0: none, or it follows in a group), and the group's first
+  /// layer, the head, for each (the layer itself when alone). RunsFused(i): whether layer i
+  /// heads a group and the group runs as one now, in GPU mode without debug_info. ForwardStep
+  /// and BackwardStep run it as one where the whole group is in range, in its head's step
+  /// forward and its last layer's backward (the callbacks of the other steps run with no work
+  /// between them). CAFFE_GPU_FUSION=0 in the environment turns it off.
+  const vector<int>& fused_followers() const { return fused_followers_; }
+  int FusedHead(int i) const { return fused_head_[i]; }
   bool RunsFused(int i) const;
+  /// The propagate_down of each follower in the group `head` heads (Layer::BackwardFused).
+  vector<vector<bool>> FollowersPropagateDown(int head) const;
+  /// "bn, scale and relu": the names of the group `head` heads, for the log.
+  string FusedGroupNames(int head) const;
 
   /// Keeps only the layers whose include/exclude rules match the param's state.
   static void FilterNet(const NetParameter& param, NetParameter* param_filtered);
@@ -151,8 +162,10 @@ class Net {
                    std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
   void AppendParam(const NetParameter& param, int layer_id, int param_id);
 
-  // Asks each layer whether it runs with the next one (GPU mode, CAFFE_GPU_FUSION not 0).
-  void FusePairs();
+  // Asks each layer whether it runs the next ones (GPU mode, CAFFE_GPU_FUSION not 0).
+  void FuseLayers();
+  // Whether layer i's group runs as one now with all its layers in [low, high].
+  bool GroupRunsFused(int i, int low, int high) const;
   void ForwardDebugInfo(int layer_id);
   void BackwardDebugInfo(int layer_id);
   void UpdateDebugInfo(int param_id);
@@ -191,7 +204,8 @@ class Net {
   vector<bool> has_params_decay_;
   size_t memory_used_ = 0;
   bool debug_info_ = false;
-  vector<bool> fused_with_next_;  // per layer: runs with layer + 1 on the GPU
+  vector<int> fused_followers_;  // per layer: the layers after it that run in its passes
+  vector<int> fused_head_;       // per layer: its group's first layer (itself when alone)
   vector<Callback*> before_forward_;
   vector<Callback*> after_forward_;
   vector<Callback*> before_backward_;

@@ -103,23 +103,23 @@ bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
   return true;
 }
 
-// Only a layer whose FuseWithNext said yes is asked to run or declare a pair.
+// Only a layer whose FuseWithNext said yes is asked to run or declare a group.
 template <typename Dtype>
-void Layer<Dtype>::ForwardWithNext(const Blobs<Dtype>&, const Blobs<Dtype>&) {
-  LOG(FATAL) << error_prefix() << "runs with no next layer";
+void Layer<Dtype>::ForwardFused(const Blobs<Dtype>&, const Blobs<Dtype>&) {
+  LOG(FATAL) << error_prefix() << "runs no layer after it";
 }
 
 template <typename Dtype>
-void Layer<Dtype>::BackwardWithNext(const Blobs<Dtype>&, const vector<bool>&,
-                                    const Blobs<Dtype>&, const vector<bool>&) {
-  LOG(FATAL) << error_prefix() << "runs with no next layer";
+void Layer<Dtype>::BackwardFused(const Blobs<Dtype>&, const vector<bool>&, const Blobs<Dtype>&,
+                                 const vector<vector<bool>>&) {
+  LOG(FATAL) << error_prefix() << "runs no layer after it";
 }
 
 template <typename Dtype>
-bool Layer<Dtype>::DeclareMemoryUseWithNext(lms::Pass, const Blobs<Dtype>&, const Blobs<Dtype>&,
-                                            const vector<bool>&, const vector<bool>&,
-                                            lms::MemoryUses*) const {
-  LOG(FATAL) << error_prefix() << "runs with no next layer";
+bool Layer<Dtype>::DeclareMemoryUseFused(lms::Pass, const Blobs<Dtype>&, const Blobs<Dtype>&,
+                                         const vector<bool>&, const vector<vector<bool>>&,
+                                         lms::MemoryUses*) const {
+  LOG(FATAL) << error_prefix() << "runs no layer after it";
   return false;
 }
 

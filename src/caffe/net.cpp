@@ -31,8 +31,8 @@ bool GpuFusionEnabled() {
   const char* text = std::getenv("CAFFE_GPU_FUSION");
   if (text == nullptr || string(text) == "1") return true;
   CAFFE_CHECK(string(text) == "0")
-      << "CAFFE_GPU_FUSION is \"" << text << "\"; expected 1 (BatchNorm and the Scale after it "
-      << "run as one on the GPU, the default) or 0 (every layer alone)";
+      << "CAFFE_GPU_FUSION is \"" << text << "\"; expected 1 (BatchNorm and the Scale and ReLU "
+      << "after it run as one on the GPU, the default) or 0 (every layer alone)";
   return false;
 }
 }  // namespace
@@ -238,7 +238,7 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
     params_[i]->ShareDiff(*params_[param_owners_[i]]);
   }
   debug_info_ = param.debug_info();
-  FusePairs();
+  FuseLayers();
   LOG_IF(INFO, Caffe::root_solver()) << "Network initialization done.";
 }
 
@@ -445,12 +445,12 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
 
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
+  const int head = fused_head_[i];
   try {
-    if (i < end && RunsFused(i)) {
-      layers_[i]->ForwardWithNext(bottom_vecs_[i], top_vecs_[i]);
-      return 0;
+    if (GroupRunsFused(i, start, end)) {
+      if (i == head) layers_[head]->ForwardFused(bottom_vecs_[head], top_vecs_[head]);
+      return 0;  // a follower's work ran in its head's step
     }
-    if (i > start && RunsFused(i - 1)) return 0;  // ran with layer i - 1
     return layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
   } catch (const Error& error) {
     throw NamingTheLayer(error, *layers_[i], "forward pass of ");
@@ -458,9 +458,11 @@ Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
 }
 
 template <typename Dtype>
-void Net<Dtype>::FusePairs() {
+void Net<Dtype>::FuseLayers() {
   const int num_layers = static_cast<int>(layers_.size());
-  fused_with_next_.assign(num_layers, false);
+  fused_followers_.assign(num_layers, 0);
+  fused_head_.resize(num_layers);
+  for (int i = 0; i < num_layers; ++i) fused_head_[i] = i;
   if (Caffe::mode() != Caffe::GPU || !GpuFusionEnabled()) return;
   const auto has_loss = [this](int i) {
     for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
@@ -468,23 +470,45 @@ void Net<Dtype>::FusePairs() {
     }
     return false;
   };
-  for (int i = 0; i + 1 < num_layers; ++i) {
-    if (has_loss(i) || has_loss(i + 1)) continue;
-    if (!layers_[i]->FuseWithNext(layers_[i + 1].get(), bottom_vecs_[i], top_vecs_[i],
-                                  bottom_vecs_[i + 1], top_vecs_[i + 1])) {
-      continue;
+  for (int head = 0; head + 1 < num_layers; ++head) {
+    if (has_loss(head)) continue;
+    int next = head + 1;
+    while (next < num_layers && !has_loss(next) &&
+           layers_[head]->FuseWithNext(layers_[next].get(), bottom_vecs_[head], top_vecs_[head],
+                                       bottom_vecs_[next], top_vecs_[next])) {
+      fused_head_[next++] = head;
     }
-    fused_with_next_[i] = true;
-    LOG_IF(INFO, Caffe::root_solver()) << layer_names_[i] << " and " << layer_names_[i + 1]
-                                       << " run as one on the GPU";
-    ++i;  // a layer is in one pair at most
+    fused_followers_[head] = next - head - 1;
+    if (next == head + 1) continue;
+    LOG_IF(INFO, Caffe::root_solver()) << FusedGroupNames(head) << " run as one on the GPU";
+    head = next - 1;  // a layer is in one group at most
   }
 }
 
 template <typename Dtype>
 bool Net<Dtype>::RunsFused(int i) const {
-  return i >= 0 && i < static_cast<int>(fused_with_next_.size()) && fused_with_next_[i] &&
+  return i >= 0 && i < static_cast<int>(fused_followers_.size()) && fused_followers_[i] > 0 &&
          Caffe::mode() == Caffe::GPU && !debug_info_;
+}
+
+template <typename Dtype>
+string Net<Dtype>::FusedGroupNames(int head) const {
+  const int last = head + fused_followers_[head];
+  string names = layer_names_[head];
+  for (int i = head + 1; i <= last; ++i) names += (i == last ? " and " : ", ") + layer_names_[i];
+  return names;
+}
+
+template <typename Dtype>
+vector<vector<bool>> Net<Dtype>::FollowersPropagateDown(int head) const {
+  const auto first = bottom_need_backward_.begin() + head + 1;
+  return vector<vector<bool>>(first, first + fused_followers_[head]);
+}
+
+template <typename Dtype>
+bool Net<Dtype>::GroupRunsFused(int i, int low, int high) const {
+  const int head = fused_head_[i];
+  return RunsFused(head) && head >= low && head + fused_followers_[head] <= high;
 }
 
 template <typename Dtype>
@@ -520,19 +544,20 @@ void Net<Dtype>::BackwardFromTo(int start, int end) {
 
 template <typename Dtype>
 void Net<Dtype>::BackwardStep(int i, int start, int end) {
-  // A fused pair runs in its second layer's step, the first of the two in backward: its
-  // parameter gradients are ready after it, as the callbacks expect.
-  const int owner = i > end && RunsFused(i - 1) ? i - 1 : i;
-  if (owner == i && i < start && RunsFused(i)) return;  // ran with layer i + 1
+  // A fused group runs in its last layer's step, the first of its steps in backward: the
+  // group's parameter gradients are all ready after it, as the callbacks expect.
+  const int head = fused_head_[i];
+  const bool fused = GroupRunsFused(i, end, start);
+  if (fused && i != head + fused_followers_[head]) return;  // runs in the last layer's step
   try {
-    if (owner != i) {
-      layers_[owner]->BackwardWithNext(top_vecs_[owner], bottom_need_backward_[owner],
-                                       bottom_vecs_[owner], bottom_need_backward_[i]);
+    if (fused) {
+      layers_[head]->BackwardFused(top_vecs_[head], bottom_need_backward_[head],
+                                   bottom_vecs_[head], FollowersPropagateDown(head));
     } else {
       layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     }
   } catch (const Error& error) {
-    throw NamingTheLayer(error, *layers_[owner], "backward pass of ");
+    throw NamingTheLayer(error, *layers_[fused ? head : i], "backward pass of ");
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layer.hpp"
+#include "caffe/layers/relu_layer.hpp"
 #include "caffe/layers/scale_layer.hpp"
 
 namespace caffe {
@@ -37,25 +38,29 @@ class BatchNormLayer : public Layer<Dtype> {
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
   /// With batch statistics, the Scale right after (in place on this layer's top, one learned
-  /// value per channel, bias or not) runs in this layer's passes on the GPU. Forward: after the
-  /// statistics, one pass writes top = scale * x_norm + bias and x_norm (the Scale keeps no copy
-  /// of its bottom). Backward: one summing pass gives the Scale's parameter gradients and this
-  /// layer's gradient means, since with dz = scale * dy the means of dz and dz * x_norm are scale
-  /// times those of dy and dy * x_norm; one more writes dx. In place, reads and writes of whole
-  /// activations drop from 7 to 4 forward and from 8 to 5 backward. The top's diff becomes dz
-  /// where the Scale would have left it so (a top apart from the bottom, or no dx).
+  /// value per channel, bias or not), and then an in-place ReLU (negative_slope >= 0) if one
+  /// follows, run in this layer's passes on the GPU. Forward: after the statistics, one pass
+  /// writes top = ReLU(scale * x_norm + bias) and x_norm (the Scale keeps no copy of its
+  /// bottom). Backward: the ReLU's gradient dv = dy where scale * x_norm + bias > 0 (else
+  /// negative_slope * dy), recomputed from x_norm rather than read from the top; one summing pass
+  /// gives the Scale's parameter gradients and this layer's gradient means, since with dz =
+  /// scale * dv the means of dz and dz * x_norm are scale times those of dv and dv * x_norm; one
+  /// more writes dx. In place, reads and writes of whole activations drop from 7 to 4 forward and
+  /// from 8 to 5 backward for BatchNorm and Scale, and the ReLU's 2 and 3 go. The top's diff
+  /// ends as the layers apart leave it: dx in place, else dz, or dv where the Scale passes no
+  /// gradient down.
   bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                     const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
 #ifndef CPU_ONLY
-  void ForwardWithNext(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
-  void BackwardWithNext(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                        const Blobs<Dtype>& bottom,
-                        const vector<bool>& next_propagate_down) override;
+  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                     const Blobs<Dtype>& bottom,
+                     const vector<vector<bool>>& followers_propagate_down) override;
 #endif
-  bool DeclareMemoryUseWithNext(lms::Pass pass, const Blobs<Dtype>& bottom,
-                                const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                const vector<bool>& next_propagate_down,
-                                lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                             const vector<bool>& propagate_down,
+                             const vector<vector<bool>>& followers_propagate_down,
+                             lms::MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
@@ -70,21 +75,23 @@ class BatchNormLayer : public Layer<Dtype> {
                     const Blobs<Dtype>& bottom) override;
   // Batch statistics of bottom into mean_ and inv_std_, and the running sums updated.
   void BatchStats_gpu(const Blob<Dtype>& bottom);
-  // y = x_norm (times the Scale's scale, plus its bias, where `scale` is not null); x_norm_ kept
-  // with batch statistics.
-  void Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, ScaleLayer<Dtype>* scale);
+  // y = x_norm, or with `followers` the Scale's and ReLU's output from it; x_norm_ kept with
+  // batch statistics.
+  void Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, bool followers);
 #endif
-  // What the pair's backward computes (BackwardWithNext), and so what it declares to LMS.
-  struct PairBackward {
+  // What the group's backward computes (BackwardFused), and so what it declares to LMS.
+  struct FusedBackward {
     bool dx = false;          // this layer's bottom diff
     bool dz = false;          // the Scale's bottom diff, left in the top's diff
+    bool dv = false;          // the ReLU's bottom diff, left there where the Scale passes none
     bool scale_diff = false;  // the Scale's parameter gradients
     bool bias_diff = false;
     bool sums() const { return dx || scale_diff || bias_diff; }  // the summing pass
+    bool map() const { return dx || dz || dv; }                   // the element-wise pass
   };
-  PairBackward PairBackwardWork(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                                const vector<bool>& propagate_down,
-                                const vector<bool>& next_propagate_down) const;
+  FusedBackward FusedBackwardWork(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                                  const vector<bool>& propagate_down,
+                                  const vector<vector<bool>>& followers_propagate_down) const;
 
   int channels_ = 0;  // C
   int num_ = 0;       // N
@@ -98,6 +105,7 @@ class BatchNormLayer : public Layer<Dtype> {
   Blob<Dtype> sums_;     // (2 C) scratch: batch variance, or mean(dy) and mean(dy * y)
   Blob<double> partials_;  // GPU scratch: ChannelSumsKernel's partial sums of the statistics
   ScaleLayer<Dtype>* scale_ = nullptr;  // the Scale that runs with this layer (FuseWithNext)
+  ReLULayer<Dtype>* relu_ = nullptr;    // the ReLU after that Scale, if it runs with them too
 };
 
 }  // namespace caffe

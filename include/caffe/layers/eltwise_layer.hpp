@@ -5,6 +5,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layer.hpp"
+#include "caffe/layers/relu_layer.hpp"
 
 namespace caffe {
 
@@ -33,6 +34,24 @@ class EltwiseLayer : public Layer<Dtype> {
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
+  /// A SUM of two bottoms and the ReLU right after it (in place on the top, negative_slope >=
+  /// 0; ResNet's residual sums) run as one on the GPU: forward writes ReLU(c0 * a + c1 * b) in
+  /// one pass; backward reads the top and its diff once and writes the ReLU's gradient dv (left
+  /// in the top's diff, as apart) and each bottom's c_i * dv. Whole activations read or written
+  /// drop from 5 to 3 forward and from 7 to 5 backward.
+  bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                    const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
+#ifndef CPU_ONLY
+  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                     const Blobs<Dtype>& bottom,
+                     const vector<vector<bool>>& followers_propagate_down) override;
+#endif
+  bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                             const vector<bool>& propagate_down,
+                             const vector<vector<bool>>& followers_propagate_down,
+                             lms::MemoryUses* uses) const override;
+
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// PROD: bottom[i]_diff = top_diff * prod_{j != i} bottom[j] (stable_prod_grad, the default)
@@ -49,6 +68,7 @@ class EltwiseLayer : public Layer<Dtype> {
   vector<Dtype> coeffs_;          // SUM: one per bottom
   bool stable_prod_grad_ = true;  // PROD: recompute the product of the others, never divide
   Blob<int> max_idx_;             // MAX: index of the winning bottom per element
+  ReLULayer<Dtype>* relu_ = nullptr;  // the ReLU that runs with this layer (FuseWithNext)
 };
 
 }  // namespace caffe

@@ -14,6 +14,7 @@ class ReLULayer : public NeuronLayer<Dtype> {
   using NeuronLayer<Dtype>::NeuronLayer;
   const char* type() const override { return "ReLU"; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  Dtype negative_slope() const { return negative_slope_; }
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

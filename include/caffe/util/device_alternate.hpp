@@ -53,6 +53,16 @@
 #define INSTANTIATE_LAYER_GPU_FUNCS(classname) \
   INSTANTIATE_LAYER_GPU_FORWARD(classname);    \
   INSTANTIATE_LAYER_GPU_BACKWARD(classname)
+// The passes of a layer that runs the layers after it as one (Layer::FuseWithNext).
+#define INSTANTIATE_LAYER_GPU_FUSED_FUNCS(classname)                                          \
+  template void classname<float>::ForwardFused(const Blobs<float>&, const Blobs<float>&);     \
+  template void classname<double>::ForwardFused(const Blobs<double>&, const Blobs<double>&);  \
+  template void classname<float>::BackwardFused(const Blobs<float>&, const std::vector<bool>&, \
+                                                const Blobs<float>&,                          \
+                                                const std::vector<std::vector<bool>>&);       \
+  template void classname<double>::BackwardFused(                                             \
+      const Blobs<double>&, const std::vector<bool>&, const Blobs<double>&,                   \
+      const std::vector<std::vector<bool>>&)
 
 // Grid-stride loop over n elements (n <= INT_MAX). The index stays an int (32-bit index
 // arithmetic in the bodies), but it never overflows: with about one thread per element the

@@ -258,28 +258,46 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
 #ifdef CPU_ONLY
   return false;
 #else
-  auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(next);
-  // The Scale must work in place on this layer's top, with one learned scale per channel; the
-  // stored statistics of use_global_stats keep no normalized values for its gradient.
-  if (scale == nullptr || use_global_stats_ || bottom[0]->num_axes() < 2 ||
-      !scale->ScalesChannels(channels_) || next_bottom.size() != 1 || next_top.size() != 1 ||
-      next_bottom[0] != top[0] || next_top[0] != top[0]) {
+  // Each follower works in place on this layer's top.
+  if (next_bottom.size() != 1 || next_top.size() != 1 || next_bottom[0] != top[0] ||
+      next_top[0] != top[0]) {
     return false;
   }
-  scale_ = scale;
+  if (scale_ == nullptr) {
+    // The Scale must have one learned scale per channel; the stored statistics of
+    // use_global_stats keep no normalized values for its gradient.
+    auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(next);
+    if (scale == nullptr || use_global_stats_ || bottom[0]->num_axes() < 2 ||
+        !scale->ScalesChannels(channels_)) {
+      return false;
+    }
+    scale_ = scale;
+    return true;
+  }
+  // The ReLU's gradient is recomputed from the Scale's output, whose sign the ReLU's output
+  // (which the ReLU apart reads in place) shares only where negative_slope >= 0.
+  auto* relu = dynamic_cast<ReLULayer<Dtype>*>(next);
+  if (relu_ != nullptr || relu == nullptr || relu->negative_slope() < 0) return false;
+  relu_ = relu;
   return true;
 #endif
 }
 
 template <typename Dtype>
-typename BatchNormLayer<Dtype>::PairBackward BatchNormLayer<Dtype>::PairBackwardWork(
+typename BatchNormLayer<Dtype>::FusedBackward BatchNormLayer<Dtype>::FusedBackwardWork(
     const Blobs<Dtype>& bottom, const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-    const vector<bool>& next_propagate_down) const {
-  PairBackward work;
+    const vector<vector<bool>>& followers_propagate_down) const {
+  FusedBackward work;
+  const bool scale_down = followers_propagate_down[0][0];
+  // No gradient comes through the ReLU: nothing below it wants one.
+  if (relu_ != nullptr && !followers_propagate_down[1][0]) return work;
   work.dx = propagate_down[0];
-  // The Scale's bottom diff, dz, stays in the top's diff where dx does not overwrite it: a top
-  // apart from the bottom, or no dx (in place, dx takes its place, as apart).
-  work.dz = next_propagate_down[0] && (bottom[0] != top[0] || !work.dx);
+  // The top's diff keeps the followers' last bottom diff where dx does not overwrite it: a top
+  // apart from the bottom, or no dx (in place, dx takes its place, as apart). That is the
+  // Scale's, dz, or the ReLU's, dv, where the Scale passes none down (nothing below wants one).
+  const bool top_kept = bottom[0] != top[0] || !work.dx;
+  work.dz = scale_down && top_kept;
+  work.dv = relu_ != nullptr && !scale_down && top_kept;
   work.scale_diff = scale_->param_propagate_down(0);
   const int bias_id = scale_->bias_param_id();
   work.bias_diff = bias_id >= 0 && scale_->param_propagate_down(bias_id);
@@ -287,26 +305,28 @@ typename BatchNormLayer<Dtype>::PairBackward BatchNormLayer<Dtype>::PairBackward
 }
 
 template <typename Dtype>
-bool BatchNormLayer<Dtype>::DeclareMemoryUseWithNext(lms::Pass pass, const Blobs<Dtype>& bottom,
-                                                     const Blobs<Dtype>& top,
-                                                     const vector<bool>& propagate_down,
-                                                     const vector<bool>& next_propagate_down,
-                                                     lms::MemoryUses* uses) const {
+bool BatchNormLayer<Dtype>::DeclareMemoryUseFused(
+    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, const vector<vector<bool>>& followers_propagate_down,
+    lms::MemoryUses* uses) const {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   if (pass == lms::Pass::kForward) {
     DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
     for (const auto& param : scale_->blobs()) uses->AddData(*param, lms::kRead);
     return true;
   }
-  const PairBackward work = PairBackwardWork(bottom, top, propagate_down, next_propagate_down);
-  uses->AddDiff(*top[0], work.dz ? lms::kReadWrite : lms::kRead);
-  uses->AddData(*scale_->blobs()[0], lms::kRead);  // dz = scale * dy
+  const FusedBackward work =
+      FusedBackwardWork(bottom, top, propagate_down, followers_propagate_down);
+  if (!work.sums() && !work.map()) return true;
+  uses->AddDiff(*top[0], work.dz || work.dv ? lms::kReadWrite : lms::kRead);
+  uses->AddData(*scale_->blobs()[0], lms::kRead);  // dz = scale * dv
+  // The ReLU's gradient recomputes the Scale's output from x_norm, scale and bias.
+  const int bias_id = scale_->bias_param_id();
+  if (relu_ != nullptr && bias_id >= 0) uses->AddData(*scale_->blobs()[bias_id], lms::kRead);
   if (work.scale_diff) uses->AddDiff(*scale_->blobs()[0], lms::kReadWrite);
-  if (work.bias_diff) uses->AddDiff(*scale_->blobs()[scale_->bias_param_id()], lms::kReadWrite);
-  if (work.sums()) {
-    uses->AddData(x_norm_, lms::kRead);
-    uses->AddData(partials_, lms::kScratch);
-  }
+  if (work.bias_diff) uses->AddDiff(*scale_->blobs()[bias_id], lms::kReadWrite);
+  if (work.sums() || relu_ != nullptr) uses->AddData(x_norm_, lms::kRead);
+  if (work.sums()) uses->AddData(partials_, lms::kScratch);
   if (work.dx) {
     uses->AddData(inv_std_, lms::kRead);
     uses->AddData(sums_, lms::kScratch);

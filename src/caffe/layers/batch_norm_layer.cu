@@ -3,15 +3,45 @@
 // GPU), then one thread per channel finishes them and updates that channel's running sums, so
 // the stored statistics never leave the device. Normalization and the backward
 // map are one thread per value, and read each value before writing it, so top may be bottom.
-// Run with the Scale after it (ForwardWithNext, BackwardWithNext: see batch_norm_layer.hpp),
-// the same kernels also apply the scale and bias, and give the Scale's gradients.
+// Run with the Scale and ReLU after it (ForwardFused, BackwardFused: see batch_norm_layer.hpp),
+// the same kernels also apply the scale, bias and ReLU, and give the Scale's gradients.
 // Legend as in batch_norm_layer.hpp: N batch, C channels, S spatial; m = N * S.
 #include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/util/gpu_channel_sums.cuh"
+#include "caffe/util/gpu_relu.cuh"
 
 namespace caffe {
 
 namespace {
+
+// The element-wise work of the layers that run in BatchNorm's passes: the Scale's (scale not
+// null; bias where it has one), then the ReLU's (relu). Default: none.
+template <typename Dtype>
+struct Followers {
+  const Dtype* scale = nullptr;
+  const Dtype* bias = nullptr;
+  bool relu = false;
+  Dtype negative_slope = 0;
+
+  // The Scale's output (the ReLU's input) from a normalized value, as ScaleLayer computes it.
+  __device__ Dtype Scaled(Dtype x_norm, int c) const {
+    return bias != nullptr ? x_norm * scale[c] + bias[c] : x_norm * scale[c];
+  }
+  // The group's output from a normalized value.
+  __device__ Dtype Output(Dtype x_norm, int c) const {
+    if (scale == nullptr) return x_norm;
+    return relu ? ReLUOf(Scaled(x_norm, c), negative_slope) : Scaled(x_norm, c);
+  }
+  // dv, the gradient at the Scale's output, from dy at the group's top: through the ReLU, whose
+  // input is recomputed from x_norm[j] (read only then).
+  __device__ Dtype ScaledGradient(Dtype dy, const Dtype* x_norm, size_t j, int c) const {
+    return relu ? dy * ReLUGradientFactor(Scaled(x_norm[j], c), negative_slope) : dy;
+  }
+  // dz, the gradient at the Scale's bottom (BatchNorm's top), from dv.
+  __device__ Dtype NormalizedGradient(Dtype dv, int c) const {
+    return scale == nullptr ? dv : dv * scale[c];
+  }
+};
 
 // mean and inv_std of every channel from the stored sums (use_global_stats).
 template <typename Dtype>
@@ -39,13 +69,16 @@ struct BatchNormMomentsTerm {
   }
 };
 
+// Sums dv and dv * x_norm (dv = dy without followers).
 template <typename Dtype>
 struct BatchNormGradientTerm {
   const Dtype* dy;
-  const Dtype* y;
-  __device__ void operator()(size_t j, int, double (&sums)[2]) const {
-    sums[0] += dy[j];
-    sums[1] += static_cast<double>(dy[j]) * y[j];
+  const Dtype* x_norm;
+  Followers<Dtype> followers;
+  __device__ void operator()(size_t j, int c, double (&sums)[2]) const {
+    const Dtype dv = followers.ScaledGradient(dy[j], x_norm, j, c);
+    sums[0] += dv;
+    sums[1] += static_cast<double>(dv) * x_norm[j];
   }
 };
 
@@ -75,49 +108,47 @@ __global__ void BatchNormBatchStatsKernel(int channels, int spatial, int slices,
   }
 }
 
-// y = x_norm, or with a fused Scale (scale not null) scale * x_norm (+ bias), as ScaleLayer
-// computes it from its bottom.
+// y = the followers' output from x_norm (x_norm itself without them); x_norm kept where not null.
 template <typename Dtype>
 __global__ void BatchNormNormalizeKernel(int count, int channels, int spatial, const Dtype* x,
                                          const Dtype* mean, const Dtype* inv_std,
-                                         const Dtype* scale, const Dtype* bias, Dtype* y,
-                                         Dtype* x_norm) {
+                                         Followers<Dtype> followers, Dtype* y, Dtype* x_norm) {
   CUDA_KERNEL_LOOP(j, count) {
     const int c = (j / spatial) % channels;
     const Dtype value = (x[j] - mean[c]) * inv_std[c];
     if (x_norm != nullptr) x_norm[j] = value;
-    if (scale == nullptr) {
-      y[j] = value;
-    } else {
-      y[j] = bias != nullptr ? value * scale[c] + bias[c] : value * scale[c];
-    }
+    y[j] = followers.Output(value, c);
   }
 }
 
-// dx = (dz - mean_dz - mean_dz_y * y) * inv_std, dz = dy, or with a fused Scale (scale not null)
-// dz = dy * scale, also stored in dz_out where that is not null (the Scale's bottom diff); dx
-// may be null then. With global statistics mean_dz and y are null and dx = dy * inv_std.
+// From dy at the group's top: dv (the ReLU's bottom diff; dy without one), dz (the Scale's;
+// dv without one), dx = (dz - mean_dz - mean_dz_x_norm * x_norm) * inv_std, or with global
+// statistics (mean_dz null) dz * inv_std. dv and dz are stored where dv_out and dz_out are not
+// null; dx may be null.
 template <typename Dtype>
 __global__ void BatchNormBackwardKernel(int count, int channels, int spatial, const Dtype* dy,
-                                        const Dtype* y, const Dtype* mean_dz,
-                                        const Dtype* mean_dz_y, const Dtype* inv_std,
-                                        const Dtype* scale, Dtype* dx, Dtype* dz_out) {
+                                        const Dtype* x_norm, const Dtype* mean_dz,
+                                        const Dtype* mean_dz_x_norm, const Dtype* inv_std,
+                                        Followers<Dtype> followers, Dtype* dx, Dtype* dz_out,
+                                        Dtype* dv_out) {
   CUDA_KERNEL_LOOP(j, count) {
     const int c = (j / spatial) % channels;
-    const Dtype dz = scale == nullptr ? dy[j] : dy[j] * scale[c];
+    const Dtype dv = followers.ScaledGradient(dy[j], x_norm, j, c);
+    if (dv_out != nullptr) dv_out[j] = dv;
+    const Dtype dz = followers.NormalizedGradient(dv, c);
     if (dz_out != nullptr) dz_out[j] = dz;
     if (dx == nullptr) continue;
-    if (y == nullptr) {
+    if (mean_dz == nullptr) {
       dx[j] = dz * inv_std[c];
     } else {
-      dx[j] = (dz - mean_dz[c] - mean_dz_y[c] * y[j]) * inv_std[c];
+      dx[j] = (dz - mean_dz[c] - mean_dz_x_norm[c] * x_norm[j]) * inv_std[c];
     }
   }
 }
 
-// One thread per channel, after ChannelSumsKernel summed dy and dy * x_norm: the fused Scale's
+// One thread per channel, after ChannelSumsKernel summed dv and dv * x_norm: the fused Scale's
 // gradients (accumulated, as a learned param's are; null where not wanted) and, where means is
-// not null, this layer's means of dz = scale * dy and of dz * x_norm (channels values each).
+// not null, this layer's means of dz = scale * dv and of dz * x_norm (channels values each).
 template <typename Dtype>
 __global__ void BatchNormScaleGradientsKernel(int channels, int slices, const double* partials,
                                               double inv_m, const Dtype* scale,
@@ -134,6 +165,18 @@ __global__ void BatchNormScaleGradientsKernel(int channels, int slices, const do
       means[channels + c] = static_cast<Dtype>(sums[1] * factor);
     }
   }
+}
+
+// The followers' work as the fused kernels take it.
+template <typename Dtype>
+Followers<Dtype> FollowersOf(ScaleLayer<Dtype>& scale, const ReLULayer<Dtype>* relu) {
+  Followers<Dtype> followers;
+  followers.scale = scale.blobs()[0]->gpu_data();
+  const int bias_id = scale.bias_param_id();
+  if (bias_id >= 0) followers.bias = scale.blobs()[bias_id]->gpu_data();
+  followers.relu = relu != nullptr;
+  if (relu != nullptr) followers.negative_slope = relu->negative_slope();
+  return followers;
 }
 
 }  // namespace
@@ -159,22 +202,16 @@ void BatchNormLayer<Dtype>::BatchStats_gpu(const Blob<Dtype>& bottom) {
 
 template <typename Dtype>
 void BatchNormLayer<Dtype>::Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>* top,
-                                          ScaleLayer<Dtype>* scale) {
+                                          bool followers) {
   const int count = top->count();
   if (count == 0) return;
   // Backward with batch statistics needs the normalized values; a later in-place layer may
   // overwrite the top, so keep a copy.
   Dtype* x_norm = use_global_stats_ ? nullptr : x_norm_.mutable_gpu_data();
-  const Dtype* scale_data = nullptr;
-  const Dtype* bias_data = nullptr;
-  if (scale != nullptr) {
-    scale_data = scale->blobs()[0]->gpu_data();
-    const int bias_id = scale->bias_param_id();
-    if (bias_id >= 0) bias_data = scale->blobs()[bias_id]->gpu_data();
-  }
   BatchNormNormalizeKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
       count, channels_, spatial_, bottom.gpu_data(), mean_.gpu_data(), inv_std_.gpu_data(),
-      scale_data, bias_data, top->mutable_gpu_data(), x_norm);
+      followers ? FollowersOf(*scale_, relu_) : Followers<Dtype>(), top->mutable_gpu_data(),
+      x_norm);
   CUDA_POST_KERNEL_CHECK;
 }
 
@@ -190,17 +227,18 @@ void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<
   } else {
     BatchStats_gpu(*bottom[0]);
   }
-  Normalize_gpu(*bottom[0], top[0], nullptr);
+  Normalize_gpu(*bottom[0], top[0], /*followers=*/false);
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::ForwardWithNext(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+void BatchNormLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   this->Reshape(bottom, top);
-  scale_->Reshape(top, top);  // the Scale works in place on this layer's top
+  scale_->Reshape(top, top);  // the followers work in place on this layer's top
+  if (relu_ != nullptr) relu_->Reshape(top, top);
   if (channels_ == 0) return;
   BatchStats_gpu(*bottom[0]);
-  Normalize_gpu(*bottom[0], top[0], scale_);
+  Normalize_gpu(*bottom[0], top[0], /*followers=*/true);
   scale_->set_saved_bottom(&x_norm_);  // the Scale's bottom, should it run backward alone
 }
 
@@ -213,18 +251,17 @@ void BatchNormLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
   const int channels = channels_;
   if (count == 0 || channels == 0) return;
   const Dtype* dy = top[0]->gpu_diff();
-  const Dtype* inv_std = inv_std_.gpu_data();
-  const Dtype* y = nullptr;
+  const Dtype* x_norm = nullptr;
   const Dtype* mean_dy = nullptr;
-  const Dtype* mean_dy_y = nullptr;
+  const Dtype* mean_dy_x_norm = nullptr;
   if (!use_global_stats_) {
-    y = x_norm_.gpu_data();
+    x_norm = x_norm_.gpu_data();
     const ChannelSumsGrid grid(num_, channels, spatial_);
     double* partials = partials_.mutable_gpu_data();
     ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
-        grid, BatchNormGradientTerm<Dtype>{dy, y}, partials);
+        grid, BatchNormGradientTerm<Dtype>{dy, x_norm, {}}, partials);
     CUDA_POST_KERNEL_CHECK;
-    // mean(dy) and mean(dy * y) over N and S.
+    // mean(dy) and mean(dy * x_norm) over N and S.
     const long long m = static_cast<long long>(num_) * spatial_;
     const double inv_m = m > 0 ? 1.0 / m : 0.0;
     Dtype* sums = sums_.mutable_gpu_data();
@@ -234,64 +271,60 @@ void BatchNormLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
       CUDA_POST_KERNEL_CHECK;
     }
     mean_dy = sums;
-    mean_dy_y = sums + channels;
+    mean_dy_x_norm = sums + channels;
   }
   // With top == bottom the diffs alias; each thread reads dy[j] before writing dx[j], and the
   // statistics above were complete before this launch.
   BatchNormBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-      count, channels, spatial_, dy, y, mean_dy, mean_dy_y, inv_std, nullptr,
-      bottom[0]->mutable_gpu_diff(), nullptr);
+      count, channels, spatial_, dy, x_norm, mean_dy, mean_dy_x_norm, inv_std_.gpu_data(),
+      Followers<Dtype>(), bottom[0]->mutable_gpu_diff(), nullptr, nullptr);
   CUDA_POST_KERNEL_CHECK;
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::BackwardWithNext(const Blobs<Dtype>& top,
-                                             const vector<bool>& propagate_down,
-                                             const Blobs<Dtype>& bottom,
-                                             const vector<bool>& next_propagate_down) {
+void BatchNormLayer<Dtype>::BackwardFused(const Blobs<Dtype>& top,
+                                          const vector<bool>& propagate_down,
+                                          const Blobs<Dtype>& bottom,
+                                          const vector<vector<bool>>& followers_propagate_down) {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   const int count = top[0]->count();
   const int channels = channels_;
   if (count == 0 || channels == 0) return;
-  const PairBackward work = PairBackwardWork(bottom, top, propagate_down, next_propagate_down);
+  const FusedBackward work =
+      FusedBackwardWork(bottom, top, propagate_down, followers_propagate_down);
+  const Followers<Dtype> followers = FollowersOf(*scale_, relu_);
   Blob<Dtype>& scale = *scale_->blobs()[0];
   Dtype* scale_diff = work.scale_diff ? scale.mutable_gpu_diff() : nullptr;
   Dtype* bias_diff =
       work.bias_diff ? scale_->blobs()[scale_->bias_param_id()]->mutable_gpu_diff() : nullptr;
-  const bool dx_wanted = work.dx;
   const Dtype* dy = top[0]->gpu_diff();
+  const Dtype* x_norm = x_norm_.gpu_data();
   Dtype* means = nullptr;
   if (work.sums()) {
-    // One pass sums dy and dy * x_norm per channel: the Scale's gradients, and (times the
+    // One pass sums dv and dv * x_norm per channel: the Scale's gradients, and (times the
     // scale) this layer's means of dz and dz * x_norm.
     const ChannelSumsGrid grid(num_, channels, spatial_);
     double* partials = partials_.mutable_gpu_data();
     ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(
-        grid, BatchNormGradientTerm<Dtype>{dy, x_norm_.gpu_data()}, partials);
+        grid, BatchNormGradientTerm<Dtype>{dy, x_norm, followers}, partials);
     CUDA_POST_KERNEL_CHECK;
     const long long m = static_cast<long long>(num_) * spatial_;
-    means = dx_wanted ? sums_.mutable_gpu_data() : nullptr;
+    means = work.dx ? sums_.mutable_gpu_data() : nullptr;
     BatchNormScaleGradientsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
         channels, grid.slices, partials, m > 0 ? 1.0 / m : 0.0, scale.gpu_data(), scale_diff,
         bias_diff, means);
     CUDA_POST_KERNEL_CHECK;
   }
-  if (!dx_wanted && !work.dz) return;
+  if (!work.map()) return;
+  Dtype* top_diff = work.dz || work.dv ? top[0]->mutable_gpu_diff() : nullptr;
   BatchNormBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-      count, channels, spatial_, dy, dx_wanted ? x_norm_.gpu_data() : nullptr, means,
-      dx_wanted ? means + channels : nullptr, inv_std_.gpu_data(), scale.gpu_data(),
-      dx_wanted ? bottom[0]->mutable_gpu_diff() : nullptr,
-      work.dz ? top[0]->mutable_gpu_diff() : nullptr);
+      count, channels, spatial_, dy, x_norm, means, work.dx ? means + channels : nullptr,
+      inv_std_.gpu_data(), followers, work.dx ? bottom[0]->mutable_gpu_diff() : nullptr,
+      work.dz ? top_diff : nullptr, work.dv ? top_diff : nullptr);
   CUDA_POST_KERNEL_CHECK;
 }
 
 INSTANTIATE_LAYER_GPU_FUNCS(BatchNormLayer);
-template void BatchNormLayer<float>::ForwardWithNext(const Blobs<float>&, const Blobs<float>&);
-template void BatchNormLayer<double>::ForwardWithNext(const Blobs<double>&, const Blobs<double>&);
-template void BatchNormLayer<float>::BackwardWithNext(const Blobs<float>&, const vector<bool>&,
-                                                      const Blobs<float>&, const vector<bool>&);
-template void BatchNormLayer<double>::BackwardWithNext(const Blobs<double>&, const vector<bool>&,
-                                                       const Blobs<double>&,
-                                                       const vector<bool>&);
+INSTANTIATE_LAYER_GPU_FUSED_FUNCS(BatchNormLayer);
 
 }  // namespace caffe

@@ -132,6 +132,42 @@ bool EltwiseLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& b
   return true;
 }
 
+template <typename Dtype>
+bool EltwiseLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
+                                       const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
+                                       const Blobs<Dtype>& next_top) {
+#ifdef CPU_ONLY
+  return false;
+#else
+  // In place, the ReLU's gradient factor is read from its output, whose sign is its input's
+  // where negative_slope >= 0. A top that is also a bottom would mix the diffs.
+  auto* relu = dynamic_cast<ReLULayer<Dtype>*>(next);
+  if (relu_ != nullptr || relu == nullptr || relu->negative_slope() < 0 ||
+      op_ != EltwiseParameter::SUM || bottom.size() != 2 || bottom[0] == top[0] ||
+      bottom[1] == top[0] || next_bottom.size() != 1 || next_top.size() != 1 ||
+      next_bottom[0] != top[0] || next_top[0] != top[0]) {
+    return false;
+  }
+  relu_ = relu;
+  return true;
+#endif
+}
+
+template <typename Dtype>
+bool EltwiseLayer<Dtype>::DeclareMemoryUseFused(
+    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, const vector<vector<bool>>& followers_propagate_down,
+    lms::MemoryUses* uses) const {
+  if (pass == lms::Pass::kForward) return DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (!followers_propagate_down[0][0]) return true;  // nothing below wants a gradient
+  uses->AddData(*top[0], lms::kRead);  // the ReLU's output: where its gradient passes
+  uses->AddDiff(*top[0], lms::kReadWrite);
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    if (propagate_down[i]) uses->AddDiff(*bottom[i], lms::kOverwrite);
+  }
+  return true;
+}
+
 INSTANTIATE_CLASS(EltwiseLayer);
 REGISTER_LAYER_CLASS(Eltwise);
 

@@ -2,18 +2,54 @@
 // caffe_gpu_* functions, except that SUM adds its first two bottoms in one pass (BVLC: a copy,
 // a scaling and an axpy, each a pass over the top); MAX runs one kernel per bottom that keeps the
 // running maximum and the index of the bottom it came from (max_idx_, BVLC's tie rule), which
-// routes the gradient.
+// routes the gradient. A SUM of two with the ReLU after it runs as one (ForwardFused,
+// BackwardFused: see eltwise_layer.hpp).
 #include "caffe/layers/eltwise_layer.hpp"
+#include "caffe/util/gpu_relu.cuh"
 
 namespace caffe {
 
 namespace {
 
-// top = first_coeff * first + second_coeff * second.
+// first_coeff * first + second_coeff * second: one expression for the SUM alone and with its
+// ReLU, so that both round alike.
+template <typename Dtype>
+__device__ __forceinline__ Dtype PairSum(Dtype first_coeff, Dtype first, Dtype second_coeff,
+                                         Dtype second) {
+  return first_coeff * first + second_coeff * second;
+}
+
 template <typename Dtype>
 __global__ void EltwiseSumPairKernel(int count, Dtype first_coeff, const Dtype* first,
                                      Dtype second_coeff, const Dtype* second, Dtype* top_data) {
-  CUDA_KERNEL_LOOP(j, count) { top_data[j] = first_coeff * first[j] + second_coeff * second[j]; }
+  CUDA_KERNEL_LOOP(j, count) {
+    top_data[j] = PairSum(first_coeff, first[j], second_coeff, second[j]);
+  }
+}
+
+// With the ReLU after it: top = ReLU(first_coeff * first + second_coeff * second).
+template <typename Dtype>
+__global__ void EltwiseSumReLUKernel(int count, Dtype first_coeff, const Dtype* first,
+                                     Dtype second_coeff, const Dtype* second,
+                                     Dtype negative_slope, Dtype* top_data) {
+  CUDA_KERNEL_LOOP(j, count) {
+    top_data[j] = ReLUOf(PairSum(first_coeff, first[j], second_coeff, second[j]), negative_slope);
+  }
+}
+
+// Backward of the pair: dv = the ReLU's gradient (read from its output, top_data) stored in
+// top_diff, which held dy; each wanted bottom diff (not null) = its coefficient * dv.
+template <typename Dtype>
+__global__ void EltwiseSumReLUBackwardKernel(int count, Dtype negative_slope,
+                                             const Dtype* top_data, Dtype* top_diff,
+                                             Dtype first_coeff, Dtype* first_diff,
+                                             Dtype second_coeff, Dtype* second_diff) {
+  CUDA_KERNEL_LOOP(j, count) {
+    const Dtype dv = top_diff[j] * ReLUGradientFactor(top_data[j], negative_slope);
+    top_diff[j] = dv;
+    if (first_diff != nullptr) first_diff[j] = first_coeff * dv;
+    if (second_diff != nullptr) second_diff[j] = second_coeff * dv;
+  }
 }
 
 // The first two bottoms: bottom[1] wins a tie against bottom[0].
@@ -134,6 +170,35 @@ void EltwiseLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<boo
   }
 }
 
+template <typename Dtype>
+void EltwiseLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
+  this->Reshape(bottom, top);
+  relu_->Reshape(top, top);  // in place on this layer's top
+  const int count = top[0]->count();
+  if (count == 0) return;
+  EltwiseSumReLUKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+      count, coeffs_[0], bottom[0]->gpu_data(), coeffs_[1], bottom[1]->gpu_data(),
+      relu_->negative_slope(), top[0]->mutable_gpu_data());
+  CUDA_POST_KERNEL_CHECK;
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::BackwardFused(const Blobs<Dtype>& top,
+                                        const vector<bool>& propagate_down,
+                                        const Blobs<Dtype>& bottom,
+                                        const vector<vector<bool>>& followers_propagate_down) {
+  CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
+  const int count = top[0]->count();
+  if (count == 0 || !followers_propagate_down[0][0]) return;
+  EltwiseSumReLUBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+      count, relu_->negative_slope(), top[0]->gpu_data(), top[0]->mutable_gpu_diff(),
+      coeffs_[0], propagate_down[0] ? bottom[0]->mutable_gpu_diff() : nullptr, coeffs_[1],
+      propagate_down[1] ? bottom[1]->mutable_gpu_diff() : nullptr);
+  CUDA_POST_KERNEL_CHECK;
+}
+
 INSTANTIATE_LAYER_GPU_FUNCS(EltwiseLayer);
+INSTANTIATE_LAYER_GPU_FUSED_FUNCS(EltwiseLayer);
 
 }  // namespace caffe

@@ -1,6 +1,6 @@
-// ReLU on the GPU: one thread per element, the CPU path's formulas (products rather than
-// selections, so the signed zeros agree too).
+// ReLU on the GPU: one thread per element, the CPU path's formulas (gpu_relu.cuh).
 #include "caffe/layers/relu_layer.hpp"
+#include "caffe/util/gpu_relu.cuh"
 
 namespace caffe {
 
@@ -9,21 +9,14 @@ namespace {
 template <typename Dtype>
 __global__ void ReLUForwardKernel(int count, Dtype negative_slope, const Dtype* bottom_data,
                                   Dtype* top_data) {
-  CUDA_KERNEL_LOOP(i, count) {
-    const Dtype x = bottom_data[i];
-    // std::max(x, 0) and std::min(x, 0), NaN passing through as on the CPU.
-    const Dtype positive = x < Dtype(0) ? Dtype(0) : x;
-    const Dtype negative = Dtype(0) < x ? Dtype(0) : x;
-    top_data[i] = positive + negative_slope * negative;
-  }
+  CUDA_KERNEL_LOOP(i, count) { top_data[i] = ReLUOf(bottom_data[i], negative_slope); }
 }
 
 template <typename Dtype>
 __global__ void ReLUBackwardKernel(int count, Dtype negative_slope, const Dtype* bottom_data,
                                    const Dtype* top_diff, Dtype* bottom_diff) {
   CUDA_KERNEL_LOOP(i, count) {
-    const Dtype x = bottom_data[i];
-    bottom_diff[i] = top_diff[i] * (Dtype(x > 0) + negative_slope * Dtype(x <= 0));
+    bottom_diff[i] = top_diff[i] * ReLUGradientFactor(bottom_data[i], negative_slope);
   }
 }
 

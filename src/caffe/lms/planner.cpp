@@ -38,21 +38,19 @@ template <typename Dtype>
 bool Planner<Dtype>::Declare(int step_index, MemoryUses* uses) const {
   const Step& step = steps_[step_index];
   const int i = step.layer;
-  // A fused pair (Net::RunsFused) works in its first layer's forward step and its second
-  // layer's backward step, and its first layer declares for both.
-  const std::vector<bool>& fused = net_->fused_with_next();
-  const bool first = fused[i];
-  const bool second = i > 0 && fused[i - 1];
-  if (step.pass == Pass::kForward ? second : first) return true;  // the pair's other step
   if (step.pass == Pass::kBackward && !net_->layer_need_backward()[i]) return true;  // no work
-  const int owner = step.pass == Pass::kForward || !second ? i : i - 1;
-  const Layer<Dtype>& layer = *net_->layers()[owner];
-  const Blobs<Dtype>& bottom = net_->bottom_vecs()[owner];
-  const Blobs<Dtype>& top = net_->top_vecs()[owner];
-  const std::vector<bool>& propagate_down = net_->bottom_need_backward()[owner];
-  if (!first && !second) return layer.DeclareMemoryUse(step.pass, bottom, top, propagate_down, uses);
-  return layer.DeclareMemoryUseWithNext(step.pass, bottom, top, propagate_down,
-                                        net_->bottom_need_backward()[owner + 1], uses);
+  // A fused group (Net::RunsFused) works in its head's forward step and its last layer's
+  // backward step, and its head declares for the group.
+  const int head = net_->FusedHead(i);
+  const int last = head + net_->fused_followers()[head];
+  const Layer<Dtype>& layer = *net_->layers()[head];
+  const Blobs<Dtype>& bottom = net_->bottom_vecs()[head];
+  const Blobs<Dtype>& top = net_->top_vecs()[head];
+  const std::vector<bool>& propagate_down = net_->bottom_need_backward()[head];
+  if (head == last) return layer.DeclareMemoryUse(step.pass, bottom, top, propagate_down, uses);
+  if (i != (step.pass == Pass::kForward ? head : last)) return true;  // the group's other steps
+  return layer.DeclareMemoryUseFused(step.pass, bottom, top, propagate_down,
+                                     net_->FollowersPropagateDown(head), uses);
 }
 
 template <typename Dtype>
@@ -67,11 +65,9 @@ void Planner<Dtype>::Build() {
     const Layer<Dtype>& layer = *net_->layers()[step.layer];
     step.label = "layer '" + layer.layer_param().name() + "' (" + layer.type() + ") " +
                  (step.pass == Pass::kForward ? "forward" : "backward");
-    const std::vector<bool>& fused = net_->fused_with_next();
-    if (fused[step.layer]) {
-      step.label += " with '" + net_->layer_names()[step.layer + 1] + "'";
-    } else if (step.layer > 0 && fused[step.layer - 1]) {
-      step.label += " with '" + net_->layer_names()[step.layer - 1] + "'";
+    const int head = net_->FusedHead(step.layer);
+    for (int j = head; j <= head + net_->fused_followers()[head]; ++j) {
+      if (j != step.layer) step.label += " with '" + net_->layer_names()[j] + "'";
     }
     MemoryUses uses;
     step.planned = Declare(s, &uses);

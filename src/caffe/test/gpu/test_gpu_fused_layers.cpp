@@ -1,9 +1,10 @@
-// Layers that run as one on the GPU (Net::RunsFused: BatchNorm and the Scale after it). A net
-// whose pair runs fused must end every pass as the same net with CAFFE_GPU_FUSION=0: the same
-// blobs, diffs, parameters, parameter gradients and running statistics. Forward and the Scale's
-// gradients are the same kernels' arithmetic (equal bit for bit); the bottom gradient sums
-// scale * dy in another order, hence a tolerance of 1e-5 relative there. Also: which pairs fuse,
-// forwards and backwards that stop between the two layers, and the variable's bad values.
+// Layers that run as one on the GPU (Net::RunsFused: BatchNorm, the Scale after it and the ReLU
+// after that; Eltwise SUM and the ReLU after it). A net whose group runs fused must end every pass as the same net with
+// CAFFE_GPU_FUSION=0: the same blobs, diffs, parameters, parameter gradients and running
+// statistics. Forward and the Scale's gradients are the same arithmetic (equal bit for bit); the
+// bottom gradient sums scale * dv in another order, hence a tolerance of 1e-5 relative there.
+// Also: which layers fuse, forwards and backwards that stop inside a group, and the variable's
+// bad values.
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -19,9 +20,10 @@ namespace caffe {
 
 namespace {
 
-// data (4, 3, 5, 7) -> conv (8 channels) -> `middle` (reads "conv", writes `out`) -> ReLU ->
-// EuclideanLoss against a target input.
-std::string FusionNet(const std::string& middle, const std::string& out = "conv") {
+// data (4, 3, 5, 7) -> conv (8 channels) -> `middle` (reads "conv", writes `out`) -> `after`
+// (a layer of that type in place on `out`, named "relu") -> EuclideanLoss against a target input.
+std::string FusionNet(const std::string& middle, const std::string& out = "conv",
+                      const std::string& after = "ReLU") {
   return R"(
     name: "Fusion"
     state { phase: TRAIN }
@@ -31,12 +33,13 @@ std::string FusionNet(const std::string& middle, const std::string& out = "conv"
       convolution_param { num_output: 8 kernel_size: 3 pad: 1 engine: CAFFE
         weight_filler { type: "gaussian" std: 0.3 }
         bias_filler { type: "constant" value: 0.7 } } }
-  )" + middle + "\nlayer { name: 'relu' type: 'ReLU' bottom: '" + out + "' top: '" + out +
+  )" + middle + "\nlayer { name: 'relu' type: '" + after + "' bottom: '" + out + "' top: '" + out +
          "' }\nlayer { name: 'loss' type: 'EuclideanLoss' bottom: '" + out +
          "' bottom: 'target' top: 'loss' }\n";
 }
 
-// ResNet's pair: BatchNorm and Scale (with bias) both in place.
+// ResNet's pair: BatchNorm and Scale (with bias) both in place; FusionNet's ReLU makes the group
+// of three.
 const char kInPlacePair[] = R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
@@ -100,21 +103,23 @@ class GpuFusedLayersTest : public ::testing::Test {
   }
   void TearDown() override { Caffe::set_mode(Caffe::CPU); }
 
-  // Two iterations (gradients accumulate, running statistics advance twice) of the net with
-  // `middle`, fused and apart: the same state after each.
-  void ExpectFusedLikeApart(const std::string& middle, const std::string& out = "conv") {
-    const std::string text = FusionNet(middle, out);
+  // Two iterations (gradients accumulate, running statistics advance twice) of `text`, with
+  // `followers` layers after `head` fused, and apart: the same state after each.
+  void ExpectFusedLikeApart(const std::string& text, int followers = 2,
+                            const std::string& head = "bn") {
     std::unique_ptr<Net<float>> apart = MakeNet(text, "0");
     std::unique_ptr<Net<float>> fused = MakeNet(text, "1");
-    const int bn = LayerIndex(*fused, "bn");
-    ASSERT_TRUE(fused->RunsFused(bn)) << "the pair should run as one";
-    ASSERT_FALSE(apart->RunsFused(bn)) << "CAFFE_GPU_FUSION=0 should keep it apart";
+    const int first = LayerIndex(*fused, head);
+    ASSERT_TRUE(fused->RunsFused(first)) << "the group should run as one";
+    ASSERT_EQ(followers, fused->fused_followers()[first]) << "layers that run with " << head;
+    ASSERT_FALSE(apart->RunsFused(first)) << "CAFFE_GPU_FUSION=0 should keep it apart";
     for (int iteration = 0; iteration < 2; ++iteration) {
       const float want = apart->ForwardBackward();
       const float got = fused->ForwardBackward();
       EXPECT_NEAR(want, got, 1e-5f * std::fabs(want)) << "loss of iteration " << iteration;
       ExpectSameState(apart.get(), fused.get(), /*exact_data=*/iteration == 0);
       // The Scale's gradients sum the same values in the same order: equal bit for bit.
+      if (!apart->has_layer("scale")) continue;
       const auto& want_blobs = apart->layer_by_name("scale")->blobs();
       const auto& got_blobs = fused->layer_by_name("scale")->blobs();
       for (size_t p = 0; p < want_blobs.size(); ++p) {
@@ -126,14 +131,28 @@ class GpuFusedLayersTest : public ::testing::Test {
   }
 };
 
+TEST_F(GpuFusedLayersTest, InPlaceGroupRunsLikeTheLayersApart) {
+  ExpectFusedLikeApart(FusionNet(kInPlacePair));
+}
+
+// Without a ReLU after it (here a TanH) the pair runs as one.
 TEST_F(GpuFusedLayersTest, InPlacePairRunsLikeTheLayersApart) {
-  ExpectFusedLikeApart(kInPlacePair);
+  ExpectFusedLikeApart(FusionNet(kInPlacePair, "conv", "TanH"), 1);
+}
+
+// A leaky ReLU's gradient (negative_slope where the Scale's output is not positive; a TanH
+// after it, since a plain ReLU there would cut those gradients).
+TEST_F(GpuFusedLayersTest, LeakyReLURunsLikeTheLayersApart) {
+  ExpectFusedLikeApart(FusionNet(std::string(kInPlacePair) + R"(
+    layer { name: "leaky" type: "ReLU" bottom: "conv" top: "conv"
+      relu_param { negative_slope: 0.25 } })",
+                                 "conv", "TanH"));
 }
 
 #ifndef CPU_ONLY
 // As one, the Scale keeps no copy of its bottom (and needs no partial sums of its own): the GPU
 // holds at least one activation less.
-TEST_F(GpuFusedLayersTest, InPlacePairHoldsNoCopyOfTheScalesBottom) {
+TEST_F(GpuFusedLayersTest, InPlaceGroupHoldsNoCopyOfTheScalesBottom) {
   const auto bytes_used = [](const char* fusion) {
     const size_t before = GpuMemory::GetUsage(0).in_use;
     std::unique_ptr<Net<float>> net = MakeNet(FusionNet(kInPlacePair), fusion);
@@ -147,108 +166,143 @@ TEST_F(GpuFusedLayersTest, InPlacePairHoldsNoCopyOfTheScalesBottom) {
 }
 #endif
 
+// Scales of both signs: the ReLU's cut moves with them.
 TEST_F(GpuFusedLayersTest, ScaleWithoutBiasRunsLikeTheLayersApart) {
-  ExpectFusedLikeApart(R"(
+  ExpectFusedLikeApart(FusionNet(R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
-      scale_param { filler { type: "uniform" min: -1.5 max: 1.5 } } })");
+      scale_param { filler { type: "uniform" min: -1.5 max: 1.5 } } })"));
 }
 
 // The Scale's diff of its bottom (dz) lands in the BatchNorm's top diff, as apart.
 TEST_F(GpuFusedLayersTest, BatchNormWithATopOfItsOwnRunsLikeTheLayersApart) {
-  ExpectFusedLikeApart(R"(
+  const std::string middle = R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "normed" }
     layer { name: "scale" type: "Scale" bottom: "normed" top: "normed"
-      scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 } } })",
-                       "normed");
+      scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 } } })";
+  ExpectFusedLikeApart(FusionNet(middle, "normed"));
+  ExpectFusedLikeApart(FusionNet(middle, "normed", "TanH"), 1);
 }
 
 // Frozen scale and bias (fine-tuning): no parameter gradients, the bottom gradient still.
 TEST_F(GpuFusedLayersTest, FrozenScaleRunsLikeTheLayersApart) {
-  ExpectFusedLikeApart(R"(
+  ExpectFusedLikeApart(FusionNet(R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
       param { lr_mult: 0 } param { lr_mult: 0 }
-      scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 } } })");
+      scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 } } })"));
 }
 
-// On the input (no gradient below): only the Scale's parameter gradients.
-TEST_F(GpuFusedLayersTest, PairOnTheInputRunsLikeTheLayersApart) {
-  const std::string text = R"(
+// On the input (no gradient below): only the Scale's parameter gradients, and the top's diff
+// left as the layers apart leave it. As in BVLC, a BatchNorm without `param { lr_mult: 0 }`
+// counts as learning and so asks the Scale for dz, which stays in the top's diff; with them the
+// Scale passes nothing down and the diff keeps the ReLU's bottom diff, dv (or the loss's).
+TEST_F(GpuFusedLayersTest, GroupOnTheInputRunsLikeTheLayersApart) {
+  const auto text = [](const std::string& bn_params, const std::string& after) {
+    return R"(
     name: "FusionOnInput"
     state { phase: TRAIN }
     layer { name: "data" type: "Input" top: "data" top: "target"
       input_param { shape { dim: 4 dim: 3 dim: 5 dim: 7 } shape { dim: 4 dim: 3 dim: 5 dim: 7 } } }
-    layer { name: "bn" type: "BatchNorm" bottom: "data" top: "data" }
+    layer { name: "bn" type: "BatchNorm" bottom: "data" top: "data" )" + bn_params + R"( }
     layer { name: "scale" type: "Scale" bottom: "data" top: "data"
-      scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 } } }
+      scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 }
+                    bias_filler { type: "gaussian" std: 0.5 } } }
+    )" + after + R"(
     layer { name: "loss" type: "EuclideanLoss" bottom: "data" bottom: "target" top: "loss" }
   )";
-  std::unique_ptr<Net<float>> apart = MakeNet(text, "0");
-  std::unique_ptr<Net<float>> fused = MakeNet(text, "1");
-  ASSERT_TRUE(fused->RunsFused(LayerIndex(*fused, "bn")));
-  ASSERT_FALSE(fused->bottom_need_backward()[LayerIndex(*fused, "bn")][0]);
-  apart->ForwardBackward();
-  fused->ForwardBackward();
-  ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
-}
-
-// A forward or backward that stops between the two layers runs each alone; after a fused
-// forward the Scale's backward alone finds its bottom in the BatchNorm's normalized values.
-TEST_F(GpuFusedLayersTest, PassesThatStopBetweenThePairRunEachLayerAlone) {
-  const std::string text = FusionNet(kInPlacePair);
-  std::unique_ptr<Net<float>> apart = MakeNet(text, "0");
-  std::unique_ptr<Net<float>> fused = MakeNet(text, "1");
-  const int bn = LayerIndex(*fused, "bn");
-  const int last = static_cast<int>(fused->layers().size()) - 1;
-  for (Net<float>* net : {apart.get(), fused.get()}) {
-    net->ForwardTo(bn);  // the normalized values, not yet scaled
-  }
-  ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
-  for (Net<float>* net : {apart.get(), fused.get()}) {
-    net->ForwardFrom(bn + 1);
-    net->BackwardFromTo(last, bn + 1);
-    net->BackwardFromTo(bn, 0);
-  }
-  ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
-  // Fused forward of new inputs, then the Scale's backward and the BatchNorm's apart.
-  for (Net<float>* net : {apart.get(), fused.get()}) {
-    FillGaussian(net->blob_by_name("data").get(), 13, 3.0f);
-    net->ClearParamDiffs();
-    net->Forward();
-    net->BackwardFromTo(last, bn + 1);
-    net->BackwardFromTo(bn, 0);
-  }
-  ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
-}
-
-TEST_F(GpuFusedLayersTest, OnlyABatchNormWithBatchStatisticsAndItsInPlaceScaleFuse) {
-  const auto fuses = [](const std::string& middle, const std::string& out = "conv") {
-    std::unique_ptr<Net<float>> net = MakeNet(FusionNet(middle, out), "1");
-    return net->RunsFused(LayerIndex(*net, "bn"));
   };
-  EXPECT_TRUE(fuses(kInPlacePair));
-  EXPECT_FALSE(fuses(R"(
+  for (const std::string bn_params : {"", "param { lr_mult: 0 } param { lr_mult: 0 } "
+                                          "param { lr_mult: 0 }"}) {
+    for (const std::string after :
+         {"", "layer { name: 'relu' type: 'ReLU' bottom: 'data' top: 'data' }"}) {
+      SCOPED_TRACE(bn_params + " " + after);
+      std::unique_ptr<Net<float>> apart = MakeNet(text(bn_params, after), "0");
+      std::unique_ptr<Net<float>> fused = MakeNet(text(bn_params, after), "1");
+      const int bn = LayerIndex(*fused, "bn");
+      ASSERT_TRUE(fused->RunsFused(bn));
+      ASSERT_EQ(after.empty() ? 1 : 2, fused->fused_followers()[bn]);
+      ASSERT_FALSE(fused->bottom_need_backward()[bn][0]);
+      ASSERT_EQ(bn_params.empty(), fused->bottom_need_backward()[bn + 1][0]) << "the Scale's";
+      apart->ForwardBackward();
+      fused->ForwardBackward();
+      ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
+    }
+  }
+}
+
+// A forward or backward that stops inside the group runs each layer alone; after a fused
+// forward the Scale's backward alone finds its bottom in the BatchNorm's normalized values, and
+// the ReLU's its output in the top.
+TEST_F(GpuFusedLayersTest, PassesThatStopInsideTheGroupRunEachLayerAlone) {
+  const std::string text = FusionNet(kInPlacePair);
+  for (const std::string split : {"bn", "scale"}) {
+    SCOPED_TRACE("stopping after " + split);
+    std::unique_ptr<Net<float>> apart = MakeNet(text, "0");
+    std::unique_ptr<Net<float>> fused = MakeNet(text, "1");
+    const int stop = LayerIndex(*fused, split);
+    const int last = static_cast<int>(fused->layers().size()) - 1;
+    for (Net<float>* net : {apart.get(), fused.get()}) {
+      net->ForwardTo(stop);  // the normalized (or scaled) values, not yet through the rest
+    }
+    ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
+    for (Net<float>* net : {apart.get(), fused.get()}) {
+      net->ForwardFrom(stop + 1);
+      net->BackwardFromTo(last, stop + 1);
+      net->BackwardFromTo(stop, 0);
+    }
+    ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
+    // Fused forward of new inputs, then the backward in two parts.
+    for (Net<float>* net : {apart.get(), fused.get()}) {
+      FillGaussian(net->blob_by_name("data").get(), 13, 3.0f);
+      net->ClearParamDiffs();
+      net->Forward();
+      net->BackwardFromTo(last, stop + 1);
+      net->BackwardFromTo(stop, 0);
+    }
+    ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
+  }
+}
+
+TEST_F(GpuFusedLayersTest, OnlyABatchNormWithBatchStatisticsAndItsInPlaceFollowersFuse) {
+  // The layers that run with "bn" (0: it runs alone).
+  const auto followers = [](const std::string& middle, const std::string& out = "conv") {
+    std::unique_ptr<Net<float>> net = MakeNet(FusionNet(middle, out), "1");
+    return net->fused_followers()[LayerIndex(*net, "bn")];
+  };
+  EXPECT_EQ(2, followers(kInPlacePair));
+  EXPECT_EQ(0, followers(R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv"
       batch_norm_param { use_global_stats: true } }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" })"))
       << "stored statistics";
-  EXPECT_FALSE(fuses(R"(
+  EXPECT_EQ(0, followers(R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "scaled" })",
-                     "scaled"))
+                         "scaled"))
       << "a Scale with a top of its own";
-  EXPECT_FALSE(fuses(R"(
+  EXPECT_EQ(0, followers(R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
       scale_param { num_axes: 0 } })"))
       << "one scale for every channel";
-  EXPECT_FALSE(fuses(R"(
+  EXPECT_EQ(0, followers(R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "relu0" type: "ReLU" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" })"))
       << "a layer between";
-  // debug_info shows each layer's blobs: the pair then runs apart.
+  EXPECT_EQ(1, followers(std::string(kInPlacePair) + R"(
+    layer { name: "relu0" type: "ReLU" bottom: "conv" top: "rectified" })",
+                         "rectified"))
+      << "a ReLU with a top of its own";
+  EXPECT_EQ(1, followers(std::string(kInPlacePair) + R"(
+    layer { name: "relu0" type: "ReLU" bottom: "conv" top: "conv"
+      relu_param { negative_slope: -0.5 } })"))
+      << "a negative slope (the output's sign is not the input's)";
+  EXPECT_EQ(2, followers(std::string(kInPlacePair) + R"(
+    layer { name: "relu0" type: "ReLU" bottom: "conv" top: "conv" })"))
+      << "a second ReLU";
+  // debug_info shows each layer's blobs: the group then runs apart.
   std::unique_ptr<Net<float>> net = MakeNet(FusionNet(kInPlacePair), "1");
   const int bn = LayerIndex(*net, "bn");
   net->set_debug_info(true);
@@ -257,6 +311,89 @@ TEST_F(GpuFusedLayersTest, OnlyABatchNormWithBatchStatisticsAndItsInPlaceScaleFu
   EXPECT_TRUE(net->RunsFused(bn));
   Caffe::set_mode(Caffe::CPU);
   EXPECT_FALSE(net->RunsFused(bn)) << "CPU mode";
+}
+
+// A ReLU that runs alone after the pair (negative slope) still gets the pair's output.
+TEST_F(GpuFusedLayersTest, PairBeforeAReLUThatRunsAloneRunsLikeTheLayersApart) {
+  ExpectFusedLikeApart(FusionNet(std::string(kInPlacePair) + R"(
+    layer { name: "negative" type: "ReLU" bottom: "conv" top: "conv"
+      relu_param { negative_slope: -0.5 } })",
+                                 "conv", "TanH"),
+                       1);
+}
+
+// ResNet's residual sum: "conv" plus a second convolution of the data (`eltwise`: the sum's
+// eltwise_param; `conv2_params`: the convolution's param specs), then FusionNet's `after` (a
+// ReLU: in place on "sum").
+std::string ResidualNet(const std::string& eltwise = "operation: SUM",
+                        const std::string& conv2_params = "", const std::string& after = "ReLU") {
+  return FusionNet(R"(
+    layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2" )" + conv2_params + R"(
+      convolution_param { num_output: 8 kernel_size: 1 engine: CAFFE
+        weight_filler { type: "gaussian" std: 0.5 } bias_filler { type: "constant" value: -0.9 } } }
+    layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" top: "sum"
+      eltwise_param { )" + eltwise + R"( } })",
+                   "sum", after);
+}
+
+TEST_F(GpuFusedLayersTest, EltwiseSumAndItsReLURunLikeTheLayersApart) {
+  ExpectFusedLikeApart(ResidualNet(), 1, "sum");
+  ExpectFusedLikeApart(ResidualNet("coeff: 0.5 coeff: -1.5"), 1, "sum");
+}
+
+// A leaky ReLU after the sum (a TanH after it, as a ReLU there would cut what leaks).
+TEST_F(GpuFusedLayersTest, EltwiseSumAndALeakyReLURunLikeTheLayersApart) {
+  ExpectFusedLikeApart(
+      FusionNet(R"(
+    layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2"
+      convolution_param { num_output: 8 kernel_size: 1 engine: CAFFE
+        weight_filler { type: "gaussian" std: 0.5 } } }
+    layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" top: "sum" }
+    layer { name: "leaky" type: "ReLU" bottom: "sum" top: "sum" relu_param { negative_slope: 0.1 } })",
+                "sum", "TanH"),
+      1, "sum");
+}
+
+// A frozen second convolution on the data: no gradient to its top, only to the first bottom.
+TEST_F(GpuFusedLayersTest, EltwiseSumWithOneBottomWithoutGradientRunsLikeTheLayersApart) {
+  const std::string text =
+      ResidualNet("operation: SUM", "param { lr_mult: 0 } param { lr_mult: 0 }");
+  std::unique_ptr<Net<float>> net = MakeNet(text, "1");
+  ASSERT_FALSE(net->bottom_need_backward()[LayerIndex(*net, "sum")][1]);
+  ExpectFusedLikeApart(text, 1, "sum");
+}
+
+TEST_F(GpuFusedLayersTest, OnlyASumOfTwoAndItsInPlaceReLUFuse) {
+  const auto followers = [](const std::string& text) {
+    std::unique_ptr<Net<float>> net = MakeNet(text, "1");
+    return net->fused_followers()[LayerIndex(*net, "sum")];
+  };
+  EXPECT_EQ(1, followers(ResidualNet()));
+  EXPECT_EQ(0, followers(ResidualNet("operation: SUM", "", "TanH"))) << "no ReLU after it";
+  const std::string sum_of_three = R"(
+    layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2"
+      convolution_param { num_output: 8 kernel_size: 1 weight_filler { type: "gaussian" } } }
+    layer { name: "conv3" type: "Convolution" bottom: "data" top: "conv3"
+      convolution_param { num_output: 8 kernel_size: 1 weight_filler { type: "gaussian" } } }
+    layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" bottom: "conv3" top: "sum" )";
+  EXPECT_EQ(0, followers(FusionNet(sum_of_three + "}", "sum"))) << "three bottoms";
+  for (const char* operation : {"PROD", "MAX"}) {
+    EXPECT_EQ(0, followers(ResidualNet(std::string("operation: ") + operation))) << operation;
+  }
+  EXPECT_EQ(0, followers(FusionNet(std::string(R"(
+    layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2"
+      convolution_param { num_output: 8 kernel_size: 1 weight_filler { type: "gaussian" } } }
+    layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" top: "sum" }
+    layer { name: "relu0" type: "ReLU" bottom: "sum" top: "rectified" })"),
+                                   "rectified")))
+      << "a ReLU with a top of its own";
+  EXPECT_EQ(0, followers(FusionNet(std::string(R"(
+    layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2"
+      convolution_param { num_output: 8 kernel_size: 1 weight_filler { type: "gaussian" } } }
+    layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" top: "sum" }
+    layer { name: "relu0" type: "ReLU" bottom: "sum" top: "sum" relu_param { negative_slope: -1 } })"),
+                                   "sum", "TanH")))
+      << "a negative slope";
 }
 
 TEST_F(GpuFusedLayersTest, ANetMadeInCpuModeFusesNothing) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -396,8 +397,9 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
 // normalized values, Dropout's mask, STOCHASTIC pooling's picks, in-place Scale's and PReLU's
 // copies of their bottoms, MAX Eltwise's winners; and the partial sums of the per-channel
 // gradients (BatchNorm, Scale, PReLU, Bias). Random draws come from the same seed in both runs.
-// The BatchNorm/Scale pairs (one in place, one with a top of its own) run as one on the GPU
-// (Net::RunsFused) and apart (CAFFE_GPU_FUSION=0): both ways declare what they use.
+// The BatchNorm/Scale groups (one in place with a ReLU after it, one with a top of its own) and
+// the residual sum with its ReLU run as one on the GPU (Net::RunsFused) and apart
+// (CAFFE_GPU_FUSION=0): both ways declare what they use.
 TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
   if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
   Caffe::SetDevice(0);
@@ -405,6 +407,7 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
   const std::string middle = R"(
     layer { name: 'bn' type: 'BatchNorm' bottom: 'pool' top: 'pool' }
     layer { name: 'scale' type: 'Scale' bottom: 'pool' top: 'pool' scale_param { bias_term: true } }
+    layer { name: 'relu' type: 'ReLU' bottom: 'pool' top: 'pool' }
     layer { name: 'drop' type: 'Dropout' bottom: 'pool' top: 'drop' }
     layer { name: 'spool' type: 'Pooling' bottom: 'drop' top: 'spool'
       pooling_param { pool: STOCHASTIC kernel_size: 2 stride: 2 } }
@@ -413,8 +416,10 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
       eltwise_param { operation: MAX } }
     layer { name: 'prelu_in_place' type: 'PReLU' bottom: 'emax' top: 'emax' }
     layer { name: 'bias' type: 'Bias' bottom: 'emax' top: 'emax' }
-    layer { name: 'bn2' type: 'BatchNorm' bottom: 'emax' top: 'mid' }
-    layer { name: 'scale2' type: 'Scale' bottom: 'mid' top: 'mid' }
+    layer { name: 'bn2' type: 'BatchNorm' bottom: 'emax' top: 'normed' }
+    layer { name: 'scale2' type: 'Scale' bottom: 'normed' top: 'normed' }
+    layer { name: 'sum' type: 'Eltwise' bottom: 'emax' bottom: 'normed' top: 'mid' }
+    layer { name: 'sum_relu' type: 'ReLU' bottom: 'mid' top: 'mid' }
   )";
   const std::string text = "state { phase: TRAIN }\n" + NetText(middle);
   for (const char* fusion : {"1", "0"}) {
@@ -422,8 +427,8 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
     ScopedEnv env("CAFFE_GPU_FUSION", fusion);
     ExpectGpuLmsRunLikePlainOne([&] {
       std::unique_ptr<Net<float>> net = MakeNet(text);
-      const std::vector<bool>& fused = net->fused_with_next();
-      EXPECT_EQ(std::count(fused.begin(), fused.end(), true), fusion[0] == '1' ? 2 : 0);
+      const std::vector<int>& followers = net->fused_followers();
+      EXPECT_EQ(std::accumulate(followers.begin(), followers.end(), 0), fusion[0] == '1' ? 4 : 0);
       Caffe::set_random_seed(4242);  // the same dropout masks and stochastic picks
       return net;
     });

@@ -238,10 +238,10 @@ TEST_F(CaffeToolGpuTest, TimeGivesEachLayersGpuTime) {
   ExpectBvlcTimeSummary(result.output);
 }
 
-// A BatchNorm and its in-place Scale run as one (Net::RunsFused): the log says so, the pair's
-// forward time shows under the BatchNorm and its backward time under the Scale, the summary
-// still adds up; the same under LMS, whose plan follows the pair.
-TEST_F(CaffeToolGpuTest, TimeRunsABatchNormAndItsScaleAsOne) {
+// A BatchNorm, its in-place Scale and ReLU run as one (Net::RunsFused): the log says so, the
+// group's forward time shows under the BatchNorm and its backward time under the ReLU, the
+// summary still adds up; the same under LMS, whose plan follows the group.
+TEST_F(CaffeToolGpuTest, TimeRunsABatchNormAndTheLayersAfterItAsOne) {
   const std::string net = dir_ + "/bn.prototxt";
   WriteFile(net, R"(
     force_backward: true
@@ -250,14 +250,16 @@ TEST_F(CaffeToolGpuTest, TimeRunsABatchNormAndItsScaleAsOne) {
       convolution_param { num_output: 6 kernel_size: 3 weight_filler { type: "xavier" } } }
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" scale_param { bias_term: true } }
+    layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
     layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
       inner_product_param { num_output: 5 weight_filler { type: "xavier" } } })");
   for (const std::string flags : {"", " -lms 0"}) {
     const CommandResult result = RunCaffe("time -model " + net + " -gpu 0 -iterations 2" + flags);
     ASSERT_EQ(result.exit_code, 0) << result.output;
     ExpectBvlcTimeSummary(result.output);
-    for (const char* line : {"bn and scale run as one", "scale\tforward: 0 ms.",
-                             "bn\tbackward: 0 ms."}) {
+    for (const char* line : {"bn, scale and relu run as one", "scale\tforward: 0 ms.",
+                             "relu\tforward: 0 ms.", "bn\tbackward: 0 ms.",
+                             "scale\tbackward: 0 ms."}) {
       EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
     }
   }
