@@ -448,8 +448,9 @@ Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
   const int head = fused_head_[i];
   try {
     if (GroupRunsFused(i, start, end)) {
+      // The head's step runs the whole group; its followers' steps are empty.
       if (i == head) layers_[head]->ForwardFused(bottom_vecs_[head], top_vecs_[head]);
-      return 0;  // a follower's work ran in its head's step
+      return 0;
     }
     return layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
   } catch (const Error& error) {
