@@ -122,13 +122,14 @@ class Net {
   void set_debug_info(bool value) { debug_info_ = value; }
 
   /// Layers set up to run as one on the GPU (Layer::FuseWithNext: a BatchNorm, the in-place
-  /// Scale after it and the in-place ReLU after that): per layer, how many of the layers right
-  /// after it run in its passes (0: none, or it follows in a group), and the group's first
-  /// layer, the head, for each (the layer itself when alone). RunsFused(i): whether layer i
-  /// heads a group and the group runs as one now, in GPU mode without debug_info. ForwardStep
-  /// and BackwardStep run it as one where the whole group is in range, in its head's step
-  /// forward and its last layer's backward (the callbacks of the other steps run with no work
-  /// between them). CAFFE_GPU_FUSION=0 in the environment turns it off.
+  /// Scale after it and the in-place ReLU after that; a sum and its in-place ReLU): per layer,
+  /// how many of the layers right after it run in its passes (0: none, or it follows in a
+  /// group), and the group's first layer, the head, for each (the layer itself when alone).
+  /// RunsFused(i): whether layer i heads a group and the group runs as one now, in GPU mode
+  /// without debug_info. ForwardStep and BackwardStep run it as one where the whole group is in
+  /// range, in its head's step forward and its last layer's backward (the callbacks of the
+  /// other steps run with no work between them). CAFFE_GPU_FUSION=0 in the environment turns
+  /// it off.
   const vector<int>& fused_followers() const { return fused_followers_; }
   int FusedHead(int i) const { return fused_head_[i]; }
   bool RunsFused(int i) const;

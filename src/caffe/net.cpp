@@ -26,13 +26,13 @@ Error NamingTheLayer(const Error& error, const Layer<Dtype>& layer, const string
 }
 
 // CAFFE_GPU_FUSION: 1 (or unset) lets layers that can run as one on the GPU do so, 0 runs every
-// layer alone (to compare the two, or to time each layer of a pair).
+// layer alone (to compare the two, or to time each layer of a group).
 bool GpuFusionEnabled() {
   const char* text = std::getenv("CAFFE_GPU_FUSION");
   if (text == nullptr || string(text) == "1") return true;
   CAFFE_CHECK(string(text) == "0")
-      << "CAFFE_GPU_FUSION is \"" << text << "\"; expected 1 (BatchNorm and the Scale and ReLU "
-      << "after it run as one on the GPU, the default) or 0 (every layer alone)";
+      << "CAFFE_GPU_FUSION is \"" << text << "\"; expected 1 (layers that can run as one on the "
+      << "GPU do so, the default) or 0 (every layer alone)";
   return false;
 }
 }  // namespace

@@ -15,6 +15,13 @@ class ReLULayer : public NeuronLayer<Dtype> {
   const char* type() const override { return "ReLU"; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   Dtype negative_slope() const { return negative_slope_; }
+  /// `next` if it is a ReLU that works in place on `blob` (next_bottom and next_top are that
+  /// one blob) and whose output keeps its input's sign (negative_slope >= 0), so that the
+  /// gradient's factor read off either is the same; else null. For the layers that run such a
+  /// ReLU in their own passes (Layer::FuseWithNext).
+  static ReLULayer<Dtype>* FusableInPlaceOn(const Blob<Dtype>* blob, Layer<Dtype>* next,
+                                            const Blobs<Dtype>& next_bottom,
+                                            const Blobs<Dtype>& next_top);
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

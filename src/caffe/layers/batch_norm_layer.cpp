@@ -258,28 +258,22 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
 #ifdef CPU_ONLY
   return false;
 #else
-  // Each follower works in place on this layer's top.
-  if (next_bottom.size() != 1 || next_top.size() != 1 || next_bottom[0] != top[0] ||
-      next_top[0] != top[0]) {
-    return false;
-  }
   if (scale_ == nullptr) {
-    // The Scale must have one learned scale per channel; the stored statistics of
-    // use_global_stats keep no normalized values for its gradient.
+    // The Scale must work in place on this layer's top with one learned scale per channel;
+    // the stored statistics of use_global_stats keep no normalized values for its gradient.
     auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(next);
     if (scale == nullptr || use_global_stats_ || bottom[0]->num_axes() < 2 ||
-        !scale->ScalesChannels(channels_)) {
+        !scale->ScalesChannels(channels_) || next_bottom.size() != 1 || next_top.size() != 1 ||
+        next_bottom[0] != top[0] || next_top[0] != top[0]) {
       return false;
     }
     scale_ = scale;
     return true;
   }
-  // The ReLU's gradient is recomputed from the Scale's output, whose sign the ReLU's output
-  // (which the ReLU apart reads in place) shares only where negative_slope >= 0.
-  auto* relu = dynamic_cast<ReLULayer<Dtype>*>(next);
-  if (relu_ != nullptr || relu == nullptr || relu->negative_slope() < 0) return false;
-  relu_ = relu;
-  return true;
+  // The ReLU's gradient is recomputed from the Scale's output, not read off the ReLU's.
+  if (relu_ != nullptr) return false;
+  relu_ = ReLULayer<Dtype>::FusableInPlaceOn(top[0], next, next_bottom, next_top);
+  return relu_ != nullptr;
 #endif
 }
 

@@ -139,17 +139,14 @@ bool EltwiseLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& b
 #ifdef CPU_ONLY
   return false;
 #else
-  // In place, the ReLU's gradient factor is read from its output, whose sign is its input's
-  // where negative_slope >= 0. A top that is also a bottom would mix the diffs.
-  auto* relu = dynamic_cast<ReLULayer<Dtype>*>(next);
-  if (relu_ != nullptr || relu == nullptr || relu->negative_slope() < 0 ||
-      op_ != EltwiseParameter::SUM || bottom.size() != 2 || bottom[0] == top[0] ||
-      bottom[1] == top[0] || next_bottom.size() != 1 || next_top.size() != 1 ||
-      next_bottom[0] != top[0] || next_top[0] != top[0]) {
+  // The ReLU's gradient factor is read off its output (the top). A top that is also a bottom
+  // would mix the diffs.
+  if (relu_ != nullptr || op_ != EltwiseParameter::SUM || bottom.size() != 2 ||
+      bottom[0] == top[0] || bottom[1] == top[0]) {
     return false;
   }
-  relu_ = relu;
-  return true;
+  relu_ = ReLULayer<Dtype>::FusableInPlaceOn(top[0], next, next_bottom, next_top);
+  return relu_ != nullptr;
 #endif
 }
 

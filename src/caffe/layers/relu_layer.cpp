@@ -41,6 +41,18 @@ void ReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
   });
 }
 
+template <typename Dtype>
+ReLULayer<Dtype>* ReLULayer<Dtype>::FusableInPlaceOn(const Blob<Dtype>* blob, Layer<Dtype>* next,
+                                                     const Blobs<Dtype>& next_bottom,
+                                                     const Blobs<Dtype>& next_top) {
+  auto* relu = dynamic_cast<ReLULayer<Dtype>*>(next);
+  if (relu == nullptr || relu->negative_slope_ < 0 || next_bottom.size() != 1 ||
+      next_top.size() != 1 || next_bottom[0] != blob || next_top[0] != blob) {
+    return nullptr;
+  }
+  return relu;
+}
+
 INSTANTIATE_CLASS(ReLULayer);
 
 // cuDNN's engine in GPU mode where this build has it and the engine asked allows it
