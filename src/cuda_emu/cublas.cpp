@@ -1,7 +1,9 @@
 // The CUDA emulator's cuBLAS: argument checks as cuBLAS makes them (it returns
 // CUBLAS_STATUS_INVALID_VALUE for a bad size or leading dimension), a check that every matrix and
 // vector is device memory of the handle's GPU and inside its allocation, then the host's BLAS.
-// Scalars (alpha, beta, results) are host memory: cuBLAS's default pointer mode.
+// Scalars (alpha, beta, results) are host memory: cuBLAS's default pointer mode. Routines that
+// write device memory are queued on the handle's stream (streams.hpp), with alpha and beta as they
+// were at the call; those that return a result to the host run the stream's work first.
 #include <cblas.h>
 #include <cublas_v2.h>
 
@@ -9,9 +11,11 @@
 #include <cstdio>
 
 #include "emu_state.hpp"
+#include "streams.hpp"
 
 struct cublasContext {
   int device;
+  cudaStream_t stream = nullptr;
 };
 
 namespace caffe_emu {
@@ -93,8 +97,10 @@ cublasStatus_t GemmChecked(const char* routine, cublasHandle_t handle, cublasOpe
       !DeviceOperand(routine, "C", C, MatrixSpan(m, n, ldc))) {
     return CUBLAS_STATUS_EXECUTION_FAILED;
   }
-  DeviceAccess access;
-  Gemm(Transpose(ta), Transpose(tb), m, n, k, *alpha, A, lda, B, ldb, *beta, C, ldc);
+  Issue(handle->stream, [=, a = *alpha, b = *beta] {
+    DeviceAccess access;
+    Gemm(Transpose(ta), Transpose(tb), m, n, k, a, A, lda, B, ldb, b, C, ldc);
+  });
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -116,8 +122,10 @@ cublasStatus_t GemvChecked(const char* routine, cublasHandle_t handle, cublasOpe
       !DeviceOperand(routine, "y", y, VectorSpan(y_length, incy))) {
     return CUBLAS_STATUS_EXECUTION_FAILED;
   }
-  DeviceAccess access;
-  Gemv(Transpose(trans), m, n, *alpha, A, lda, x, incx, *beta, y, incy);
+  Issue(handle->stream, [=, a = *alpha, b = *beta] {
+    DeviceAccess access;
+    Gemv(Transpose(trans), m, n, a, A, lda, x, incx, b, y, incy);
+  });
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -131,8 +139,10 @@ cublasStatus_t AxpyChecked(const char* routine, cublasHandle_t handle, int n, co
       !DeviceOperand(routine, "y", y, VectorSpan(n, incy))) {
     return CUBLAS_STATUS_EXECUTION_FAILED;
   }
-  DeviceAccess access;
-  Axpy(n, *alpha, x, incx, y, incy);
+  Issue(handle->stream, [=, a = *alpha] {
+    DeviceAccess access;
+    Axpy(n, a, x, incx, y, incy);
+  });
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -145,8 +155,10 @@ cublasStatus_t ScalChecked(const char* routine, cublasHandle_t handle, int n, co
       !DeviceOperand(routine, "x", x, VectorSpan(n, incx))) {
     return CUBLAS_STATUS_EXECUTION_FAILED;
   }
-  DeviceAccess access;
-  Scal(n, *alpha, x, incx);
+  Issue(handle->stream, [=, a = *alpha] {
+    DeviceAccess access;
+    Scal(n, a, x, incx);
+  });
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -161,6 +173,7 @@ cublasStatus_t DotChecked(const char* routine, cublasHandle_t handle, int n, con
       !DeviceOperand(routine, "y", y, VectorSpan(n, incy))) {
     return CUBLAS_STATUS_EXECUTION_FAILED;
   }
+  Drain(handle->stream);
   T value;
   {
     DeviceAccess access;
@@ -178,6 +191,7 @@ cublasStatus_t AsumChecked(const char* routine, cublasHandle_t handle, int n, co
   *result = 0;
   if (n <= 0 || incx <= 0) return CUBLAS_STATUS_SUCCESS;
   if (!DeviceOperand(routine, "x", x, VectorSpan(n, incx))) return CUBLAS_STATUS_EXECUTION_FAILED;
+  Drain(handle->stream);
   T value;
   {
     DeviceAccess access;
@@ -209,8 +223,10 @@ cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
 }
 
 cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
-  (void)stream;
-  return handle == nullptr ? CUBLAS_STATUS_NOT_INITIALIZED : CUBLAS_STATUS_SUCCESS;
+  if (handle == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!KnownStream(stream)) return CUBLAS_STATUS_INVALID_VALUE;
+  handle->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 const char* cublasGetStatusString(cublasStatus_t status) {

@@ -27,7 +27,9 @@
 #include <vector>
 
 #include "cudnn_internal.hpp"
+#include "cudnn_queue.hpp"
 #include "emu_state.hpp"
+#include "streams.hpp"
 
 struct cudnnPoolingStruct {
   bool set = false;
@@ -480,6 +482,10 @@ std::vector<long> BroadcastIndices(const std::vector<int>& from, const std::vect
 }  // namespace
 }  // namespace caffe_emu
 
+namespace caffe_emu {
+thread_local CudnnRun cudnn_run = CudnnRun::kCall;
+}  // namespace caffe_emu
+
 using namespace caffe_emu;  // NOLINT: the C API below only forwards to it
 
 // ---- Handles and descriptors ----
@@ -507,14 +513,16 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
 
 cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
   if (handle == nullptr) return Reject(kBadParam, "cudnnDestroy", "the handle is null");
+  Drain(handle->stream);  // its queued calls use it
   delete handle;
   return kSuccess;
 }
 
-// Everything is synchronous here, so the stream only needs to be one.
 cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
-  (void)streamId;
-  return handle == nullptr ? Reject(kBadParam, "cudnnSetStream", "the handle is null") : kSuccess;
+  if (handle == nullptr) return Reject(kBadParam, "cudnnSetStream", "the handle is null");
+  if (!KnownStream(streamId)) return Reject(kBadParam, "cudnnSetStream", "unknown stream");
+  handle->stream = streamId;
+  return kSuccess;
 }
 
 cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t* tensorDesc) {
@@ -685,6 +693,7 @@ cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t activatio
 cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha,
                              const cudnnTensorDescriptor_t aDesc, const void* A, const void* beta,
                              const cudnnTensorDescriptor_t cDesc, void* C) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnAddTensor, handle, alpha, aDesc, A, beta, cDesc, C);
   const char* call = "cudnnAddTensor";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   CAFFE_EMU_RETURN_IF_FAILED(CheckSet(call, "A's descriptor", aDesc && aDesc->set));
@@ -705,7 +714,7 @@ cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void* alpha,
   const Operand a_in{"A", &a_layout, A}, c_out{"C", &c_layout, C};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, c_out, {a_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> as = Load(a_in);
   const std::vector<long> from = BroadcastIndices(a_layout.dims, c_layout.dims);
   std::vector<double> result(from.size());
@@ -718,6 +727,7 @@ cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescri
                                   const void* alpha, const cudnnTensorDescriptor_t xDesc,
                                   const void* x, const void* beta,
                                   const cudnnTensorDescriptor_t yDesc, void* y) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnPoolingForward, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
   const char* call = "cudnnPoolingForward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   PoolPlan plan;
@@ -725,7 +735,7 @@ cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudnnPoolingDescri
   const Operand x_in{"x", &plan.x, x}, y_out{"y", &plan.y, y};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, y_out, {x_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> xs = Load(x_in);
   std::vector<double> ys(plan.y.count());
   const cudnnPoolingMode_t mode = poolingDesc->mode;
@@ -755,6 +765,8 @@ cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cudnnPoolingDescr
                                    const void* dy, const cudnnTensorDescriptor_t xDesc,
                                    const void* x, const void* beta,
                                    const cudnnTensorDescriptor_t dxDesc, void* dx) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnPoolingBackward, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy,
+                         xDesc, x, beta, dxDesc, dx);
   const char* call = "cudnnPoolingBackward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   PoolPlan plan;
@@ -766,7 +778,7 @@ cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cudnnPoolingDescr
   const Operand dx_out{"dx", &inputs[1], dx};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, dx_out, {y_in, dy_in, x_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> ys = Load(y_in), dys = Load(dy_in), xs = Load(x_in);
   std::vector<double> dxs(plan.x.count(), 0.0);
   const cudnnPoolingMode_t mode = poolingDesc->mode;
@@ -795,6 +807,8 @@ cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cudnnLRNDescript
                                           const cudnnTensorDescriptor_t xDesc, const void* x,
                                           const void* beta, const cudnnTensorDescriptor_t yDesc,
                                           void* y) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnLRNCrossChannelForward, handle, normDesc, lrnMode, alpha, xDesc, x,
+                         beta, yDesc, y);
   const char* call = "cudnnLRNCrossChannelForward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   std::vector<Layout> layouts;
@@ -803,7 +817,7 @@ cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cudnnLRNDescript
   const Operand x_in{"x", &layouts[0], x}, y_out{"y", &layouts[1], y};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, y_out, {x_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   std::vector<double> values = Load(x_in);
   const std::vector<double> scale = LrnScale(*normDesc, layouts[0].dims, values);
   for (size_t i = 0; i < values.size(); ++i) values[i] *= std::pow(scale[i], -normDesc->beta);
@@ -820,6 +834,8 @@ cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, cudnnLRNDescrip
                                            const cudnnTensorDescriptor_t xDesc, const void* x,
                                            const void* beta, const cudnnTensorDescriptor_t dxDesc,
                                            void* dx) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnLRNCrossChannelBackward, handle, normDesc, lrnMode, alpha, yDesc, y,
+                         dyDesc, dy, xDesc, x, beta, dxDesc, dx);
   const char* call = "cudnnLRNCrossChannelBackward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   std::vector<Layout> layouts;
@@ -830,7 +846,7 @@ cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, cudnnLRNDescrip
   const Operand dy_in{"dy", &layouts[2], dy}, dx_out{"dx", &layouts[3], dx};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, dx_out, {y_in, dy_in, x_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> xs = Load(x_in), ys = Load(y_in), dys = Load(dy_in);
   const std::vector<int>& dims = layouts[0].dims;
   const std::vector<double> scale = LrnScale(*normDesc, dims, xs);
@@ -864,6 +880,8 @@ cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle,
                                      const cudnnTensorDescriptor_t xDesc, const void* x,
                                      const void* beta, const cudnnTensorDescriptor_t yDesc,
                                      void* y) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnActivationForward, handle, activationDesc, alpha, xDesc, x, beta,
+                         yDesc, y);
   const char* call = "cudnnActivationForward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   CAFFE_EMU_RETURN_IF_FAILED(
@@ -874,7 +892,7 @@ cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle,
   Scaling scaling;
   // "In-place operation is allowed": x may be y, with identical descriptors.
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, y_out, {x_in}, &scaling, "x"));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   std::vector<double> values = Load(x_in);
   for (double& value : values) value = Activate(*activationDesc, value);
   Store(y_out, values, scaling);
@@ -888,6 +906,8 @@ cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle,
                                       const cudnnTensorDescriptor_t xDesc, const void* x,
                                       const void* beta, const cudnnTensorDescriptor_t dxDesc,
                                       void* dx) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnActivationBackward, handle, activationDesc, alpha, yDesc, y, dyDesc,
+                         dy, xDesc, x, beta, dxDesc, dx);
   const char* call = "cudnnActivationBackward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   CAFFE_EMU_RETURN_IF_FAILED(
@@ -901,7 +921,7 @@ cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle,
   // "In-place operation is allowed": dy may be dx, with identical descriptors.
   CAFFE_EMU_RETURN_IF_FAILED(
       CheckCall(call, alpha, beta, dx_out, {y_in, dy_in, x_in}, &scaling, "dy"));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> xs = Load(x_in), ys = Load(y_in), dys = Load(dy_in);
   std::vector<double> dxs(xs.size());
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -915,6 +935,7 @@ cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t 
                                   cudnnSoftmaxMode_t mode, const void* alpha,
                                   const cudnnTensorDescriptor_t xDesc, const void* x,
                                   const void* beta, const cudnnTensorDescriptor_t yDesc, void* y) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnSoftmaxForward, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
   const char* call = "cudnnSoftmaxForward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   std::vector<Layout> layouts;
@@ -924,7 +945,7 @@ cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t 
   const Operand x_in{"x", &layouts[0], x}, y_out{"y", &layouts[1], y};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, y_out, {x_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> xs = Load(x_in);
   std::vector<double> ys(xs.size());
   for (long o = 0; o < shape.outer; ++o) {
@@ -956,6 +977,8 @@ cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t
                                    const cudnnTensorDescriptor_t dyDesc, const void* dy,
                                    const void* beta, const cudnnTensorDescriptor_t dxDesc,
                                    void* dx) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnSoftmaxBackward, handle, algo, mode, alpha, yDesc, y, dyDesc, dy,
+                         beta, dxDesc, dx);
   const char* call = "cudnnSoftmaxBackward";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   std::vector<Layout> layouts;
@@ -967,7 +990,7 @@ cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t
   const Operand dx_out{"dx", &layouts[2], dx};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, dx_out, {y_in, dy_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> ys = Load(y_in), dys = Load(dy_in);
   std::vector<double> dxs(ys.size());
   for (long o = 0; o < shape.outer; ++o) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cudnn_internal.hpp"
+#include "cudnn_queue.hpp"
 #include "emu_state.hpp"
 
 struct cudnnConvolutionStruct {
@@ -497,7 +498,7 @@ cudnnStatus_t RunConvolutionPass(const char* call, Pass pass, cudnnHandle_t hand
   const Operand output{names[out], layouts[out], data[out]};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, output, {in_a, in_b}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   Scribble(workspace, needed);
   const std::vector<double> as = LoadOperand(plan, in_a), bs = LoadOperand(plan, in_b);
   std::vector<double> result(layouts[out]->count(), 0.0);
@@ -527,6 +528,7 @@ cudnnStatus_t FindAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
   if (workspace_bytes > 0 && !UsableOnDevice(call, workspace, workspace_bytes, "the workspace")) {
     return kBadParam;
   }
+  Drain(handle->stream);  // a Find call runs at once, after the work queued before it
   std::vector<Perf> perfs = Candidates<Perf>(pass, plan, conv, /*timed=*/true);
   for (Perf& perf : perfs) {
     if (perf.status == kSuccess && perf.memory > workspace_bytes) {
@@ -663,6 +665,8 @@ cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const void* alpha,
                                       cudnnConvolutionFwdAlgo_t algo, void* workSpace,
                                       size_t workSpaceSizeInBytes, const void* beta,
                                       const cudnnTensorDescriptor_t yDesc, void* y) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnConvolutionForward, handle, alpha, xDesc, x, wDesc, w, convDesc, algo,
+                         workSpace, workSpaceSizeInBytes, beta, yDesc, y);
   return RunConvolutionPass("cudnnConvolutionForward", Pass::kForward, handle, algo, xDesc, wDesc,
                             convDesc, yDesc, workSpace, workSpaceSizeInBytes, alpha, beta,
                             {"x", "w", "y"}, {x, w, y});
@@ -699,6 +703,8 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alp
                                            cudnnConvolutionBwdDataAlgo_t algo, void* workSpace,
                                            size_t workSpaceSizeInBytes, const void* beta,
                                            const cudnnTensorDescriptor_t dxDesc, void* dx) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnConvolutionBackwardData, handle, alpha, wDesc, w, dyDesc, dy,
+                         convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
   return RunConvolutionPass("cudnnConvolutionBackwardData", Pass::kBackwardData, handle, algo,
                             dxDesc, wDesc, convDesc, dyDesc, workSpace, workSpaceSizeInBytes,
                             alpha, beta, {"dx", "w", "dy"}, {dx, w, dy});
@@ -735,6 +741,8 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* a
                                              cudnnConvolutionBwdFilterAlgo_t algo, void* workSpace,
                                              size_t workSpaceSizeInBytes, const void* beta,
                                              const cudnnFilterDescriptor_t dwDesc, void* dw) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnConvolutionBackwardFilter, handle, alpha, xDesc, x, dyDesc, dy,
+                         convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
   return RunConvolutionPass("cudnnConvolutionBackwardFilter", Pass::kBackwardFilter, handle,
                             algo, xDesc, dwDesc, convDesc, dyDesc, workSpace,
                             workSpaceSizeInBytes, alpha, beta, {"x", "dw", "dy"}, {x, dw, dy});
@@ -784,6 +792,7 @@ cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, const void* alp
                                            const cudnnTensorDescriptor_t dyDesc, const void* dy,
                                            const void* beta, const cudnnTensorDescriptor_t dbDesc,
                                            void* db) {
+  CAFFE_EMU_CUDNN_QUEUED(cudnnConvolutionBackwardBias, handle, alpha, dyDesc, dy, beta, dbDesc, db);
   const char* call = "cudnnConvolutionBackwardBias";
   CAFFE_EMU_RETURN_IF_FAILED(CheckHandle(call, handle));
   CAFFE_EMU_RETURN_IF_FAILED(CheckSet(call, "dy's descriptor", dyDesc && dyDesc->set));
@@ -799,7 +808,7 @@ cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, const void* alp
   const Operand dy_in{"dy", &dy_layout, dy}, db_out{"db", &db_layout, db};
   Scaling scaling;
   CAFFE_EMU_RETURN_IF_FAILED(CheckCall(call, alpha, beta, db_out, {dy_in}, &scaling));
-  DeviceAccess access;
+  CAFFE_EMU_CUDNN_COMPUTE;
   const std::vector<double> dys = Load(dy_in);
   const long channels = dy_layout.dims[1], inner = Product(dy_layout.dims, 2);
   std::vector<double> sums(channels, 0.0);

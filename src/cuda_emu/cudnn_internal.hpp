@@ -19,6 +19,7 @@
 
 struct cudnnContext {
   int device;  // the GPU current when it was made
+  cudaStream_t stream = nullptr;
 };
 
 struct cudnnTensorStruct {

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "emu_state.hpp"
+#include "streams.hpp"
 
 struct curandGenerator_st {
   int device;
@@ -24,10 +25,16 @@ struct curandGenerator_st {
 namespace caffe_emu {
 namespace {
 
+// Checks the output; when it is fine, runs the default stream's queued work, which a GPU would
+// finish before this fill (fills run at once here, their generator state being the host's).
 template <typename T>
 bool DeviceOutput(const char* routine, curandGenerator_t generator, T* output, size_t n) {
-  return MadeOnCurrentDevice(routine, "generator", generator->device) &&
-         UsableOnDevice(routine, output, n * sizeof(T), "the output");
+  if (!MadeOnCurrentDevice(routine, "generator", generator->device) ||
+      !UsableOnDevice(routine, output, n * sizeof(T), "the output")) {
+    return false;
+  }
+  Drain(nullptr);
+  return true;
 }
 
 // Uniform in (0, 1], as cuRAND's uniform distribution.

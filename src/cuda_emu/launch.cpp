@@ -1,7 +1,8 @@
-// Kernel execution in the CUDA emulator: every thread of the grid runs, one after another, on the
-// launching host thread. A cooperative launch (kernels that call __syncthreads) runs each block's
-// threads as fibers: each runs until its next barrier, and the block moves on once all have
-// arrived, which is what __syncthreads guarantees on a GPU.
+// Kernel execution in the CUDA emulator: a launch is queued on its stream (streams.hpp); when it
+// runs, every thread of the grid runs, one after another, on the host thread that runs it. A
+// cooperative launch (kernels that call __syncthreads) runs each block's threads as fibers: each
+// runs until its next barrier, and the block moves on once all have arrived, which is what
+// __syncthreads guarantees on a GPU.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "emu_state.hpp"
 #include "fiber.hpp"
+#include "streams.hpp"
 
 CAFFE_EMU_TLS uint3 threadIdx;
 CAFFE_EMU_TLS uint3 blockIdx;
@@ -89,24 +91,10 @@ void RunBlockAsFibers(unsigned int threads, void (*body)(void*), void* context) 
   cooperative_block = nullptr;
 }
 
-}  // namespace
-
+// Runs every thread of a grid ValidLaunch accepted.
 void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* context) {
   const dim3 grid = config.grid, block = config.block;
   const unsigned long long threads = 1ULL * block.x * block.y * block.z;
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
-      block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
-    std::ostringstream why;
-    why << "kernel launch with grid (" << grid.x << ", " << grid.y << ", " << grid.z
-        << ") and block (" << block.x << ", " << block.y << ", " << block.z
-        << "): invalid configuration";
-    Fail(cudaErrorInvalidConfiguration, why.str());
-    return;
-  }
-  if (config.shared_bytes > 48 * 1024) {
-    Fail(cudaErrorInvalidValue, "kernel launch asks for more than 48 KB of dynamic shared memory");
-    return;
-  }
   DeviceAccess access;
   gridDim = grid;
   blockDim = block;
@@ -125,6 +113,34 @@ void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* 
       }
     }
   }
+}
+
+}  // namespace
+
+bool ValidLaunch(const Config& config) {
+  const dim3 grid = config.grid, block = config.block;
+  const unsigned long long threads = 1ULL * block.x * block.y * block.z;
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
+      block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
+    std::ostringstream why;
+    why << "kernel launch with grid (" << grid.x << ", " << grid.y << ", " << grid.z
+        << ") and block (" << block.x << ", " << block.y << ", " << block.z
+        << "): invalid configuration";
+    Fail(cudaErrorInvalidConfiguration, why.str());
+    return false;
+  }
+  if (config.shared_bytes > 48 * 1024) {
+    Fail(cudaErrorInvalidValue, "kernel launch asks for more than 48 KB of dynamic shared memory");
+    return false;
+  }
+  return true;
+}
+
+void IssueGrid(const Config& config, bool cooperative, void (*body)(void*), void* context,
+               std::shared_ptr<void> keep) {
+  Issue(config.stream, [config, cooperative, body, context, keep] {
+    RunGrid(config, cooperative, body, context);
+  });
 }
 
 void CheckKernelPointer(const void* pointer, int index) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "emu_state.hpp"
+#include "streams.hpp"
 
 namespace caffe_emu {
 namespace {
@@ -396,25 +397,28 @@ ncclResult_t Check(const Collective& c, cudaStream_t stream) {
   if (!BufferUsable(c, c.send, send, "sendbuff") || !BufferUsable(c, c.recv, recv, "recvbuff")) {
     return ncclInvalidArgument;
   }
-  if (cudaStreamQuery(stream) != cudaSuccess) {
+  if (!KnownStream(stream)) {
     Complain(call, "the stream is not a valid CUDA stream");
     return ncclInvalidArgument;
   }
   return ncclSuccess;
 }
 
-// Collectives queued between ncclGroupStart and ncclGroupEnd on this thread.
+// Collectives queued between ncclGroupStart and ncclGroupEnd on this thread, with their streams.
 thread_local int group_depth = 0;
-thread_local std::vector<Collective> group_queue;
+thread_local std::vector<std::pair<Collective, cudaStream_t>> group_queue;
 
+// Collectives run at once, every rank meeting the others (streams.hpp): first the work queued on
+// the stream before it, which a GPU would finish first.
 ncclResult_t Submit(const Collective& c, cudaStream_t stream) {
   if (c.count == 0) return ncclSuccess;  // NCCL returns at once, without communicating
   const ncclResult_t checked = Check(c, stream);
   if (checked != ncclSuccess) return checked;
   if (group_depth > 0) {
-    group_queue.push_back(c);
+    group_queue.emplace_back(c, stream);
     return ncclSuccess;
   }
+  Drain(stream);
   return Run(c);
 }
 
@@ -634,12 +638,12 @@ ncclResult_t ncclGroupEnd() {
     return ncclInvalidUsage;
   }
   if (--caffe_emu::group_depth > 0) return ncclSuccess;
-  std::vector<Collective> queued;
+  std::vector<std::pair<caffe_emu::Collective, cudaStream_t>> queued;
   queued.swap(caffe_emu::group_queue);
   // Collectives run one after another here; one thread driving two ranks of a communicator
   // (which NCCL allows in a group) would wait on itself.
-  for (const Collective& a : queued) {
-    for (const Collective& b : queued) {
+  for (const auto& [a, a_stream] : queued) {
+    for (const auto& [b, b_stream] : queued) {
       if (a.comm != b.comm && caffe_emu::SameCommunicator(*a.comm, *b.comm)) {
         Complain("ncclGroupEnd", "one thread drives ranks " + std::to_string(a.comm->rank) +
                                      " and " + std::to_string(b.comm->rank) +
@@ -648,7 +652,8 @@ ncclResult_t ncclGroupEnd() {
       }
     }
   }
-  for (const Collective& c : queued) {
+  for (const auto& [c, stream] : queued) caffe_emu::Drain(stream);
+  for (const auto& [c, stream] : queued) {
     const ncclResult_t status = caffe_emu::Run(c);
     if (status != ncclSuccess) return status;
   }

@@ -1,33 +1,25 @@
-// The CUDA emulator's runtime API: devices, the device-memory arena, pinned host memory, copies,
-// streams and events (all synchronous), and errors. See emu_state.hpp and docs/CUDA_EMU.md.
+// The CUDA emulator's runtime API: devices, the device-memory arena, pinned host memory, copies
+// and memsets (queued on streams: streams.cpp), and errors. See emu_state.hpp and
+// docs/CUDA_EMU.md.
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "emu_state.hpp"
-
-struct CUstream_st {
-  int device;
-};
-struct CUevent_st {
-  int device;
-  bool timing = true;    // not created with cudaEventDisableTiming
-  bool recorded = false;
-  std::chrono::steady_clock::time_point at{};  // when recorded: work runs as it is issued
-};
+#include "streams.hpp"
 
 namespace caffe_emu {
 
@@ -76,8 +68,6 @@ struct Arena {
   std::vector<size_t> used;
   std::map<const char*, Allocation> allocations;
   std::map<const char*, size_t> pinned;
-  std::set<const CUstream_st*> streams;
-  std::set<const CUevent_st*> events;
   int access_count = 0;
   struct sigaction previous_segv = {};
 };
@@ -339,8 +329,6 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes) {
   auto& arena = TheArena();
   if (!caffe_emu::ValidDevice(caffe_emu::current_device)) {
@@ -385,6 +373,9 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes) {
 
 cudaError_t cudaFree(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
+  // cudaFree synchronizes: the block's queued users run first.
+  const caffe_emu::Place place = caffe_emu::Locate(ptr);
+  if (place.kind == caffe_emu::Place::kDevice) caffe_emu::DrainDevice(place.device);
   auto& arena = TheArena();
   char* block = static_cast<char*>(ptr);
   size_t size = 0, released = 0;
@@ -441,6 +432,7 @@ cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int flags) {
 
 cudaError_t cudaFreeHost(void* ptr) {
   if (ptr == nullptr) return cudaSuccess;
+  caffe_emu::DrainDevice(-1);  // synchronizes, as cudaFreeHost does
   auto& arena = TheArena();
   {
     std::lock_guard<std::mutex> lock(arena.mutex);
@@ -453,155 +445,90 @@ cudaError_t cudaFreeHost(void* ptr) {
   return cudaSuccess;
 }
 
+namespace caffe_emu {
+namespace {
+
+std::function<void()> CopyWork(void* dst, const void* src, size_t bytes) {
+  return [dst, src, bytes] {
+    DeviceAccess access;
+    std::memmove(dst, src, bytes);
+  };
+}
+
+// The checks both copy calls make; cudaSuccess when the copy may go ahead.
+cudaError_t CheckCopyCall(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) {
+    return Record(cudaErrorInvalidMemcpyDirection);
+  }
+  const std::string why = CheckCopy(dst, src, bytes, kind);
+  return why.empty() ? cudaSuccess : Fail(cudaErrorInvalidValue, why);
+}
+
+}  // namespace
+}  // namespace caffe_emu
+
+// On the default stream. Between device buffers it returns at once, as in CUDA; a copy that
+// involves host memory returns when done.
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
   if (bytes == 0) return cudaSuccess;
-  if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault) {
-    return caffe_emu::Record(cudaErrorInvalidMemcpyDirection);
-  }
-  const std::string why = caffe_emu::CheckCopy(dst, src, bytes, kind);
-  if (!why.empty()) return Fail(cudaErrorInvalidValue, why);
-  caffe_emu::DeviceAccess access;
-  std::memmove(dst, src, bytes);
+  const cudaError_t checked = caffe_emu::CheckCopyCall(dst, src, bytes, kind);
+  if (checked != cudaSuccess) return checked;
+  caffe_emu::Issue(nullptr, caffe_emu::CopyWork(dst, src, bytes));
+  const bool between_devices = caffe_emu::Locate(dst).kind == caffe_emu::Place::kDevice &&
+                               caffe_emu::Locate(src).kind == caffe_emu::Place::kDevice;
+  if (!between_devices) caffe_emu::Drain(nullptr);
   return cudaSuccess;
 }
 
+// Queued on `stream`, except as CUDA treats pageable (not pinned) host memory: from it, the data
+// is taken at the call; into it, the call returns when the copy is done.
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream) {
-  (void)stream;
-  return cudaMemcpy(dst, src, bytes, kind);
-}
-
-cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
-  if (bytes == 0) return cudaSuccess;
-  if (!caffe_emu::UsableOnDevice("cudaMemset", ptr, bytes, "the pointer")) {
-    return caffe_emu::Record(cudaErrorInvalidValue);
+  if (!caffe_emu::KnownStream(stream)) {
+    return Fail(cudaErrorInvalidResourceHandle, "cudaMemcpyAsync on an unknown stream");
   }
-  caffe_emu::DeviceAccess access;
-  std::memset(ptr, value, bytes);
+  if (bytes == 0) return cudaSuccess;
+  const cudaError_t checked = caffe_emu::CheckCopyCall(dst, src, bytes, kind);
+  if (checked != cudaSuccess) return checked;
+  const bool pageable_src = caffe_emu::Locate(src).kind == caffe_emu::Place::kHost;
+  const bool pageable_dst = caffe_emu::Locate(dst).kind == caffe_emu::Place::kHost;
+  if (pageable_src && !pageable_dst) {
+    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
+                                                      static_cast<const char*>(src) + bytes);
+    caffe_emu::Issue(stream, [dst, staged, bytes] {
+      caffe_emu::DeviceAccess access;
+      std::memcpy(dst, staged->data(), bytes);
+    });
+    return cudaSuccess;
+  }
+  caffe_emu::Issue(stream, caffe_emu::CopyWork(dst, src, bytes));
+  if (pageable_dst) caffe_emu::Drain(stream);
   return cudaSuccess;
 }
 
 cudaError_t cudaMemsetAsync(void* ptr, int value, size_t bytes, cudaStream_t stream) {
-  (void)stream;
-  return cudaMemset(ptr, value, bytes);
-}
-
-namespace {
-
-template <typename Handle>
-bool Known(const std::set<const Handle*>& handles, const Handle* handle) {
-  if (handle == nullptr) return true;  // the default stream, or no event
-  std::lock_guard<std::mutex> lock(TheArena().mutex);
-  return handles.count(handle) != 0;
-}
-
-// Makes a stream or event on the current device and records it as valid.
-template <typename Handle>
-cudaError_t Create(std::set<const Handle*>* handles, Handle** handle) {
-  *handle = new Handle{caffe_emu::current_device};
-  std::lock_guard<std::mutex> lock(TheArena().mutex);
-  handles->insert(*handle);
-  return cudaSuccess;
-}
-
-// Forgets and deletes a stream or event; `call` names the API call in the error.
-template <typename Handle>
-cudaError_t Destroy(std::set<const Handle*>* handles, Handle* handle, const char* call) {
-  {
-    std::lock_guard<std::mutex> lock(TheArena().mutex);
-    if (handle == nullptr || handles->erase(handle) == 0) {
-      return Fail(cudaErrorInvalidResourceHandle, std::string(call) + " of an unknown handle");
-    }
+  if (!caffe_emu::KnownStream(stream)) {
+    return Fail(cudaErrorInvalidResourceHandle, "cudaMemsetAsync on an unknown stream");
   }
-  delete handle;
-  return cudaSuccess;
-}
-
-}  // namespace
-
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned int flags) {
-  (void)flags;
-  return Create(&TheArena().streams, stream);
-}
-
-cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  return Destroy(&TheArena().streams, stream, "cudaStreamDestroy");
-}
-
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  if (!Known(TheArena().streams, stream)) {
-    return Fail(cudaErrorInvalidResourceHandle, "cudaStreamSynchronize of an unknown stream");
+  if (bytes == 0) return cudaSuccess;
+  if (!caffe_emu::UsableOnDevice("cudaMemset", ptr, bytes, "the pointer")) {
+    return caffe_emu::Record(cudaErrorInvalidValue);
   }
+  caffe_emu::Issue(stream, [ptr, value, bytes] {
+    caffe_emu::DeviceAccess access;
+    std::memset(ptr, value, bytes);
+  });
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamQuery(cudaStream_t stream) { return cudaStreamSynchronize(stream); }
-
-cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
-  (void)flags;
-  if (!Known(TheArena().streams, stream) || event == nullptr ||
-      !Known(TheArena().events, event)) {
-    return Fail(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent with an unknown handle");
+// Queued on the default stream; returns at once except on pinned host memory, as in CUDA.
+cudaError_t cudaMemset(void* ptr, int value, size_t bytes) {
+  const cudaError_t status = cudaMemsetAsync(ptr, value, bytes, nullptr);
+  if (status == cudaSuccess && bytes > 0 &&
+      caffe_emu::Locate(ptr).kind == caffe_emu::Place::kPinned) {
+    caffe_emu::Drain(nullptr);
   }
-  return cudaSuccess;
-}
-
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-  const cudaError_t error = Create(&TheArena().events, event);
-  if (error == cudaSuccess) (*event)->timing = (flags & cudaEventDisableTiming) == 0;
-  return error;
-}
-
-cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, 0); }
-
-cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  return Destroy(&TheArena().events, event, "cudaEventDestroy");
-}
-
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  if (event == nullptr || !Known(TheArena().events, event) ||
-      !Known(TheArena().streams, stream)) {
-    return Fail(cudaErrorInvalidResourceHandle, "cudaEventRecord with an unknown handle");
-  }
-  event->recorded = true;
-  event->at = std::chrono::steady_clock::now();
-  return cudaSuccess;
-}
-
-// The milliseconds between two recorded events (end may come first: negative), as CUDA gives
-// them; events that cannot time or were never recorded are refused.
-cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  const char* call = "cudaEventElapsedTime";
-  if (ms == nullptr) return Fail(cudaErrorInvalidValue, std::string(call) + " with a null result");
-  for (cudaEvent_t event : {start, end}) {
-    if (event == nullptr || !Known(TheArena().events, event)) {
-      return Fail(cudaErrorInvalidResourceHandle, std::string(call) + " of an unknown event");
-    }
-    if (!event->timing || !event->recorded) {
-      return Fail(cudaErrorInvalidResourceHandle,
-                  std::string(call) + " of an event " +
-                      (event->timing ? "never recorded" : "made with cudaEventDisableTiming"));
-    }
-  }
-  *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
-  return cudaSuccess;
-}
-
-namespace {
-// Work runs when it is issued, so a recorded event has always happened: querying or waiting for
-// one only checks its handle.
-cudaError_t EventHappened(cudaEvent_t event, const char* call) {
-  if (event == nullptr || !Known(TheArena().events, event)) {
-    return Fail(cudaErrorInvalidResourceHandle, std::string(call) + " of an unknown event");
-  }
-  return cudaSuccess;
-}
-}  // namespace
-
-cudaError_t cudaEventQuery(cudaEvent_t event) { return EventHappened(event, "cudaEventQuery"); }
-
-cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  return EventHappened(event, "cudaEventSynchronize");
+  return status;
 }
 
 cudaError_t cudaGetLastError() {

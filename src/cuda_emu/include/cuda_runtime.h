@@ -5,7 +5,8 @@
 // Device memory lives in one host arena that is inaccessible to host code except while a kernel,
 // a copy or an emulated library call runs, so a host dereference of a device pointer faults with
 // a message, as it would crash on a GPU. Kernels run their threads one after another (blocks that
-// synchronize run as fibers), and every call is synchronous.
+// synchronize run as fibers); kernels, copies and memsets wait in their stream's queue until
+// something needs them done (src/cuda_emu/streams.hpp).
 #ifndef CAFFE_CUDA_EMU_CUDA_RUNTIME_H_
 #define CAFFE_CUDA_EMU_CUDA_RUNTIME_H_
 

@@ -49,6 +49,6 @@ void LaunchDivergentBarrier(int* y) { DivergentBarrier<<<1, 4>>>(y); }
 
 void LaunchCount(int threads, int* y) { Count<<<dim3(2, 1, 1), threads, 0, nullptr>>>(y); }
 
-void LaunchIncrement(float* x) { Increment<<<1, 1>>>(x); }
+void LaunchIncrement(float* x, cudaStream_t stream) { Increment<<<1, 1, 0, stream>>>(x); }
 
 }  // namespace caffe_emu_test

@@ -3,6 +3,8 @@
 #ifndef CAFFE_CUDA_EMU_TEST_EMU_KERNELS_HPP_
 #define CAFFE_CUDA_EMU_TEST_EMU_KERNELS_HPP_
 
+#include <cuda_runtime.h>
+
 namespace caffe_emu_test {
 
 /// y[i] = i for i < n, with `blocks` blocks of `threads` threads striding over n.
@@ -14,8 +16,8 @@ void LaunchBlockSums(const float* x, int blocks, int threads, float* sums);
 void LaunchDivergentBarrier(int* y);
 /// y[0] += 1 from every one of `threads` threads, with atomicAdd.
 void LaunchCount(int threads, int* y);
-/// Adds 1 to x[0] (a kernel that reads and writes its argument).
-void LaunchIncrement(float* x);
+/// Adds 1 to x[0] (a kernel that reads and writes its argument), on `stream`.
+void LaunchIncrement(float* x, cudaStream_t stream = nullptr);
 
 }  // namespace caffe_emu_test
 

@@ -119,8 +119,8 @@ TEST_F(CudaEmuTest, CopiesCheckTheirKindAndBounds) {
   EXPECT_EQ(x.Read()[3], 1.0f);
 }
 
-// Events time the work between them (here, since work runs as it is issued, the host's time);
-// events made without timing, or never recorded, cannot be timed.
+// Events time the device's time between them (here, between the moments their marks ran); events
+// made without timing, or never recorded, cannot be timed.
 TEST_F(CudaEmuTest, EventsTimeTheWorkBetweenThem) {
   cudaEvent_t start = nullptr, end = nullptr, untimed = nullptr, unrecorded = nullptr;
   ASSERT_EQ(cudaEventCreate(&start), cudaSuccess);
@@ -128,9 +128,11 @@ TEST_F(CudaEmuTest, EventsTimeTheWorkBetweenThem) {
   ASSERT_EQ(cudaEventCreateWithFlags(&untimed, cudaEventDisableTiming), cudaSuccess);
   ASSERT_EQ(cudaEventCreate(&unrecorded), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(start), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(start), cudaSuccess);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   ASSERT_EQ(cudaEventRecord(end), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(untimed), cudaSuccess);
+  ASSERT_EQ(cudaEventSynchronize(untimed), cudaSuccess);
   float ms = 0;
   ASSERT_EQ(cudaEventElapsedTime(&ms, start, end), cudaSuccess);
   EXPECT_GE(ms, 20);
@@ -150,6 +152,7 @@ TEST_F(CudaEmuTest, PinnedHostMemoryIsVisibleToKernels) {
   ASSERT_EQ(cudaHostAlloc(&pinned, sizeof(float), cudaHostAllocDefault), cudaSuccess);
   pinned[0] = 41;
   LaunchIncrement(pinned);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
   EXPECT_EQ(pinned[0], 42);
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
@@ -224,7 +227,12 @@ TEST_F(CudaEmuDeathTest, AKernelGivenAnotherGpusMemoryDies) {
 
 TEST_F(CudaEmuDeathTest, ThreadsThatSkipABarrierDie) {
   DeviceArray<int> y(4);
-  EXPECT_DEATH(LaunchDivergentBarrier(y.get()), "left the kernel while others waited");
+  EXPECT_DEATH(
+      {
+        LaunchDivergentBarrier(y.get());
+        cudaDeviceSynchronize();
+      },
+      "left the kernel while others waited");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #define CAFFE_CUDA_EMU_LAUNCH_HPP_
 
 #include <cstddef>
+#include <memory>
 #include <type_traits>
 
 namespace caffe_emu {
@@ -25,10 +26,15 @@ inline Config MakeConfig(dim3 grid, dim3 block, size_t shared_bytes = 0,
   return Config{grid, block, shared_bytes, stream};
 }
 
-/// Runs `body(context)` once for every thread of the grid, with threadIdx and friends set, unless
-/// the configuration is invalid (then it records cudaErrorInvalidConfiguration, as a GPU does).
-/// Kernel memory is accessible to host code while it runs.
-void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* context);
+/// False, with cudaErrorInvalidConfiguration (or InvalidValue) recorded as a GPU records it, when
+/// `config` cannot launch.
+bool ValidLaunch(const Config& config);
+
+/// Queues on `config.stream` a run of `body(context)` for every thread of the grid, with
+/// threadIdx and friends set (docs/CUDA_EMU.md: it runs when something waits for the stream).
+/// `keep` holds what `context` points to until then.
+void IssueGrid(const Config& config, bool cooperative, void (*body)(void*), void* context,
+               std::shared_ptr<void> keep);
 
 /// Stops the process with a message when `pointer`, given as kernel argument `index`, is memory
 /// that a kernel on the current GPU cannot read: host memory that is not pinned, or another GPU's
@@ -44,9 +50,12 @@ template <typename Body, typename... Args>
 void Launch(const Config& config, bool cooperative, Body body, Args... args) {
   int index = 0;
   (CheckKernelArgument(args, index++), ...);
-  auto run_thread = [&] { body(args...); };
-  RunGrid(config, cooperative,
-          [](void* context) { (*static_cast<decltype(run_thread)*>(context))(); }, &run_thread);
+  if (!ValidLaunch(config)) return;
+  // The arguments as the launch evaluated them, kept until the queued grid runs.
+  auto thread = [body, args...]() mutable { body(args...); };
+  auto kept = std::make_shared<decltype(thread)>(std::move(thread));
+  IssueGrid(config, cooperative,
+            [](void* context) { (*static_cast<decltype(thread)*>(context))(); }, kept.get(), kept);
 }
 
 }  // namespace caffe_emu
