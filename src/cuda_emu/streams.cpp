@@ -4,6 +4,7 @@
 
 #include <array>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -43,6 +44,12 @@ struct CUstream_st {
   bool blocking = false;  // made without cudaStreamNonBlocking: ordered with the default stream
   std::deque<caffe_emu::Entry> pending;
   uint64_t last_issued = 0;  // order of the newest entry
+  uint64_t running_entry = 0;  // order of the entry running now; 0 if none
+  // Held by the thread running one of this stream's entries, for that entry only. Streams run in
+  // parallel on several threads without deadlock: a thread waits for a stream only while that
+  // stream has entries left that were issued before the entry the thread runs (waits point back),
+  // and stops waiting once they are done, so no cycle of waiting threads can form.
+  std::recursive_mutex running;
 };
 
 struct CUevent_st {
@@ -59,8 +66,8 @@ namespace caffe_emu {
 namespace {
 
 struct Streams {
-  std::mutex mutex;              // guards every queue, event field and set below
-  std::recursive_mutex running;  // held while queued work runs: one runner at a time
+  std::mutex mutex;  // guards every queue, event field and set below
+  std::condition_variable progress;  // notified when a stream's entry is done
   uint64_t last_order = 0;
   std::array<CUstream_st, kMaxDevices> defaults;
   std::vector<CUstream_st*> made;  // every stream made, destroyed or not
@@ -123,32 +130,57 @@ void AppendImplicitWaits(Streams& all, CUstream_st* stream) {
   }
 }
 
-// Runs `stream`'s entries up to order `until`, and what they wait for.
+// True when `stream` has no entry up to order `until` left to run or running; the caller holds
+// the mutex.
+bool ReachedLocked(const CUstream_st* stream, uint64_t until) {
+  return (stream->pending.empty() || stream->pending.front().order > until) &&
+         (stream->running_entry == 0 || stream->running_entry > until);
+}
+
+// Runs `stream`'s entries up to order `until`, and what they wait for; returns when they are done,
+// whichever thread ran them. A thread waiting for another to finish an entry returns as soon as
+// what it needs is done (it may hold other streams' entries meanwhile).
 void RunUntil(CUstream_st* stream, uint64_t until) {
   Streams& all = TheStreams();
-  std::lock_guard<std::recursive_mutex> runner(all.running);
   for (;;) {
     Entry entry;
     {
-      std::lock_guard<std::mutex> lock(all.mutex);
-      if (stream->pending.empty() || stream->pending.front().order > until) return;
+      std::unique_lock<std::mutex> lock(all.mutex);
+      for (;;) {
+        if (ReachedLocked(stream, until)) return;
+        if (stream->running.try_lock()) break;
+        all.progress.wait(lock);
+      }
+      if (stream->pending.empty() || stream->pending.front().order > until) {
+        stream->running.unlock();  // only this thread's own outer entry is left: waits point back
+        return;
+      }
       entry = std::move(stream->pending.front());
       stream->pending.pop_front();
+      stream->running_entry = entry.order;
     }
     if (entry.wait_for != nullptr) RunUntil(entry.wait_for, entry.wait_until);
     if (entry.work) {
       OnDevice device(stream->device);
       entry.work();
     }
+    {
+      std::lock_guard<std::mutex> lock(all.mutex);
+      stream->running_entry = 0;
+    }
+    stream->running.unlock();
+    {
+      std::lock_guard<std::mutex> lock(all.mutex);  // a waiter is in wait() or sees the change
+    }
+    all.progress.notify_all();
   }
 }
 
-// True when `stream` has no entry up to order `until` left to run.
+// True when `stream` has no entry up to order `until` left to run or running.
 bool Reached(CUstream_st* stream, uint64_t until) {
   Streams& all = TheStreams();
-  std::lock_guard<std::recursive_mutex> runner(all.running);  // none half run
   std::lock_guard<std::mutex> lock(all.mutex);
-  return stream->pending.empty() || stream->pending.front().order > until;
+  return ReachedLocked(stream, until);
 }
 
 bool KnownEvent(cudaEvent_t event) {

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <thread>
 #include <vector>
 
 #include "device_array.hpp"
@@ -173,6 +174,39 @@ TEST_F(CudaEmuStreamsTest, FreeingDeviceMemoryRunsTheDevicesQueuedWork) {
   ASSERT_EQ(cudaMalloc(&block, 256), cudaSuccess);
   ASSERT_EQ(cudaFree(block), cudaSuccess);
   EXPECT_EQ(counter.value(), 2);
+}
+
+// Two host threads drive two GPUs whose default streams keep waiting on each other's events, so
+// each thread also runs the other GPU's queued work: streams run on several threads at once
+// without deadlock, and every increment lands exactly once.
+TEST_F(CudaEmuStreamsTest, TwoThreadsWhoseStreamsWaitOnEachOtherFinish) {
+  constexpr int kRounds = 300;
+  Pinned first(0), second(0);
+  float* counters[2] = {first.get(), second.get()};
+  cudaEvent_t done[2] = {nullptr, nullptr};
+  for (int device = 0; device < 2; ++device) {
+    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+    ASSERT_EQ(cudaEventCreateWithFlags(&done[device], cudaEventDisableTiming), cudaSuccess);
+  }
+  auto drive = [&](int device) {
+    cudaSetDevice(device);
+    for (int round = 0; round < kRounds; ++round) {
+      LaunchIncrement(counters[device]);
+      cudaEventRecord(done[device], nullptr);
+      cudaStreamWaitEvent(nullptr, done[1 - device], 0);
+      if (round % 7 == 0) cudaEventSynchronize(done[1 - device]);
+    }
+    cudaDeviceSynchronize();
+  };
+  std::thread other(drive, 1);
+  drive(0);
+  other.join();
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  EXPECT_EQ(first.value(), kRounds);
+  EXPECT_EQ(second.value(), kRounds);
+  for (cudaEvent_t event : done) EXPECT_EQ(cudaEventDestroy(event), cudaSuccess);
 }
 
 }  // namespace
