@@ -1,12 +1,17 @@
 // The CUDA emulator's cuRAND: a generator per handle (std::mt19937_64 from the seed, advanced by
 // the offset), filling device memory with cuRAND's ranges: uniform floats in (0, 1], normals by
 // pairs (so, as in cuRAND, a normal fill of an odd count is CURAND_STATUS_LENGTH_NOT_MULTIPLE).
+// A fill is drawn at the call and written by work queued on the default stream.
 #include <curand.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "emu_state.hpp"
 #include "streams.hpp"
@@ -25,16 +30,21 @@ struct curandGenerator_st {
 namespace caffe_emu {
 namespace {
 
-// Checks the output; when it is fine, runs the default stream's queued work, which a GPU would
-// finish before this fill (fills run at once here, their generator state being the host's).
 template <typename T>
 bool DeviceOutput(const char* routine, curandGenerator_t generator, T* output, size_t n) {
-  if (!MadeOnCurrentDevice(routine, "generator", generator->device) ||
-      !UsableOnDevice(routine, output, n * sizeof(T), "the output")) {
-    return false;
-  }
-  Drain(nullptr);
-  return true;
+  return MadeOnCurrentDevice(routine, "generator", generator->device) &&
+         UsableOnDevice(routine, output, n * sizeof(T), "the output");
+}
+
+// Queues the fill on the default stream (streams.hpp), as cuRAND launches a kernel there: the
+// values are drawn now, as cuRAND advances its generator's offset at the call.
+template <typename T>
+void QueueFill(T* output, std::vector<T> values) {
+  auto drawn = std::make_shared<std::vector<T>>(std::move(values));
+  Issue(nullptr, [output, drawn] {
+    DeviceAccess access;
+    std::copy(drawn->begin(), drawn->end(), output);
+  });
 }
 
 // Uniform in (0, 1], as cuRAND's uniform distribution.
@@ -50,8 +60,9 @@ curandStatus_t Uniform(const char* routine, curandGenerator_t generator, T* outp
   if (generator == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
   if (n == 0) return CURAND_STATUS_SUCCESS;
   if (!DeviceOutput(routine, generator, output, n)) return CURAND_STATUS_LAUNCH_FAILURE;
-  DeviceAccess access;
-  for (size_t i = 0; i < n; ++i) output[i] = UniformOpenClosed<T>(generator->engine);
+  std::vector<T> values(n);
+  for (T& value : values) value = UniformOpenClosed<T>(generator->engine);
+  QueueFill(output, std::move(values));
   return CURAND_STATUS_SUCCESS;
 }
 
@@ -66,14 +77,15 @@ curandStatus_t Normal(const char* routine, curandGenerator_t generator, T* outpu
   }
   if (n == 0) return CURAND_STATUS_SUCCESS;
   if (!DeviceOutput(routine, generator, output, n)) return CURAND_STATUS_LAUNCH_FAILURE;
-  DeviceAccess access;
+  std::vector<T> values(n);
   for (size_t i = 0; i < n; i += 2) {  // Box-Muller: two normals from two uniforms
     const double u1 = UniformOpenClosed<double>(generator->engine);
     const double u2 = UniformOpenClosed<double>(generator->engine);
     const double radius = std::sqrt(-2.0 * std::log(u1)), angle = 2.0 * M_PI * u2;
-    output[i] = static_cast<T>(mean + stddev * radius * std::cos(angle));
-    output[i + 1] = static_cast<T>(mean + stddev * radius * std::sin(angle));
+    values[i] = static_cast<T>(mean + stddev * radius * std::cos(angle));
+    values[i + 1] = static_cast<T>(mean + stddev * radius * std::sin(angle));
   }
+  QueueFill(output, std::move(values));
   return CURAND_STATUS_SUCCESS;
 }
 
@@ -117,8 +129,9 @@ curandStatus_t curandGenerate(curandGenerator_t generator, unsigned int* output,
   if (!caffe_emu::DeviceOutput("curandGenerate", generator, output, n)) {
     return CURAND_STATUS_LAUNCH_FAILURE;
   }
-  caffe_emu::DeviceAccess access;
-  for (size_t i = 0; i < n; ++i) output[i] = static_cast<unsigned int>(generator->engine() >> 32);
+  std::vector<unsigned int> values(n);
+  for (unsigned int& value : values) value = static_cast<unsigned int>(generator->engine() >> 32);
+  caffe_emu::QueueFill(output, std::move(values));
   return CURAND_STATUS_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 // values, as on a GPU some of the time.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <curand.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -164,6 +165,27 @@ TEST_F(CudaEmuStreamsTest, CublasQueuesItsWorkOnTheHandlesStream) {
   ASSERT_EQ(cublasSdot(handle, 1, x.get(), 1, x.get(), 1, &dot), CUBLAS_STATUS_SUCCESS);
   EXPECT_EQ(dot, 36) << "(2 * 3)^2";
   EXPECT_EQ(cublasDestroy(handle), CUBLAS_STATUS_SUCCESS);
+}
+
+// A cuRAND fill is drawn at the call (later calls get the next values) and written by work
+// queued on the default stream, like cuRAND's kernel.
+TEST_F(CudaEmuStreamsTest, CurandFillsAreQueuedOnTheDefaultStream) {
+  curandGenerator_t generator;
+  ASSERT_EQ(curandCreateGenerator(&generator, CURAND_RNG_PSEUDO_DEFAULT), CURAND_STATUS_SUCCESS);
+  DeviceArray<float> x(2);
+  x.Write({-1, -1});
+  Pinned copy(0);
+  ASSERT_EQ(curandGenerateUniform(generator, x.get(), 2), CURAND_STATUS_SUCCESS);
+  ASSERT_EQ(cudaMemcpyAsync(copy.get(), x.get(), sizeof(float), cudaMemcpyDeviceToHost, side_),
+            cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(side_), cudaSuccess);
+  EXPECT_EQ(copy.value(), -1) << "the fill is still queued";
+  const std::vector<float> first = x.Read();
+  EXPECT_GT(first[0], 0);
+  EXPECT_LE(first[0], 1);
+  ASSERT_EQ(curandGenerateUniform(generator, x.get(), 2), CURAND_STATUS_SUCCESS);
+  EXPECT_NE(x.Read(), first) << "the next values";
+  EXPECT_EQ(curandDestroyGenerator(generator), CURAND_STATUS_SUCCESS);
 }
 
 TEST_F(CudaEmuStreamsTest, FreeingDeviceMemoryRunsTheDevicesQueuedWork) {
