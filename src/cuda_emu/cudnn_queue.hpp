@@ -48,8 +48,8 @@ struct KeptDescriptor {
   Struct* get() const { return copy.get(); }
 };
 struct KeptScalar {
-  const void* pointer;
-  double storage[1];
+  const void* pointer;              // the argument, or `storage` when that is a host scalar
+  std::shared_ptr<double> storage;  // on the heap: `pointer` stays valid when this moves
   const void* get() const { return pointer; }
 };
 
@@ -63,24 +63,15 @@ template <typename Struct,
 auto Keep(Struct* descriptor, size_t) {
   return KeptDescriptor<Struct>{descriptor ? std::make_shared<Struct>(*descriptor) : nullptr};
 }
-inline auto Keep(const void* pointer, size_t scalar_bytes) {
-  auto kept = std::make_shared<KeptScalar>();
-  kept->pointer = pointer;
+inline KeptScalar Keep(const void* pointer, size_t scalar_bytes) {
+  KeptScalar kept{pointer, nullptr};
   if (pointer != nullptr && Locate(pointer).kind == Place::kHost) {
-    std::memcpy(kept->storage, pointer, scalar_bytes);
-    kept->pointer = kept->storage;
+    kept.storage = std::make_shared<double>();
+    std::memcpy(kept.storage.get(), pointer, scalar_bytes);
+    kept.pointer = kept.storage.get();
   }
-  return kept;  // shared: `pointer` may point into it, so it must not move
+  return kept;
 }
-template <typename T>
-T Use(const Kept<T>& kept) {
-  return kept.get();
-}
-template <typename Struct>
-Struct* Use(const KeptDescriptor<Struct>& kept) {
-  return kept.get();
-}
-inline const void* Use(const std::shared_ptr<KeptScalar>& kept) { return kept->get(); }
 
 // Bytes of a host scalar: a double for double tensors, else a float (cuDNN's rule), from the
 // first tensor descriptor among the arguments.
@@ -121,7 +112,7 @@ cudnnStatus_t RunOrQueue(cudnnStatus_t (*call)(Params...), cudnnHandle_t handle,
   Issue(handle->stream, [call, handle, kept] {
     std::apply(
         [&](const auto&... each) {
-          RunAs(CudnnRun::kWhole, [&] { return call(handle, Use(each)...); });
+          RunAs(CudnnRun::kWhole, [&] { return call(handle, each.get()...); });
         },
         *kept);
   });

@@ -136,10 +136,10 @@ bool ValidLaunch(const Config& config) {
   return true;
 }
 
-void IssueGrid(const Config& config, bool cooperative, void (*body)(void*), void* context,
-               std::shared_ptr<void> keep) {
-  Issue(config.stream, [config, cooperative, body, context, keep] {
-    RunGrid(config, cooperative, body, context);
+void IssueGrid(const Config& config, bool cooperative, void (*body)(void*),
+               std::shared_ptr<void> context) {
+  Issue(config.stream, [config, cooperative, body, context] {
+    RunGrid(config, cooperative, body, context.get());
   });
 }
 

@@ -165,12 +165,10 @@ void RunUntil(CUstream_st* stream, uint64_t until) {
       entry.work();
     }
     {
+      // Under the mutex: a waiter that found the lock taken is in wait() by now.
       std::lock_guard<std::mutex> lock(all.mutex);
       stream->running_entry = 0;
-    }
-    stream->running.unlock();
-    {
-      std::lock_guard<std::mutex> lock(all.mutex);  // a waiter is in wait() or sees the change
+      stream->running.unlock();
     }
     all.progress.notify_all();
   }

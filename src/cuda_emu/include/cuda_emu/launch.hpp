@@ -32,9 +32,8 @@ bool ValidLaunch(const Config& config);
 
 /// Queues on `config.stream` a run of `body(context)` for every thread of the grid, with
 /// threadIdx and friends set (docs/CUDA_EMU.md: it runs when something waits for the stream).
-/// `keep` holds what `context` points to until then.
-void IssueGrid(const Config& config, bool cooperative, void (*body)(void*), void* context,
-               std::shared_ptr<void> keep);
+void IssueGrid(const Config& config, bool cooperative, void (*body)(void*),
+               std::shared_ptr<void> context);
 
 /// Stops the process with a message when `pointer`, given as kernel argument `index`, is memory
 /// that a kernel on the current GPU cannot read: host memory that is not pinned, or another GPU's
@@ -55,7 +54,7 @@ void Launch(const Config& config, bool cooperative, Body body, Args... args) {
   auto thread = [body, args...]() mutable { body(args...); };
   auto kept = std::make_shared<decltype(thread)>(std::move(thread));
   IssueGrid(config, cooperative,
-            [](void* context) { (*static_cast<decltype(thread)*>(context))(); }, kept.get(), kept);
+            [](void* context) { (*static_cast<decltype(thread)*>(context))(); }, std::move(kept));
 }
 
 }  // namespace caffe_emu
