@@ -4,6 +4,7 @@
 // (barrier count, state, process, GPU, the collective it called) and a staging area per rank.
 // A collective moves its data through the staging areas chunk by chunk: every rank copies its part
 // of the chunk in, all meet at a barrier, each reads what its result needs, and all meet again.
+// The collective runs at the call; the write of its result is queued on the call's stream.
 // A rank that waits on a peer that died, aborted or destroyed its communicator gets an error
 // instead of a hang, as NCCL's asynchronous error reporting would give it.
 #include <fcntl.h>
@@ -360,6 +361,38 @@ ncclResult_t Run(const Collective& c) {
   return ncclSuccess;
 }
 
+// Elements this rank's call reads from sendbuff and writes to recvbuff.
+size_t SendElements(const Collective& c) {
+  if (c.kind == Kind::kBroadcast && c.comm->rank != c.root) return 0;
+  return c.kind == Kind::kReduceScatter ? c.count * c.comm->nranks : c.count;
+}
+size_t RecvElements(const Collective& c) {
+  if (c.kind == Kind::kReduce && c.comm->rank != c.root) return 0;
+  return c.kind == Kind::kAllGather ? c.count * c.comm->nranks : c.count;
+}
+
+// Runs a collective now, every rank meeting the others, and queues the write of its result to
+// recvbuff on `stream`, where a GPU's NCCL kernel would make it: a program that reads recvbuff
+// before waiting for the stream (or an event after the call) gets the old values, as on a GPU some
+// of the time. The ranks cannot meet in queued work, since a rank's queue runs only when that rank
+// needs it and its peers may be waiting for it elsewhere (in MPI, say), where a GPU's kernels
+// would have met.
+ncclResult_t RunAndQueueResult(const Collective& c, cudaStream_t stream) {
+  const size_t bytes = RecvElements(c) * TypeSize(c.type);
+  if (!DeferredWork() || bytes == 0) return Run(c);
+  auto result = std::make_shared<std::vector<char>>(bytes);
+  Collective staged = c;
+  staged.recv = result->data();
+  const ncclResult_t status = Run(staged);
+  if (status != ncclSuccess) return status;
+  char* recv = c.recv;
+  Issue(stream, [recv, result] {
+    DeviceAccess access;
+    std::memcpy(recv, result->data(), result->size());
+  });
+  return ncclSuccess;
+}
+
 // Checks a buffer the way NCCL would find it unusable: not device memory of the communicator's GPU,
 // or shorter than the call reads or writes.
 bool BufferUsable(const Collective& c, const void* buffer, size_t elements, const char* what) {
@@ -387,14 +420,8 @@ ncclResult_t Check(const Collective& c, cudaStream_t stream) {
     Complain(call, "root " + std::to_string(c.root) + " is not a rank of the communicator");
     return ncclInvalidArgument;
   }
-  const int rank = c.comm->rank;
-  const bool root = rank == c.root;
-  size_t send = c.count, recv = c.count;
-  if (c.kind == Kind::kReduceScatter) send = c.count * c.comm->nranks;
-  if (c.kind == Kind::kAllGather) recv = c.count * c.comm->nranks;
-  if (c.kind == Kind::kBroadcast && !root) send = 0;
-  if (c.kind == Kind::kReduce && !root) recv = 0;
-  if (!BufferUsable(c, c.send, send, "sendbuff") || !BufferUsable(c, c.recv, recv, "recvbuff")) {
+  if (!BufferUsable(c, c.send, SendElements(c), "sendbuff") ||
+      !BufferUsable(c, c.recv, RecvElements(c), "recvbuff")) {
     return ncclInvalidArgument;
   }
   if (!KnownStream(stream)) {
@@ -408,8 +435,8 @@ ncclResult_t Check(const Collective& c, cudaStream_t stream) {
 thread_local int group_depth = 0;
 thread_local std::vector<std::pair<Collective, cudaStream_t>> group_queue;
 
-// Collectives run at once, every rank meeting the others (streams.hpp): first the work queued on
-// the stream before it, which a GPU would finish first.
+// Collectives run at once (RunAndQueueResult), after the work queued on their stream before them,
+// which a GPU would finish first.
 ncclResult_t Submit(const Collective& c, cudaStream_t stream) {
   if (c.count == 0) return ncclSuccess;  // NCCL returns at once, without communicating
   const ncclResult_t checked = Check(c, stream);
@@ -419,7 +446,7 @@ ncclResult_t Submit(const Collective& c, cudaStream_t stream) {
     return ncclSuccess;
   }
   Drain(stream);
-  return Run(c);
+  return RunAndQueueResult(c, stream);
 }
 
 ncclComm* NewComm(std::shared_ptr<Region> region, int rank, int nranks, int device) {
@@ -654,7 +681,7 @@ ncclResult_t ncclGroupEnd() {
   }
   for (const auto& [c, stream] : queued) caffe_emu::Drain(stream);
   for (const auto& [c, stream] : queued) {
-    const ncclResult_t status = caffe_emu::Run(c);
+    const ncclResult_t status = caffe_emu::RunAndQueueResult(c, stream);
     if (status != ncclSuccess) return status;
   }
   return ncclSuccess;

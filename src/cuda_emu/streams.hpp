@@ -1,12 +1,12 @@
 // Streams and events in the CUDA emulator (docs/CUDA_EMU.md). Work issued to a stream (kernels,
-// copies, memsets, cuBLAS and cuDNN calls, cuRAND fills) is queued and runs only when something
-// needs it done: a synchronizing call (cudaStreamSynchronize, cudaEventSynchronize,
-// cudaDeviceSynchronize, a blocking cudaMemcpy, cudaFree), a query, or a library call that runs at
-// once (NCCL's collectives, cuDNN's Find calls, cuBLAS's host results) on that stream. So work on
-// two streams that nothing orders runs in the order a GPU could least expect: the stream waited
-// for first, whatever was issued before. A program that reads a result before waiting for it, or
-// lets a stream use memory another stream is still to write or read, gets wrong numbers here,
-// where a GPU gets them only some of the time.
+// copies, memsets, cuBLAS and cuDNN calls, cuRAND fills, the writes of NCCL's results) is queued
+// and runs only when something needs it done: a synchronizing call (cudaStreamSynchronize,
+// cudaEventSynchronize, cudaDeviceSynchronize, a blocking cudaMemcpy, cudaFree), a query, or a
+// library call that runs at once (NCCL's collectives, cuDNN's Find calls, cuBLAS's host results)
+// on that stream. So work on two streams that nothing orders runs in the order a GPU could least
+// expect: the stream waited for first, whatever was issued before. A program that reads a result
+// before waiting for it, or lets a stream use memory another stream is still to write or read,
+// gets wrong numbers here, where a GPU gets them only some of the time.
 //
 // The legacy default stream (null) is one per device; streams made without cudaStreamNonBlocking
 // are ordered with it, as in CUDA. With CAFFE_CUDA_EMU_SYNC=1 every call runs its work at once

@@ -127,6 +127,38 @@ TEST_F(NcclEmuTest, GroupOfReducesAndBroadcastsWithOneRootPerBlock) {
   });
 }
 
+// A GPU's NCCL writes recvbuff when its kernel runs on the stream, after the call returns: a
+// program that reads the result before waiting for that stream gets the old values (here always).
+TEST_F(NcclEmuTest, TheResultIsWrittenOnTheStreamNotAtTheCall) {
+  OnRanks([&](int rank) {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), cudaSuccess);
+    const std::vector<float> mine = {Value(rank, 0), Value(rank, 1), Value(rank, 2)};
+    DeviceArray<float> buffer(mine.size()), gathered(mine.size() * kRanks);
+    buffer.Write(mine);
+    ASSERT_EQ(ncclAllGather(buffer.get(), gathered.get(), mine.size(), ncclFloat, comms_[rank],
+                            stream),
+              ncclSuccess);
+    ASSERT_EQ(ncclAllReduce(buffer.get(), buffer.get(), mine.size(), ncclFloat, ncclSum,
+                            comms_[rank], stream),
+              ncclSuccess);
+    // The default stream's copy is not ordered with `stream`.
+    EXPECT_EQ(buffer.Read(), mine) << "the sum is still queued on the NCCL stream";
+    ASSERT_EQ(cudaEventRecord(done, stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamWaitEvent(nullptr, done, 0), cudaSuccess);
+    const std::vector<float> sums = buffer.Read(), all = gathered.Read();
+    for (size_t i = 0; i < mine.size(); ++i) {
+      EXPECT_EQ(sums[i], Value(0, i) + Value(1, i));
+      // The gather ran first on the stream, so it read the values before the sum.
+      for (int r = 0; r < kRanks; ++r) EXPECT_EQ(all[r * mine.size() + i], Value(r, i));
+    }
+    EXPECT_EQ(cudaEventDestroy(done), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  });
+}
+
 TEST_F(NcclEmuTest, RanksCallingDifferentCollectivesFailTogether) {
   OnRanks([&](int rank) {
     DeviceArray<float> buffer(16);
