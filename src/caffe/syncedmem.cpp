@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "caffe/lms/memory_manager.hpp"
+#include "caffe/pinned_host_allocations.hpp"
 #ifndef CPU_ONLY
 #include "caffe/util/gpu_memory.hpp"
 #endif
@@ -12,10 +13,26 @@ namespace caffe {
 
 namespace {
 constexpr size_t kHostAlignment = 64;  // one cache line; AVX-512 loads
+thread_local int pinned_scopes = 0;    // PinnedHostAllocations alive on this thread
 }  // namespace
+
+PinnedHostAllocations::PinnedHostAllocations() { ++pinned_scopes; }
+PinnedHostAllocations::~PinnedHostAllocations() { --pinned_scopes; }
 
 void CaffeMallocHost(void** ptr, size_t size, bool* use_cuda) {
   *use_cuda = false;
+#ifndef CPU_ONLY
+  if (pinned_scopes > 0) {
+    // Page-aligned, so aligned enough.
+    if (cudaHostAlloc(ptr, size == 0 ? 1 : size, cudaHostAllocDefault) == cudaSuccess) {
+      *use_cuda = true;
+      return;
+    }
+    // Pinned memory is a limited resource (and absent without a GPU); pageable memory still
+    // works, only copies are slower.
+    cudaGetLastError();
+  }
+#endif
   // aligned_alloc needs a size that is a multiple of the alignment (and never 0).
   size_t rounded = (size + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
   if (rounded == 0) rounded = kHostAlignment;

@@ -445,6 +445,26 @@ cudaError_t cudaFreeHost(void* ptr) {
   return cudaSuccess;
 }
 
+// As CUDA 11 and later: memory the runtime did not allocate is cudaMemoryTypeUnregistered, not an
+// error. Pinned memory is reported on the current device (the emulator's is portable).
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr) {
+  if (attributes == nullptr) return Fail(cudaErrorInvalidValue, "cudaPointerGetAttributes: null");
+  const caffe_emu::Place place = caffe_emu::Locate(ptr);
+  void* pointer = const_cast<void*>(ptr);
+  switch (place.kind) {
+    case caffe_emu::Place::kDevice:
+      *attributes = {cudaMemoryTypeDevice, place.device, pointer, nullptr};
+      break;
+    case caffe_emu::Place::kPinned:
+      *attributes = {cudaMemoryTypeHost, caffe_emu::CurrentDevice(), pointer, pointer};
+      break;
+    case caffe_emu::Place::kHost:
+      *attributes = {cudaMemoryTypeUnregistered, -1, nullptr, nullptr};
+      break;
+  }
+  return cudaSuccess;
+}
+
 namespace caffe_emu {
 namespace {
 

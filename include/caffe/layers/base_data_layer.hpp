@@ -86,6 +86,7 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
 #ifndef CPU_ONLY
   /// Hands the batch over as Forward_cpu does, then copies it to the device on this (the net's)
   /// thread, so the tops are current on the GPU; the prefetch thread never calls CUDA for it.
+  /// In GPU mode the batches are allocated in pinned memory, so that copy runs at full speed.
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 #endif
 

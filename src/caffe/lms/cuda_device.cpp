@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "caffe/common.hpp"
+#include "caffe/pinned_host_allocations.hpp"
 #include "caffe/syncedmem.hpp"
 
 namespace caffe {
@@ -66,13 +67,7 @@ void CudaDevice::Scribble(void* ptr, size_t bytes) {
 }
 
 void CudaDevice::HostAlloc(void** ptr, size_t bytes, bool* pinned) {
-  const cudaError_t status = cudaHostAlloc(ptr, bytes == 0 ? 1 : bytes, cudaHostAllocDefault);
-  if (status == cudaSuccess) {
-    *pinned = true;
-    return;
-  }
-  cudaGetLastError();
-  // Pinned memory is a limited resource; pageable memory still works, only copies are slower.
+  PinnedHostAllocations pinned_where_possible;
   CaffeMallocHost(ptr, bytes, pinned);
 }
 

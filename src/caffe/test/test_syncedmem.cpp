@@ -1,5 +1,6 @@
 #include "caffe/syncedmem.hpp"
 
+#include "caffe/pinned_host_allocations.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -24,6 +25,30 @@ TEST(SyncedMemoryTest, SetCpuDataUsesCallerMemory) {
   mem.set_cpu_data(&value);
   EXPECT_EQ(mem.cpu_data(), &value);
   EXPECT_EQ(mem.head(), SyncedMemory::HEAD_AT_CPU);
+}
+
+// Pinned where a GPU can pin it, pageable (and still aligned) elsewhere, only inside the scope.
+TEST(SyncedMemoryTest, PinnedHostAllocationsAskForPageLockedMemoryInTheirScope) {
+  void* ptr = nullptr;
+  bool pinned = true;
+  CaffeMallocHost(&ptr, 100, &pinned);
+  EXPECT_FALSE(pinned);
+  CaffeFreeHost(ptr, pinned);
+  {
+    PinnedHostAllocations outer;
+    PinnedHostAllocations inner;
+  }
+  {
+    PinnedHostAllocations scope;
+    CaffeMallocHost(&ptr, 100, &pinned);
+    EXPECT_EQ(pinned, Caffe::GpuAvailable());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ptr) % 64, 0u);
+    static_cast<char*>(ptr)[99] = 1;
+    CaffeFreeHost(ptr, pinned);
+  }
+  CaffeMallocHost(&ptr, 100, &pinned);
+  EXPECT_FALSE(pinned) << "the scope ended";
+  CaffeFreeHost(ptr, pinned);
 }
 
 #ifdef CPU_ONLY

@@ -79,6 +79,20 @@ constexpr unsigned int cudaEventDefault = 0x0;
 constexpr unsigned int cudaEventDisableTiming = 0x2;
 constexpr unsigned int cudaHostAllocDefault = 0x0;
 
+enum cudaMemoryType {
+  cudaMemoryTypeUnregistered = 0,
+  cudaMemoryTypeHost = 1,
+  cudaMemoryTypeDevice = 2,
+  cudaMemoryTypeManaged = 3
+};
+
+struct cudaPointerAttributes {
+  cudaMemoryType type;
+  int device;
+  void* devicePointer;
+  void* hostPointer;
+};
+
 struct cudaUUID_t {
   char bytes[16];
 };
@@ -113,6 +127,7 @@ cudaError_t cudaMalloc(void** ptr, size_t bytes);
 cudaError_t cudaFree(void* ptr);
 cudaError_t cudaHostAlloc(void** ptr, size_t bytes, unsigned int flags);
 cudaError_t cudaFreeHost(void* ptr);
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* ptr);
 // The runtime's C++ overloads for typed pointers.
 template <typename T>
 inline cudaError_t cudaMalloc(T** ptr, size_t bytes) {

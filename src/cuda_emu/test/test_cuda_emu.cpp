@@ -157,6 +157,25 @@ TEST_F(CudaEmuTest, PinnedHostMemoryIsVisibleToKernels) {
   EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
 }
 
+TEST_F(CudaEmuTest, PointerAttributesTellDevicePinnedAndPageableMemoryApart) {
+  DeviceArray<float> device(4);
+  float* pinned = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&pinned, 4 * sizeof(float), cudaHostAllocDefault), cudaSuccess);
+  std::vector<float> pageable(4);
+  cudaPointerAttributes attributes;
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, device.get() + 1), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeDevice);
+  EXPECT_EQ(attributes.device, 0);
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, pinned + 3), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+  EXPECT_EQ(attributes.hostPointer, pinned + 3);
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, pageable.data()), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeUnregistered);
+  EXPECT_EQ(cudaFreeHost(pinned), cudaSuccess);
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, pinned), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeUnregistered) << "freed";
+}
+
 TEST_F(CudaEmuTest, CublasComputesColumnMajorProductsAndChecksSizes) {
   cublasHandle_t handle;
   ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);

@@ -142,6 +142,27 @@ TYPED_TEST(GpuDataLayerTest, TopsHoldTheBatchOnTheDevice) {
   Caffe::set_mode(Caffe::CPU);
 }
 
+// The batches cross to the device every iteration: in GPU mode their host memory is pinned, so
+// the copy runs at the link's full speed; in CPU mode it is ordinary memory.
+TYPED_TEST(GpuDataLayerTest, BatchesArePinnedInGpuModeOnly) {
+#ifndef CPU_ONLY
+  for (Caffe::Brew mode : {Caffe::GPU, Caffe::CPU}) {
+    Blob<TypeParam> data, label;
+    const Blobs<TypeParam> top{&data, &label};
+    std::shared_ptr<Layer<TypeParam>> layer = this->MakeLayer(mode, "", top);
+    layer->Forward({}, top);
+    for (const Blob<TypeParam>* blob : top) {
+      cudaPointerAttributes attributes;
+      ASSERT_EQ(cudaPointerGetAttributes(&attributes, blob->cpu_data()), cudaSuccess);
+      EXPECT_EQ(attributes.type, mode == Caffe::GPU ? cudaMemoryTypeHost
+                                                    : cudaMemoryTypeUnregistered)
+          << (mode == Caffe::GPU ? "GPU" : "CPU") << " mode";
+    }
+  }
+  Caffe::set_mode(Caffe::CPU);
+#endif
+}
+
 TYPED_TEST(GpuDataLayerTest, ModeSwitchesAndInPlaceDeviceWritesKeepLaterBatchesIntact) {
   using Dtype = TypeParam;
   const std::string transform = "scale: 0.5 mean_value: 3";
