@@ -93,6 +93,30 @@ bool Caffe::GpuAvailable() { return false; }
 
 #else
 
+namespace {
+// What a user can do about a GPU that cudaSetDevice refused with `status`.
+std::string WhyUnusable(int device_id, cudaError_t status) {
+  if (status == cudaErrorMemoryAllocation) {
+    return " (no memory left for its context: other processes use it; nvidia-smi lists them)";
+  }
+  if (status != cudaErrorDevicesUnavailable) return "";
+  int mode = cudaComputeModeDefault;
+  if (cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, device_id) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  if (mode == cudaComputeModeExclusiveProcess || mode == cudaComputeModeExclusive) {
+    return " (it is in exclusive compute mode and another process is using it; nvidia-smi lists "
+           "its processes; choose another GPU with -gpu, or wait)";
+  }
+  if (mode == cudaComputeModeProhibited) {
+    return " (its compute mode is Prohibited: no process may use it; nvidia-smi -c DEFAULT on "
+           "that GPU allows it)";
+  }
+  return "";
+}
+}  // namespace
+
 void Caffe::SetDevice(int device_id) {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
@@ -103,7 +127,14 @@ void Caffe::SetDevice(int device_id) {
       << " visible GPU(s) (CUDA_VISIBLE_DEVICES applies)";
   // Handles belong to one GPU and are destroyed while it is still the current one.
   if (Get().device_ != device_id) Get().ReleaseGpuHandles();
-  CUDA_CHECK(cudaSetDevice(device_id));
+  // cudaSetDevice creates the GPU's context (CUDA 12 and later), so a GPU this process cannot
+  // have fails here, before anything is built on it.
+  status = cudaSetDevice(device_id);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // not sticky: the thread may go on with another GPU
+    CAFFE_THROW() << "cannot use GPU " << device_id << ": " << cudaGetErrorString(status)
+                  << WhyUnusable(device_id, status);
+  }
   Get().device_ = device_id;
 }
 
@@ -136,6 +167,16 @@ curandGenerator_t Caffe::curand_generator() {
 }
 
 namespace {
+const char* ComputeModeName(int mode) {
+  switch (mode) {
+    case cudaComputeModeDefault: return "Default";
+    case cudaComputeModeExclusive: return "Exclusive thread";
+    case cudaComputeModeProhibited: return "Prohibited";
+    case cudaComputeModeExclusiveProcess: return "Exclusive process";
+  }
+  return "unknown";
+}
+
 // cuDNN 9's and NCCL's version codes (10000 * major + 100 * minor + patch) as "9.1.0".
 std::string DottedVersion(size_t code) {
   std::ostringstream text;
@@ -165,6 +206,9 @@ void Caffe::DeviceQuery() {
   LOG(INFO) << "Total constant memory:         " << prop.totalConstMem;
   LOG(INFO) << "Number of multiprocessors:     " << prop.multiProcessorCount;
   LOG(INFO) << "Concurrent copy and execution: " << (prop.asyncEngineCount > 0 ? "Yes" : "No");
+  int mode = cudaComputeModeDefault;
+  CUDA_CHECK(cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, device));
+  LOG(INFO) << "Compute mode:                  " << ComputeModeName(mode);
   // Beyond BVLC's list: the versions a GPU run's record needs.
   int driver = 0, runtime = 0;
   CUDA_CHECK(cudaDriverGetVersion(&driver));

@@ -32,6 +32,13 @@ int DeviceCount();
 /// whatever CUDA_VISIBLE_DEVICES each was given.
 int PhysicalDevice(int device);
 
+/// Whether emulated GPU `physical` is in exclusive-process compute mode (CAFFE_CUDA_EMU_EXCLUSIVE).
+bool Exclusive(int physical);
+
+/// Makes visible GPU `device` this process's (its context, in CUDA): cudaErrorDevicesUnavailable
+/// when it is in exclusive-process mode and another process holds it (compute_mode.cpp).
+cudaError_t EnterDevice(int device);
+
 /// While one exists (in any thread), device memory is readable and writable from the host: kernels,
 /// copies and the emulated libraries run inside one.
 class DeviceAccess {

@@ -300,6 +300,8 @@ cudaError_t cudaGetDevice(int* device) {
 
 cudaError_t cudaSetDevice(int device) {
   if (!caffe_emu::ValidDevice(device)) return caffe_emu::Record(cudaErrorInvalidDevice);
+  const cudaError_t entered = caffe_emu::EnterDevice(device);
+  if (entered != cudaSuccess) return entered;
   caffe_emu::current_device = device;
   return cudaSuccess;
 }
@@ -576,6 +578,7 @@ const char* cudaGetErrorString(cudaError_t error) {
     case cudaErrorInvalidConfiguration: return "invalid configuration argument";
     case cudaErrorInvalidDevicePointer: return "invalid device pointer";
     case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+    case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorInvalidResourceHandle: return "invalid resource handle";

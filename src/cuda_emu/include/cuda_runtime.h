@@ -51,6 +51,7 @@ enum cudaError_t {
   cudaErrorInvalidConfiguration = 9,
   cudaErrorInvalidDevicePointer = 17,
   cudaErrorInvalidMemcpyDirection = 21,
+  cudaErrorDevicesUnavailable = 46,
   cudaErrorNoDevice = 100,
   cudaErrorInvalidDevice = 101,
   cudaErrorInvalidResourceHandle = 400,
@@ -78,6 +79,15 @@ constexpr unsigned int cudaStreamNonBlocking = 0x1;
 constexpr unsigned int cudaEventDefault = 0x0;
 constexpr unsigned int cudaEventDisableTiming = 0x2;
 constexpr unsigned int cudaHostAllocDefault = 0x0;
+
+enum cudaComputeMode {
+  cudaComputeModeDefault = 0,
+  cudaComputeModeExclusive = 1,
+  cudaComputeModeProhibited = 2,
+  cudaComputeModeExclusiveProcess = 3
+};
+
+enum cudaDeviceAttr { cudaDevAttrComputeMode = 20 };
 
 enum cudaMemoryType {
   cudaMemoryTypeUnregistered = 0,
@@ -120,6 +130,7 @@ cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaGetDevice(int* device);
 cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device);
 cudaError_t cudaDeviceSynchronize();
 cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total_bytes);
 

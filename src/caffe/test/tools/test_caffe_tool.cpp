@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef CPU_ONLY
@@ -32,9 +33,10 @@ struct CommandResult {
 
 std::string CaffeBinary() { return std::string(CAFFE_TOOLS_DIR) + "/caffe"; }
 
-CommandResult RunCaffe(const std::string& arguments) {
+// `environment`: assignments the command starts with ("NAME=value ...").
+CommandResult RunCaffe(const std::string& arguments, const std::string& environment = "") {
   CommandResult result;
-  const std::string command = CaffeBinary() + " " + arguments + " 2>&1";
+  const std::string command = environment + CaffeBinary() + " " + arguments + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> buffer;
@@ -43,6 +45,38 @@ CommandResult RunCaffe(const std::string& arguments) {
   int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+// Starts caffe with `arguments` in the background, its log (stderr) going to `log`, with the
+// `environment` variables set; returns its process id, or -1.
+pid_t StartCaffe(const std::vector<std::string>& arguments, const std::string& log,
+                 const std::vector<std::pair<std::string, std::string>>& environment = {}) {
+  std::vector<std::string> argv_strings = {"caffe"};
+  argv_strings.insert(argv_strings.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& argument : argv_strings) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  const std::string binary = CaffeBinary();
+  const pid_t child = fork();
+  if (child == 0) {
+    for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
+    FILE* out = freopen(log.c_str(), "w", stderr);
+    (void)out;
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  return child;
+}
+
+// Waits up to a minute for `text` to appear in the file at `path`; returns what the file holds.
+std::string WaitForText(const std::string& path, const std::string& text) {
+  std::string content;
+  for (int i = 0; i < 1200 && content.find(text) == std::string::npos; ++i) {
+    usleep(50000);
+    std::ifstream in(path);
+    content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return content;
 }
 
 void WriteFile(const std::string& path, const std::string& content) {
@@ -269,7 +303,8 @@ TEST_F(CaffeToolGpuTest, TimeRunsABatchNormAndTheLayersAfterItAsOne) {
 TEST_F(CaffeToolGpuTest, DeviceQueryPrintsTheGpuAndTheLibraryVersions) {
   const CommandResult result = RunCaffe("device_query -gpu 0");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::vector<std::string> lines = {"Name:", "Total global memory:", "CUDA driver / runtime:"};
+  std::vector<std::string> lines = {"Name:", "Total global memory:", "CUDA driver / runtime:",
+                                    "Compute mode:"};
 #ifdef USE_CUDNN
   lines.push_back("cuDNN:                         9.");
 #endif
@@ -287,6 +322,38 @@ TEST_F(CaffeToolGpuTest, AGpuThatIsNotThereIsNamed) {
   ExpectOneClearError(RunCaffe("time -model " + net_ + " -gpu 0,0"),
                       "this command runs on one GPU (2 given)");
 }
+
+#ifdef CAFFE_CUDA_EMU
+// A GPU in exclusive-process compute mode that another process holds (emulated through
+// CAFFE_CUDA_EMU_EXCLUSIVE; a real GPU here is in Default mode) is one clear error naming the GPU
+// and the reason, at once, for one GPU and for -gpu all; device_query shows the mode; once the
+// holder exits, the GPU serves the next process.
+TEST_F(CaffeToolGpuTest, AGpuAnotherProcessHoldsInExclusiveModeIsNamed) {
+  const std::string environment = "TMPDIR=" + dir_ + " CAFFE_CUDA_EMU_EXCLUSIVE=0 ";
+  const std::string log = dir_ + "/holder.log";
+  const pid_t holder = StartCaffe(
+      {"time", "-model", net_, "-gpu", "0", "-iterations", "100000000"}, log,
+      {{"TMPDIR", dir_}, {"CAFFE_CUDA_EMU_EXCLUSIVE", "0"}});
+  ASSERT_GE(holder, 0);
+  const std::string content = WaitForText(log, "Benchmark begins");
+  EXPECT_NE(content.find("Benchmark begins"), std::string::npos) << content;
+  const std::string reason = "exclusive compute mode and another process is using it";
+  for (const std::string& command :
+       {"time -model " + net_ + " -gpu 0", "train -solver " + Solver() + " -gpu all"}) {
+    const CommandResult refused = RunCaffe(command, environment);
+    ExpectOneClearError(refused, "cannot use GPU 0: CUDA-capable device(s) is/are busy");
+    EXPECT_NE(refused.output.find(reason), std::string::npos) << refused.output;
+  }
+  kill(holder, SIGKILL);
+  int status = 0;
+  waitpid(holder, &status, 0);
+  const CommandResult query = RunCaffe("device_query -gpu 0", environment);
+  ASSERT_EQ(query.exit_code, 0) << query.output;
+  EXPECT_NE(query.output.find("Compute mode:                  Exclusive process"),
+            std::string::npos)
+      << query.output;
+}
+#endif
 
 TEST_F(CaffeToolGpuTest, GpuAllTrainsOneSolverPerGpu) {
   const CommandResult train = RunCaffe("train -solver " + Solver() + " -gpu all");
@@ -403,21 +470,10 @@ TEST_F(CaffeToolTest, TrainPrintsBvlcLogLinesAndTestScoresAWeightsFile) {
 TEST_F(CaffeToolTest, CtrlCSnapshotsAndStopsAndTrainingResumes) {
   const std::string solver = Solver(100000000);
   const std::string log = dir_ + "/train.log";
-  pid_t child = fork();
+  const pid_t child = StartCaffe({"train", "-solver", solver}, log);
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    FILE* out = freopen(log.c_str(), "w", stderr);
-    (void)out;
-    execl(CaffeBinary().c_str(), "caffe", "train", "-solver", solver.c_str(), nullptr);
-    _exit(127);
-  }
   // Wait until training is under way, then press Ctrl-C.
-  std::string content;
-  for (int i = 0; i < 600 && content.find("Iteration 10 (") == std::string::npos; ++i) {
-    usleep(50000);
-    std::ifstream in(log);
-    content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  std::string content = WaitForText(log, "Iteration 10 (");
   ASSERT_NE(content.find("Iteration 10 ("), std::string::npos) << content;
   kill(child, SIGINT);
   int status = 0;
