@@ -371,6 +371,22 @@ size_t RecvElements(const Collective& c) {
   return c.kind == Kind::kAllGather ? c.count * c.comm->nranks : c.count;
 }
 
+// Makes the communicator's GPU current while it lives: NCCL works there whichever GPU the caller
+// has current, so the null stream is that GPU's default stream.
+class OnCommDevice {
+ public:
+  explicit OnCommDevice(const ncclComm& comm) {
+    cudaGetDevice(&previous_);
+    if (previous_ != comm.device) cudaSetDevice(comm.device);
+  }
+  ~OnCommDevice() { cudaSetDevice(previous_); }
+  OnCommDevice(const OnCommDevice&) = delete;
+  OnCommDevice& operator=(const OnCommDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
 // Runs a collective now, every rank meeting the others, and queues the write of its result to
 // recvbuff on `stream`, where a GPU's NCCL kernel would make it: a program that reads recvbuff
 // before waiting for the stream (or an event after the call) gets the old values, as on a GPU some
@@ -397,12 +413,8 @@ ncclResult_t RunAndQueueResult(const Collective& c, cudaStream_t stream) {
 // or shorter than the call reads or writes.
 bool BufferUsable(const Collective& c, const void* buffer, size_t elements, const char* what) {
   if (elements == 0) return true;
-  int current = 0;
-  cudaGetDevice(&current);
-  cudaSetDevice(c.comm->device);  // NCCL works on the communicator's GPU, whichever is current
-  const bool usable = UsableOnDevice(KindName(c.kind), buffer, elements * TypeSize(c.type), what);
-  cudaSetDevice(current);
-  return usable;
+  OnCommDevice device(*c.comm);
+  return UsableOnDevice(KindName(c.kind), buffer, elements * TypeSize(c.type), what);
 }
 
 ncclResult_t Check(const Collective& c, cudaStream_t stream) {
@@ -445,6 +457,7 @@ ncclResult_t Submit(const Collective& c, cudaStream_t stream) {
     group_queue.emplace_back(c, stream);
     return ncclSuccess;
   }
+  OnCommDevice device(*c.comm);
   Drain(stream);
   return RunAndQueueResult(c, stream);
 }
@@ -679,8 +692,12 @@ ncclResult_t ncclGroupEnd() {
       }
     }
   }
-  for (const auto& [c, stream] : queued) caffe_emu::Drain(stream);
   for (const auto& [c, stream] : queued) {
+    caffe_emu::OnCommDevice device(*c.comm);
+    caffe_emu::Drain(stream);
+  }
+  for (const auto& [c, stream] : queued) {
+    caffe_emu::OnCommDevice device(*c.comm);
     const ncclResult_t status = caffe_emu::RunAndQueueResult(c, stream);
     if (status != ncclSuccess) return status;
   }

@@ -159,6 +159,23 @@ TEST_F(NcclEmuTest, TheResultIsWrittenOnTheStreamNotAtTheCall) {
   });
 }
 
+// NCCL works on its communicator's GPU whichever GPU the caller has current: the null stream is
+// that GPU's default stream, which a copy on it then waits for.
+TEST_F(NcclEmuTest, TheNullStreamIsTheCommunicatorsGpusDefaultStream) {
+  OnRanks([&](int rank) {
+    const std::vector<float> mine = {Value(rank, 0), Value(rank, 1)};
+    DeviceArray<float> buffer(mine.size());
+    buffer.Write(mine);
+    ASSERT_EQ(cudaSetDevice(1 - rank), cudaSuccess);  // the other rank's GPU
+    ASSERT_EQ(ncclAllReduce(buffer.get(), buffer.get(), mine.size(), ncclFloat, ncclSum,
+                            comms_[rank], nullptr),
+              ncclSuccess);
+    ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
+    const std::vector<float> sums = buffer.Read();
+    for (size_t i = 0; i < mine.size(); ++i) EXPECT_EQ(sums[i], Value(0, i) + Value(1, i));
+  });
+}
+
 TEST_F(NcclEmuTest, RanksCallingDifferentCollectivesFailTogether) {
   OnRanks([&](int rank) {
     DeviceArray<float> buffer(16);

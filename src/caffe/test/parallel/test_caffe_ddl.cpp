@@ -222,7 +222,8 @@ TEST_F(CaffeDdlTest, GpuLearnersTrainLikeOneGpuProcess) {
   ASSERT_EQ(cudaGetDeviceCount(&gpus), cudaSuccess);
   const int records = 4 * kBatch * kIterations;
   const auto expected = SingleProcessWeights(2 * kBatch, records, " -gpu 0");
-  for (const char* mode : {"n:2", "b:2"}) {
+  // -dev_sync 2 also waits for the device after each bucket's allreduce.
+  for (const std::string mode : {"n:2", "b:2 -dev_sync 2"}) {
     SCOPED_TRACE(mode);
     const std::string name = std::string("gpu_") + mode[0];
     const std::string ddl = Solver(name, kBatch, records, "");
