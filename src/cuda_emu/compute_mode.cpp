@@ -33,15 +33,6 @@ std::set<int> ExclusiveDevices() {
   return devices;
 }
 
-}  // namespace
-
-bool Exclusive(int physical) {
-  static const std::set<int> devices = ExclusiveDevices();
-  return devices.count(physical) > 0;
-}
-
-namespace {
-
 std::string LockPath(int physical) {
   const char* dir = std::getenv("TMPDIR");
   return std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/caffe_cuda_emu_gpu" +
@@ -56,6 +47,11 @@ long Holder(int fd) {
 }
 
 }  // namespace
+
+bool Exclusive(int physical) {
+  static const std::set<int> devices = ExclusiveDevices();
+  return devices.count(physical) > 0;
+}
 
 cudaError_t EnterDevice(int device) {
   const int physical = PhysicalDevice(device);
