@@ -78,6 +78,16 @@ run_lenet() {
   echo "LeNet -gpu all: exit $?, accuracy $(last_accuracy "$OUT/lenet_gpu_all.log")" \
        "($(grep -o "Using GPUs.*" "$OUT/lenet_gpu_all.log" | head -1))" |
     tee -a "$OUT/lenet.txt"
+  # A training step's time with its Data layer (batches in pinned memory on the GPU), and the
+  # compute mode device_query reports.
+  caffe time -model examples/mnist/lenet_digits_train_test.prototxt -gpu 0 -iterations 50 \
+      > "$OUT/lenet_time.log" 2>&1
+  local status=$? step data mode
+  step=$(grep -o "Average Forward-Backward: .*" "$OUT/lenet_time.log")
+  data=$(grep -o "mnist$(printf '\t')forward: .*" "$OUT/lenet_time.log")
+  mode=$(caffe device_query -gpu 0 2>&1 | grep -o "Compute mode: .*" | tr -s " ")
+  echo "LeNet caffe time -gpu 0: exit $status, $step, data layer $data; $mode" |
+    tee -a "$OUT/lenet.txt"
 }
 
 run_ddl() {
