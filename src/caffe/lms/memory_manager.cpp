@@ -352,15 +352,36 @@ void* MemoryManager::AllocateEvicting(size_t bytes, const Block* exclude, const 
                                       uint64_t* ticket) {
   void* ptr = TryAllocateEvicting(bytes, exclude, ticket);
   if (ptr != nullptr) return ptr;
-  size_t held = 0;
-  for (const Block* other : lru_) held += (other->resident() && Held(other)) ? other->bytes() : 0;
+  // Where the memory in use is, in the allocator's size classes (so the parts add up).
+  size_t held = 0, unmanaged = 0, evictable = 0, in_blocks = 0;
+  for (const Block* other : lru_) {
+    if (!other->resident()) continue;
+    const size_t size = DeviceAllocator::SizeClass(other->bytes());
+    in_blocks += size;
+    if (Held(other)) {
+      held += size;
+    } else if (!other->managed_) {
+      unmanaged += size;
+    } else {
+      evictable += size;
+    }
+  }
+  const size_t in_use = allocator_.in_use();
+  std::ostringstream parts;
+  parts << held << " held by the running layer";
+  if (lms_enabled()) {
+    parts << ", " << unmanaged << " in buffers below the -lms threshold, " << evictable
+          << " LMS could swap out";
+  } else {
+    parts << ", " << unmanaged + evictable << " in other buffers";
+  }
+  parts << ", " << in_use - std::min(in_blocks, in_use)
+        << " in workspaces and scratch outside the blobs";
   CAFFE_THROW() << "out of device memory" << (step_label_.empty() ? "" : " in " + step_label_)
                 << ": " << what << " of " << bytes << " bytes does not fit; the budget is "
-                << allocator_.budget() << " bytes, " << allocator_.in_use() << " in use (" << held
-                << " held by the running layer"
-                << (lms_enabled() ? ", the rest below the -lms threshold)"
-                                  : "); -lms keeps large buffers in host memory")
-                << " on " << device_->name();
+                << allocator_.budget() << " bytes, " << in_use << " in use (" << parts.str()
+                << (lms_enabled() ? ")" : "); -lms keeps large buffers in host memory") << " on "
+                << device_->name();
 }
 
 std::string MemoryManager::SettingsLine() const {

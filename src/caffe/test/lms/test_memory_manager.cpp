@@ -163,6 +163,11 @@ TEST_F(ManagerTest, PinnedBlocksAndThoseHandedOutInTheRunningStepStay) {
         << message;
     EXPECT_NE(message.find("a buffer of 1000 bytes"), std::string::npos) << message;
     EXPECT_NE(message.find("budget is 3072 bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find("3072 in use (3072 held by the running layer, 0 in buffers below the "
+                           "-lms threshold, 0 LMS could swap out, 0 in workspaces and scratch "
+                           "outside the blobs)"),
+              std::string::npos)
+        << message;
   }
   manager_->EndStep();
   Use(&e);  // c and d are free to go now
@@ -191,6 +196,11 @@ TEST_F(ManagerTest, ScratchMemoryCountsAgainstTheBudgetAndEvictsToFit) {
     const std::string message = error.what();
     EXPECT_NE(message.find("out of device memory in layer 'conv1' (Train) forward: cuDNN's "
                            "workspace of 1500 bytes does not fit"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("(1024 held by the running layer, 0 in buffers below the -lms "
+                           "threshold, 0 LMS could swap out, 2048 in workspaces and scratch "
+                           "outside the blobs)"),
               std::string::npos)
         << message;
   }
@@ -248,6 +258,27 @@ TEST_F(ManagerTest, OutsideStepsTheLastBuffersHandedOutStay) {
   EXPECT_TRUE(AllBytesAre(a.gpu_data(), 1000, 1));
 }
 
+// Buffers LMS could swap out that would not make room stay, and the error counts them.
+TEST_F(ManagerTest, AnAllocationThatCannotFitEvictsNothingAndSaysWhereTheMemoryIs) {
+  Install(3 * 1024);
+  SyncedMemory a(1000), b(1000);
+  Use(&a);
+  manager_->BeginStep("layer 'conv1' (Train) forward");
+  b.gpu_data();  // held by the step
+  try {
+    manager_->AllocateScratch(2500, "cuDNN's workspace");
+    FAIL() << "expected an out-of-memory error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("2048 in use (1024 held by the running layer, 0 in "
+                                             "buffers below the -lms threshold, 1024 LMS could "
+                                             "swap out, 0 in workspaces"),
+              std::string::npos)
+        << error.what();
+  }
+  manager_->EndStep();
+  EXPECT_TRUE(a.lms_block()->resident());
+}
+
 TEST_F(ManagerTest, BuffersBelowTheThresholdStayAndLmsOffSaysSo) {
   Install(2048, /*threshold_kb=*/-1);
   SyncedMemory a(1500), b(1500);
@@ -259,6 +290,11 @@ TEST_F(ManagerTest, BuffersBelowTheThresholdStayAndLmsOffSaysSo) {
     FAIL() << "expected an out-of-memory error";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("-lms keeps large buffers in host memory"),
+              std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("1536 in use (0 held by the running layer, 1536 in "
+                                             "other buffers, 0 in workspaces and scratch "
+                                             "outside the blobs)"),
               std::string::npos)
         << error.what();
   }
