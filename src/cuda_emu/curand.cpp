@@ -1,14 +1,13 @@
 // The CUDA emulator's cuRAND: a generator per handle (std::mt19937_64 from the seed, advanced by
 // the offset), filling device memory with cuRAND's ranges: uniform floats in (0, 1], normals by
 // pairs (so, as in cuRAND, a normal fill of an odd count is CURAND_STATUS_LENGTH_NOT_MULTIPLE).
-// A fill is drawn at the call and written by work queued on the default stream.
+// A fill is drawn at the call, as cuRAND advances its generator's offset then, and written by work
+// queued on the default stream, where cuRAND launches its kernel.
 #include <curand.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <memory>
 #include <random>
 #include <utility>
 #include <vector>
@@ -36,17 +35,6 @@ bool DeviceOutput(const char* routine, curandGenerator_t generator, T* output, s
          UsableOnDevice(routine, output, n * sizeof(T), "the output");
 }
 
-// Queues the fill on the default stream (streams.hpp), as cuRAND launches a kernel there: the
-// values are drawn now, as cuRAND advances its generator's offset at the call.
-template <typename T>
-void QueueFill(T* output, std::vector<T> values) {
-  auto drawn = std::make_shared<std::vector<T>>(std::move(values));
-  Issue(nullptr, [output, drawn] {
-    DeviceAccess access;
-    std::copy(drawn->begin(), drawn->end(), output);
-  });
-}
-
 // Uniform in (0, 1], as cuRAND's uniform distribution.
 template <typename T>
 T UniformOpenClosed(std::mt19937_64& engine) {
@@ -62,7 +50,7 @@ curandStatus_t Uniform(const char* routine, curandGenerator_t generator, T* outp
   if (!DeviceOutput(routine, generator, output, n)) return CURAND_STATUS_LAUNCH_FAILURE;
   std::vector<T> values(n);
   for (T& value : values) value = UniformOpenClosed<T>(generator->engine);
-  QueueFill(output, std::move(values));
+  IssueWrite(nullptr, output, std::move(values));  // where cuRAND's kernel runs
   return CURAND_STATUS_SUCCESS;
 }
 
@@ -85,7 +73,7 @@ curandStatus_t Normal(const char* routine, curandGenerator_t generator, T* outpu
     values[i] = static_cast<T>(mean + stddev * radius * std::cos(angle));
     values[i + 1] = static_cast<T>(mean + stddev * radius * std::sin(angle));
   }
-  QueueFill(output, std::move(values));
+  IssueWrite(nullptr, output, std::move(values));  // where cuRAND's kernel runs
   return CURAND_STATUS_SUCCESS;
 }
 
@@ -131,7 +119,7 @@ curandStatus_t curandGenerate(curandGenerator_t generator, unsigned int* output,
   }
   std::vector<unsigned int> values(n);
   for (unsigned int& value : values) value = static_cast<unsigned int>(generator->engine() >> 32);
-  caffe_emu::QueueFill(output, std::move(values));
+  caffe_emu::IssueWrite(nullptr, output, std::move(values));
   return CURAND_STATUS_SUCCESS;
 }
 

@@ -396,16 +396,12 @@ class OnCommDevice {
 ncclResult_t RunAndQueueResult(const Collective& c, cudaStream_t stream) {
   const size_t bytes = RecvElements(c) * TypeSize(c.type);
   if (!DeferredWork() || bytes == 0) return Run(c);
-  auto result = std::make_shared<std::vector<char>>(bytes);
+  std::vector<char> result(bytes);
   Collective staged = c;
-  staged.recv = result->data();
+  staged.recv = result.data();
   const ncclResult_t status = Run(staged);
   if (status != ncclSuccess) return status;
-  char* recv = c.recv;
-  Issue(stream, [recv, result] {
-    DeviceAccess access;
-    std::memcpy(recv, result->data(), result->size());
-  });
+  IssueWrite(stream, c.recv, std::move(result));
   return ncclSuccess;
 }
 

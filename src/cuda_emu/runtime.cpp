@@ -515,12 +515,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpy
   const bool pageable_src = caffe_emu::Locate(src).kind == caffe_emu::Place::kHost;
   const bool pageable_dst = caffe_emu::Locate(dst).kind == caffe_emu::Place::kHost;
   if (pageable_src && !pageable_dst) {
-    auto staged = std::make_shared<std::vector<char>>(static_cast<const char*>(src),
-                                                      static_cast<const char*>(src) + bytes);
-    caffe_emu::Issue(stream, [dst, staged, bytes] {
-      caffe_emu::DeviceAccess access;
-      std::memcpy(dst, staged->data(), bytes);
-    });
+    const char* from = static_cast<const char*>(src);
+    caffe_emu::IssueWrite(stream, static_cast<char*>(dst), std::vector<char>(from, from + bytes));
     return cudaSuccess;
   }
   caffe_emu::Issue(stream, caffe_emu::CopyWork(dst, src, bytes));

@@ -16,7 +16,13 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <functional>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "emu_state.hpp"
 
 namespace caffe_emu {
 
@@ -30,6 +36,18 @@ bool KnownStream(cudaStream_t stream);
 /// stream's earlier work and whatever that waits for, on whichever host thread needs it done, with
 /// the stream's device current.
 void Issue(cudaStream_t stream, std::function<void()> work);
+
+/// Queues on `stream` the write of `values`, taken now, to `destination` (device or pinned
+/// memory): for data a call takes at once that a GPU writes later (a copy from pageable memory, a
+/// library's result computed at the call).
+template <typename T>
+void IssueWrite(cudaStream_t stream, T* destination, std::vector<T> values) {
+  auto kept = std::make_shared<const std::vector<T>>(std::move(values));
+  Issue(stream, [destination, kept] {
+    DeviceAccess access;
+    std::copy(kept->begin(), kept->end(), destination);
+  });
+}
 
 /// Runs everything issued on `stream` so far, and what it waits for.
 void Drain(cudaStream_t stream);
