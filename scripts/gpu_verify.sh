@@ -158,8 +158,8 @@ run_time() {
     echo "  slowest layers (timed run, GPU time):" \
          "$(slowest_layers "$OUT/time_${name}_timed.log" 6)" | tee -a "$OUT/time.txt"
     # Whether running layers as one (the default: BatchNorm with its Scale and ReLU, a sum with
-    # its ReLU) pays: the timed run again with every layer apart.
-    if grep -q 'type: *"\(BatchNorm\|Eltwise\)"' "$model"; then
+    # its ReLU, a convolution with its ReLU) pays: the timed run again with every layer apart.
+    if grep -q 'type: *"\(BatchNorm\|Eltwise\|ReLU\)"' "$model"; then
       CAFFE_GPU_FUSION=0 CAFFE_CUDNN_ALGO=time caffe time -model "$model" -gpu 0 -iterations 20 \
           > "$OUT/time_${name}_timed_apart.log" 2>&1
       local apart

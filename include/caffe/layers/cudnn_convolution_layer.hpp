@@ -10,6 +10,7 @@
 #ifdef USE_CUDNN
 
 #include "caffe/layers/convolution_layer.hpp"
+#include "caffe/layers/relu_layer.hpp"
 #include "caffe/util/cudnn.hpp"
 
 namespace caffe {
@@ -29,14 +30,42 @@ class CuDNNConvolutionLayer : public ConvolutionLayer<Dtype> {
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
+  /// With a bias and one top, the in-place ReLU right after it (negative_slope >= 0: every
+  /// convolution of AlexNet, CaffeNet, GoogLeNet, VGG) runs in this layer's passes on the GPU.
+  /// Forward adds the bias and rectifies in one pass over the top (apart: cuDNN's bias add and
+  /// the ReLU, two passes that each read and write it); backward writes the ReLU's gradient dv
+  /// over the top's diff and sums it per channel into the bias gradient in the same pass (apart:
+  /// the ReLU's pass, then cuDNN's bias sum reads dv again). The weight and bottom gradients
+  /// then come from dv as apart.
+  bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                    const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
+  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                     const Blobs<Dtype>& bottom,
+                     const vector<vector<bool>>& followers_propagate_down) override;
+  bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                             const vector<bool>& propagate_down,
+                             const vector<vector<bool>>& followers_propagate_down,
+                             lms::MemoryUses* uses) const override;
+
  protected:
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
 
  private:
+  /// On cuDNN, each bottom's weight gradient (accumulated) and bottom gradient from its top's diff.
+  void BackwardWeightsAndBottoms(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                 const Blobs<Dtype>& bottom);
+  /// The fused backward's bias sum: on cuDNN with a learned bias (else cuDNN or the inherited
+  /// path sums the bias gradient).
+  bool FusedSumsBias() const { return use_cudnn_ && this->param_propagate_down(1); }
+  void ReshapePartials();  // for the current shapes, when fused
+
   CudnnConvolution convolution_;  // x = bottom, y = top
   bool use_cudnn_ = false;
+  ReLULayer<Dtype>* relu_ = nullptr;  // the ReLU that runs with this layer (FuseWithNext)
+  Blob<double> partials_;  // the fused backward's scratch: ChannelSumsKernel's partial bias sums
 };
 
 }  // namespace caffe

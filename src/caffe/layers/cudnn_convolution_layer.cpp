@@ -6,11 +6,14 @@
 
 #include <vector>
 
+#include "caffe/util/gpu_channel_sums.hpp"
+
 namespace caffe {
 
 template <typename Dtype>
 void CuDNNConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   ConvolutionLayer<Dtype>::Reshape(bottom, top);
+  if (relu_ != nullptr) ReshapePartials();
   // cuDNN's plan needs the GPU; a pass in CPU mode runs the inherited CPU code anyway.
   use_cudnn_ = false;
   if (Caffe::mode() != Caffe::GPU) return;
@@ -38,6 +41,40 @@ bool CuDNNConvolutionLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<
     return ConvolutionLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   }
   return Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+}
+
+template <typename Dtype>
+bool CuDNNConvolutionLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
+                                                const Blobs<Dtype>& top,
+                                                const Blobs<Dtype>& next_bottom,
+                                                const Blobs<Dtype>& next_top) {
+  // Without a bias there is no pass to save; several tops would each need their ReLU.
+  if (relu_ != nullptr || !this->bias_term_ || top.size() != 1) return false;
+  relu_ = ReLULayer<Dtype>::FusableInPlaceOn(top[0], next, next_bottom, next_top);
+  if (relu_ == nullptr) return false;
+  ReshapePartials();
+  return true;
+}
+
+template <typename Dtype>
+void CuDNNConvolutionLayer<Dtype>::ReshapePartials() {
+  partials_.Reshape(
+      vector<int>{ChannelSumPartials(this->num_, this->num_output_, this->out_spatial_dim_, 1)});
+}
+
+template <typename Dtype>
+bool CuDNNConvolutionLayer<Dtype>::DeclareMemoryUseFused(
+    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, const vector<vector<bool>>& followers_propagate_down,
+    lms::MemoryUses* uses) const {
+  // Forward: the ReLU works in place on the top this layer writes.
+  if (pass == lms::Pass::kForward) return DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  if (!followers_propagate_down[0][0]) return true;  // no gradient reaches this layer
+  DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  uses->AddData(*top[0], lms::kRead);  // the ReLU's output: where its gradient passes
+  uses->AddDiff(*top[0], lms::kReadWrite);
+  if (FusedSumsBias()) uses->AddData(partials_, lms::kScratch);
+  return true;
 }
 
 INSTANTIATE_CLASS(CuDNNConvolutionLayer);

@@ -1,5 +1,6 @@
 // Layers that run as one on the GPU (Net::RunsFused: BatchNorm, the Scale after it and the ReLU
-// after that; Eltwise SUM and the ReLU after it). A net whose group runs fused must end every pass as the same net with
+// after that; Eltwise SUM and the ReLU after it; a convolution on cuDNN and the ReLU after it).
+// A net whose group runs fused must end every pass as the same net with
 // CAFFE_GPU_FUSION=0: the same blobs, diffs, parameters, parameter gradients and running
 // statistics. Forward and the Scale's gradients are the same arithmetic (equal bit for bit); the
 // bottom gradient sums scale * dv in another order, hence a tolerance of 1e-5 relative there.
@@ -395,6 +396,82 @@ TEST_F(GpuFusedLayersTest, OnlyASumOfTwoAndItsInPlaceReLUFuse) {
                                    "sum", "TanH")))
       << "a negative slope";
 }
+
+#ifdef USE_CUDNN
+// FusionNet with a second convolution, on cuDNN, on "conv" (so that its bottom gets a gradient):
+// `params` its param specs, `convolution` more of its convolution_param, `after_it` a layer in
+// place on its top "conv2" before FusionNet's `after` ("relu", also in place on "conv2").
+std::string CudnnConvNet(const std::string& params = "", const std::string& convolution = "",
+                         const std::string& after_it = "", const std::string& after = "ReLU") {
+  return FusionNet(R"(
+    layer { name: "conv2" type: "Convolution" bottom: "conv" top: "conv2" )" + params + R"(
+      convolution_param { num_output: 8 kernel_size: 3 pad: 1 engine: CUDNN )" + convolution + R"(
+        weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.5 } } }
+    )" + after_it,
+                   "conv2", after);
+}
+
+TEST_F(GpuFusedLayersTest, CudnnConvolutionAndItsReLURunLikeTheLayersApart) {
+  ExpectFusedLikeApart(CudnnConvNet(), 1, "conv2");
+  ExpectFusedLikeApart(CudnnConvNet("", "group: 2"), 1, "conv2");
+}
+
+// A leaky ReLU's gradient (a TanH after it, as a ReLU there would cut what leaks).
+TEST_F(GpuFusedLayersTest, CudnnConvolutionAndALeakyReLURunLikeTheLayersApart) {
+  ExpectFusedLikeApart(CudnnConvNet("", "", R"(
+    layer { name: "leaky" type: "ReLU" bottom: "conv2" top: "conv2"
+      relu_param { negative_slope: 0.2 } })",
+                                    "TanH"),
+                       1, "conv2");
+}
+
+// A frozen bias (the ReLU's gradient alone, then the weights' and the bottom's from it), and a
+// frozen convolution that still passes the gradient down.
+TEST_F(GpuFusedLayersTest, FrozenCudnnConvolutionRunsLikeTheLayersApart) {
+  ExpectFusedLikeApart(CudnnConvNet("param { lr_mult: 1 } param { lr_mult: 0 }"), 1, "conv2");
+  ExpectFusedLikeApart(CudnnConvNet("param { lr_mult: 0 } param { lr_mult: 0 }"), 1, "conv2");
+}
+
+// Four spatial axes: cuDNN cannot run it, so the group runs on Caffe's GPU path with the ReLU
+// after it.
+TEST_F(GpuFusedLayersTest, ConvolutionCudnnCannotRunStillRunsWithItsReLU) {
+  const std::string text = R"(
+    name: "FourSpatialAxes"
+    state { phase: TRAIN }
+    layer { name: "data" type: "Input" top: "data" top: "target"
+      input_param { shape { dim: 2 dim: 3 dim: 3 dim: 4 dim: 3 dim: 5 }
+                    shape { dim: 2 dim: 4 dim: 3 dim: 4 dim: 3 dim: 5 } } }
+    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+      convolution_param { num_output: 4 kernel_size: 3 pad: 1 engine: CUDNN
+        weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.5 } } }
+    layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+    layer { name: "loss" type: "EuclideanLoss" bottom: "conv" bottom: "target" top: "loss" }
+  )";
+  ExpectFusedLikeApart(text, 1, "conv");
+}
+
+TEST_F(GpuFusedLayersTest, OnlyACudnnConvolutionWithABiasAndItsInPlaceReLUFuse) {
+  const auto followers = [](const std::string& text, const std::string& head = "conv2") {
+    std::unique_ptr<Net<float>> net = MakeNet(text, "1");
+    return net->fused_followers()[LayerIndex(*net, head)];
+  };
+  EXPECT_EQ(1, followers(CudnnConvNet()));
+  EXPECT_EQ(0, followers(CudnnConvNet("", "bias_term: false"))) << "no bias";
+  EXPECT_EQ(0, followers(CudnnConvNet("", "", "", "TanH"))) << "no ReLU after it";
+  EXPECT_EQ(0, followers(FusionNet(R"(
+    layer { name: "conv2" type: "Convolution" bottom: "conv" top: "conv2"
+      convolution_param { num_output: 8 kernel_size: 3 pad: 1 engine: CUDNN } }
+    layer { name: "relu0" type: "ReLU" bottom: "conv2" top: "rectified" })",
+                                   "rectified")))
+      << "a ReLU with a top of its own";
+  EXPECT_EQ(0, followers(CudnnConvNet("", "", R"(
+    layer { name: "relu0" type: "ReLU" bottom: "conv2" top: "conv2"
+      relu_param { negative_slope: -0.5 } })",
+                                      "TanH")))
+      << "a negative slope";
+  EXPECT_EQ(0, followers(FusionNet("", "conv"), "conv")) << "Caffe's engine";
+}
+#endif  // USE_CUDNN
 
 TEST_F(GpuFusedLayersTest, ANetMadeInCpuModeFusesNothing) {
   Caffe::set_mode(Caffe::CPU);
