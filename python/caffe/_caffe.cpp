@@ -61,7 +61,8 @@ string ShapeText(const vector<Int>& shape) {
 
 /// blob.data or blob.diff: a numpy array over the blob's CPU memory (no copy). `owner`, the
 /// Python Blob, becomes the array's base, so the blob lives as long as the array. A reshape
-/// that grows the blob reallocates its memory: take the view again after one.
+/// that grows the blob reallocates its memory, and so does LMS when it first manages the blob
+/// (its home moves to pinned memory): take the view again after either.
 py::array BlobArray(PyBlob& blob, bool diff, py::handle owner) {
   const vector<py::ssize_t> shape(blob.shape().begin(), blob.shape().end());
   if (blob.count() == 0) return py::array_t<float>(shape);  // nothing to view

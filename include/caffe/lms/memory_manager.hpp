@@ -117,6 +117,9 @@ class Block {
   // The host waits (stalls) until copy `ticket` and those before it have finished.
   void WaitForCopiesUpTo(uint64_t ticket);
   void EnsureHome();
+  // Moves a home the host allocated before the block existed (a filler's weights, an input the
+  // user wrote) to pinned memory: a copy from or to pageable memory makes the host wait.
+  void PinHome();
   // HostView's access to the SyncedMemory.
   static void* BeginHostView(SyncedMemory* memory, unsigned access, void** saved_ptr,
                              bool* saved_own, bool* saved_pinned, int* saved_head);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <sstream>
 
 #include "caffe/common.hpp"
@@ -33,6 +34,7 @@ class StallTimer {
 Block::Block(SyncedMemory* memory, std::shared_ptr<MemoryManager> manager, bool managed)
     : memory_(memory), manager_(std::move(manager)), managed_(managed) {
   manager_->Register(this);
+  if (managed_) PinHome();  // a managed block crosses often; others cross once
 }
 
 Block::~Block() {
@@ -64,6 +66,25 @@ void Block::EnsureHome() {
   manager_->device_->HostAlloc(&memory_->cpu_ptr_, memory_->size_, &pinned);
   memory_->cpu_malloc_use_cuda_ = pinned;
   memory_->own_cpu_data_ = true;
+}
+
+void Block::PinHome() {
+  // Only the SyncedMemory's own home: memory set from outside (set_cpu_data) stays where it is.
+  if (memory_->cpu_ptr_ == nullptr || !memory_->own_cpu_data_ || memory_->cpu_malloc_use_cuda_) {
+    return;
+  }
+  void* home = nullptr;
+  bool pinned = false;
+  manager_->device_->HostAlloc(&home, memory_->size_, &pinned);
+  if (!pinned) {  // no page-locked memory to be had: the pageable home stays
+    CaffeFreeHost(home, false);
+    return;
+  }
+  // No copy uses the old home yet: the block is new, and the memory has no device side.
+  std::memcpy(home, memory_->cpu_ptr_, memory_->size_);
+  CaffeFreeHost(memory_->cpu_ptr_, false);
+  memory_->cpu_ptr_ = home;
+  memory_->cpu_malloc_use_cuda_ = true;
 }
 
 void Block::SwapIn() {

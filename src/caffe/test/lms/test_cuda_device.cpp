@@ -82,6 +82,42 @@ TEST_F(CudaDeviceTest, ManagerKeepsEveryValueUnderASmallBudget) {
   EXPECT_LE(manager->allocator().peak_reserved(), options.budget);
   EXPECT_GT(manager->stats().swaps_out, 0u);
 }
+
+bool PageLocked(const void* host) {
+  cudaPointerAttributes attributes;
+  CUDA_CHECK(cudaPointerGetAttributes(&attributes, host));
+  return attributes.type == cudaMemoryTypeHost;
+}
+
+// Weights a filler wrote, an input the user set: their homes were pageable before LMS saw them,
+// and every copy from or to pageable memory makes the host wait. A managed one moves to pinned
+// memory with its values on its first device access; one below the threshold crosses once and
+// stays, as does memory the SyncedMemory does not own.
+TEST_F(CudaDeviceTest, HomesTheHostWroteFirstMoveToPinnedMemoryWhenManaged) {
+  Options options;
+  options.threshold_kb = 1024;
+  options.budget = 16 << 20;
+  auto manager = std::make_shared<MemoryManager>(std::make_unique<CudaDevice>(0), options);
+  MemoryManager::Install(manager);
+  const size_t big = 1 << 20, small = 1 << 19;
+  SyncedMemory managed(big), resident(small), outside(big);
+  std::vector<unsigned char> users(big, 5);
+  outside.set_cpu_data(users.data());
+  std::memset(managed.mutable_cpu_data(), 3, big);
+  std::memset(resident.mutable_cpu_data(), 4, small);
+  ASSERT_FALSE(PageLocked(managed.cpu_data())) << "a host allocation outside any pinned scope";
+  manager->BeginStep("test step");
+  for (SyncedMemory* memory : {&managed, &resident, &outside}) memory->gpu_data();
+  manager->EndStep();
+  EXPECT_TRUE(PageLocked(managed.cpu_data()));
+  EXPECT_FALSE(PageLocked(resident.cpu_data()));
+  EXPECT_EQ(outside.cpu_data(), users.data());
+  std::vector<unsigned char> back(big);
+  CUDA_CHECK(cudaMemcpy(back.data(), managed.gpu_data(), big, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(back, std::vector<unsigned char>(big, 3)) << "on the device";
+  const auto* home = static_cast<const unsigned char*>(managed.cpu_data());
+  EXPECT_EQ(std::vector<unsigned char>(home, home + big), back) << "at home";
+}
 #endif
 
 }  // namespace lms
