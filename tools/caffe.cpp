@@ -123,6 +123,19 @@ class LmsSession {
   vector<std::shared_ptr<caffe::lms::Planner<float>>> planners_;
 };
 
+// A worker solver's LMS in `caffe train -gpu 0,1,...`: a manager for its GPU on its thread, and
+// its net's plan.
+class LmsWorker : public caffe::InProcessSync<float>::WorkerSetup {
+ public:
+  explicit LmsWorker(int gpu) : lms_({gpu}) {}
+  void Ready(caffe::Solver<float>* solver) override {
+    lms_.Plan(solver->net().get(), /*attach=*/true);
+  }
+
+ private:
+  LmsSession lms_;
+};
+
 using Command = std::function<int()>;
 
 std::map<string, std::pair<Command, string>>& Commands() {
@@ -233,12 +246,6 @@ void OnTerminatedByMpirun(int signal_number) {
 #endif
 
 int TrainDdl(const caffe::SolverParameter& solver_param) {
-  // A learner's communication thread reads and writes its gradients on the device; LMS's manager
-  // serves only the thread that runs the net, so the two cannot share buffers yet.
-  CAFFE_CHECK(!LmsFlagsGiven())
-      << "-lms, -lms_frac and -gpu_mem_limit do not work with -ddl yet (a learner's gradients "
-      << "are reduced by a communication thread that LMS's memory manager does not serve); "
-      << "train with -ddl without them, or with LMS on one GPU without -ddl";
   caffe::DdlOptions options = caffe::ParseDdlOptions(FLAGS_ddl);
   options.bvlc = FLAGS_bvlc;
 #ifndef USE_MPI
@@ -276,12 +283,18 @@ int TrainDdl(const caffe::SolverParameter& solver_param) {
       const int device = gpus[0];
       session.Run([device] { Caffe::SetDevice(device); });  // the communication thread too
     }
+    // LMS on this learner's GPU, for the nets (this thread). The gradients move into DdlSync's
+    // buffer, which the communication thread reduces: device memory of its own that LMS never
+    // swaps, counted in the budget.
+    LmsSession lms(gpus);
     caffe::SignalHandler signal_handler(
         caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
         caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
     std::unique_ptr<caffe::Solver<float>> solver(
         caffe::SolverRegistry<float>::CreateSolver(solver_param));
     caffe::DdlSync<float> sync(solver.get(), &session, signal_handler.GetActionFunction());
+    lms.Plan(solver->net().get(), /*attach=*/true);
+    for (const auto& test_net : solver->test_nets()) lms.Plan(test_net.get(), /*attach=*/true);
     LOG(INFO) << "Starting Optimization";
     if (!FLAGS_snapshot.empty()) LOG(INFO) << "Resuming from " << FLAGS_snapshot;
     try {
@@ -304,8 +317,6 @@ int TrainDdl(const caffe::SolverParameter& solver_param) {
 // train with several -gpu ids (BVLC's multi-GPU training): one solver per GPU, each on its own
 // thread of this process, kept in step by InProcessSync; the effective batch is N x batch_size.
 int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<int>& gpus) {
-  CAFFE_CHECK(!LmsFlagsGiven())
-      << "-lms, -lms_frac and -gpu_mem_limit work with one GPU; give a single -gpu id to use them";
   // Every id must name a usable GPU before any thread starts; the caller's thread ends on the
   // first, where the root solver runs.
   for (auto gpu = gpus.rbegin(); gpu != gpus.rend(); ++gpu) Caffe::SetDevice(*gpu);
@@ -324,6 +335,9 @@ int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<
   const int count = static_cast<int>(gpus.size());
   Caffe::set_solver_count(count);  // before the root's data layers are built: rank 0's share
   Caffe::set_solver_rank(0);
+  // LMS (when asked for) on each solver's GPU, each solver thread with its own manager and
+  // budget: the root's here, the workers' on their threads (LmsWorker).
+  LmsSession lms(gpus);
   caffe::SignalHandler signal_handler(
       caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
       caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect"));
@@ -331,6 +345,12 @@ int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<
       caffe::SolverRegistry<float>::CreateSolver(solver_param));
   caffe::InProcessSync<float> sync(solver.get(), count, gpus);
   sync.SetActionFunction(signal_handler.GetActionFunction());
+  // After InProcessSync moved the gradients into its buffer, which LMS leaves alone.
+  lms.Plan(solver->net().get(), /*attach=*/true);
+  for (const auto& test_net : solver->test_nets()) lms.Plan(test_net.get(), /*attach=*/true);
+  if (LmsFlagsGiven()) {
+    sync.SetWorkerSetup([&gpus](int rank) { return std::make_unique<LmsWorker>(gpus[rank]); });
+  }
   LOG(INFO) << "Starting Optimization";
   if (!FLAGS_snapshot.empty()) LOG(INFO) << "Resuming from " << FLAGS_snapshot;
   sync.Run(FLAGS_snapshot.empty() ? nullptr : FLAGS_snapshot.c_str());

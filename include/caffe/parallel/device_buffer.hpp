@@ -5,10 +5,18 @@
 #define CAFFE_PARALLEL_DEVICE_BUFFER_HPP_
 
 #include <cstddef>
+#include <memory>
 
 namespace caffe {
 
+namespace lms {
+class MemoryManager;
+}
+
 /// `count` elements of device memory on the current device, zero-filled; freed on destruction.
+/// The memory counts against the GPU's budget (-gpu_mem_limit): from the calling thread's LMS
+/// manager where it has one (then destroy the buffer on that thread too), else from Caffe's
+/// caching allocator for the GPU.
 template <typename Dtype>
 class DeviceBuffer {
  public:
@@ -20,6 +28,8 @@ class DeviceBuffer {
  private:
   Dtype* data_ = nullptr;
   size_t count_ = 0;
+  int device_ = 0;
+  std::shared_ptr<lms::MemoryManager> manager_;  // null: from GpuMemory
 
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;

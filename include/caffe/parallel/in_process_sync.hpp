@@ -57,6 +57,18 @@ class InProcessSync {
   void SetWorkerParamEditor(std::function<void(int rank, SolverParameter* param)> editor) {
     worker_param_editor_ = std::move(editor);
   }
+  /// What a worker sets up around its solver on its own thread (the tool: LMS on the worker's
+  /// GPU). Made before the solver and destroyed after it; Ready runs once the solver's gradients
+  /// have moved into the sync's buffer, before its first iteration.
+  class WorkerSetup {
+   public:
+    virtual ~WorkerSetup() = default;
+    virtual void Ready(Solver<Dtype>* solver) = 0;
+  };
+  /// Makes worker `rank`'s (1..N-1) setup, on the worker's thread. The root's is the caller's.
+  void SetWorkerSetup(std::function<std::unique_ptr<WorkerSetup>(int rank)> factory) {
+    worker_setup_ = std::move(factory);
+  }
 
   /// Trains every solver to max_iter: the root through Solver::Solve (tests, snapshots, final
   /// lines), the workers by stepping. `resume_file` (a .solverstate) is restored by every solver.
@@ -94,6 +106,7 @@ class InProcessSync {
   bool use_nccl_ = false;
   ActionCallback root_requests_;
   std::function<void(int, SolverParameter*)> worker_param_editor_;
+  std::function<std::unique_ptr<WorkerSetup>(int)> worker_setup_;
   bool ran_ = false;
 
   std::unique_ptr<Barrier> barrier_;

@@ -3,6 +3,10 @@
 #include <algorithm>
 
 #include "caffe/common.hpp"
+#ifndef CPU_ONLY
+#include "caffe/lms/memory_manager.hpp"
+#include "caffe/util/gpu_memory.hpp"
+#endif
 
 namespace caffe {
 
@@ -21,14 +25,22 @@ void SynchronizeDevice() { NO_GPU; }
 #else
 
 template <typename Dtype>
-DeviceBuffer<Dtype>::DeviceBuffer(size_t count) : count_(count) {
+DeviceBuffer<Dtype>::DeviceBuffer(size_t count)
+    : count_(count), manager_(lms::MemoryManager::Current()) {
   const size_t bytes = std::max<size_t>(count, 1) * sizeof(Dtype);
-  CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), bytes));
+  CUDA_CHECK(cudaGetDevice(&device_));
+  void* memory = manager_ ? manager_->AllocateScratch(bytes, "a DDL communication buffer")
+                          : GpuMemory::Allocate(bytes, device_);
+  data_ = static_cast<Dtype*>(memory);
   CUDA_CHECK(cudaMemset(data_, 0, bytes));
 }
 template <typename Dtype>
 DeviceBuffer<Dtype>::~DeviceBuffer() {
-  if (data_) cudaFree(data_);
+  if (manager_) {
+    manager_->FreeScratch(data_);
+  } else {
+    GpuMemory::Free(data_, device_);
+  }
 }
 void CopyHostToDevice(const void* host, void* device, size_t bytes) {
   if (bytes) CUDA_CHECK(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice));

@@ -358,10 +358,12 @@ void InProcessSync<Dtype>::ReduceSlice(int rank) {
 
 template <typename Dtype>
 void InProcessSync<Dtype>::WorkerMain(int rank, std::string resume_file) {
+  std::unique_ptr<WorkerSetup> setup;  // outlives the solver
   std::unique_ptr<Solver<Dtype>> solver;
   try {
     Caffe::set_mode(gpu_ ? Caffe::GPU : Caffe::CPU);
     if (gpu_) Caffe::SetDevice(devices_[rank]);
+    if (worker_setup_) setup = worker_setup_(rank);
     Caffe::set_solver_count(count_);
     Caffe::set_solver_rank(rank);
     Caffe::set_multiprocess(false);  // threads of one process
@@ -385,6 +387,7 @@ void InProcessSync<Dtype>::WorkerMain(int rank, std::string resume_file) {
       solver.reset(SolverRegistry<Dtype>::CreateSolver(param));
     }
     Member member(this, solver.get(), rank);
+    if (setup) setup->Ready(solver.get());
     if (!resume_file.empty()) solver->Restore(resume_file.c_str());
     solver->Step(solver->param().max_iter() - solver->iter());
     CopyWeights(solver->net().get(), &final_weights_[rank]);

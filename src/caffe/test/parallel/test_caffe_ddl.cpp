@@ -235,7 +235,40 @@ TEST_F(CaffeDdlTest, GpuLearnersTrainLikeOneGpuProcess) {
     EXPECT_EQ(run.output.find("2 learners: nccl") != std::string::npos, gpus >= 2) << run.output;
   }
 }
+
+// LMS on each learner's GPU (the communication thread reduces DDL's gradient buffer, which LMS
+// never swaps): under a budget that keeps swapping the weights and the solver's history, the
+// same weights as one GPU process at the combined batch.
+TEST_F(CaffeDdlTest, GpuLearnersUnderLmsTrainLikeOneGpuProcess) {
+  if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+  const int records = 4 * kBatch * kIterations;
+  const auto expected = SingleProcessWeights(2 * kBatch, records, " -gpu 0");
+  const std::string ddl = Solver("lms", kBatch, records, "");
+  CommandResult run = RunCommand(Mpirun(2) + CaffeTool() + " train -gpu 0 -solver " + ddl +
+                                     " -ddl \"-mode n:2\" -lms 0 -gpu_mem_limit 7M",
+                                 Log("lms"), 300);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ExpectFinalWeights("lms", expected);
+  EXPECT_NE(run.output.find("[LMS] plan of net 'LeNet'"), std::string::npos) << run.output;
+  const size_t stats = run.output.find("[LMS] swapped in ");
+  ASSERT_NE(stats, std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(" evictions", stats), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find(" 0 evictions", stats), std::string::npos)
+      << "the budget should make LMS swap: " << run.output.substr(stats, 300);
+}
 #endif  // CPU_ONLY
+
+// On CPU learners the LMS flags have no effect, which one warning says; training goes on.
+TEST_F(CaffeDdlTest, CpuLearnersSayTheLmsFlagsApplyToGpuRuns) {
+  const std::string solver = Solver("cpu_lms", kBatch, 64, "", 1);
+  CommandResult run = RunCommand(Mpirun(2) + CaffeTool() + " train -solver " + solver +
+                                     " -ddl \"-mode r:2\" -lms 8192 -lms_frac 0.9",
+                                 Log("cpu_lms"), 120);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_GE(Count(run.output, "[LMS] -lms, -lms_frac and -gpu_mem_limit apply to GPU runs"), 1)
+      << run.output;
+  EXPECT_NE(run.output.find("Optimization Done."), std::string::npos) << run.output;
+}
 
 TEST_F(CaffeDdlTest, AModeThatDoesNotMatchTheProcessCountFailsOnEveryRank) {
   const std::string solver = Solver("s", kBatch, 64, "");

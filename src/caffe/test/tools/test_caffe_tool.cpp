@@ -84,16 +84,17 @@ void WriteFile(const std::string& path, const std::string& content) {
   out << content;
 }
 
-// Lines of the output that report an error to the user.
-int CountErrorLines(const std::string& output) {
+// How often `what` occurs in `text`.
+int Count(const std::string& text, const std::string& what) {
   int count = 0;
-  size_t pos = 0;
-  while ((pos = output.find(": error: ", pos)) != std::string::npos) {
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
     ++count;
-    ++pos;
   }
   return count;
 }
+
+// Lines of the output that report an error to the user.
+int CountErrorLines(const std::string& output) { return Count(output, ": error: "); }
 
 void ExpectOneClearError(const CommandResult& result, const std::string& must_contain) {
   EXPECT_NE(result.exit_code, 0) << result.output;
@@ -393,7 +394,8 @@ TEST_F(CaffeToolGpuTest, ANetTooLargeForTheBudgetNamesTheLayerAndRunsWithLms) {
 // solver state, bit for bit, as a run without: swaps in and out around every layer, the solver's
 // update and the snapshot's reads of weights whose home is host memory lose nothing (on the
 // emulator its streams run their queued work in the order a GPU could least expect). Caffe's own
-// convolution engine, so the two runs compute in the same order.
+// convolution engine, so the two runs compute in the same order. On one GPU, and with a solver
+// thread per GPU (-gpu 0,1; 0,0 where there is one GPU), each with its own manager and budget.
 TEST_F(CaffeToolGpuTest, TrainUnderLmsEndsWithThePlainRunsWeights) {
   const std::string net = dir_ + "/lms_train.prototxt";
   WriteFile(net, R"(
@@ -414,31 +416,45 @@ TEST_F(CaffeToolGpuTest, TrainUnderLmsEndsWithThePlainRunsWeights) {
     WriteFile(solver, "net: \"" + net + "\"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: \"fixed\"\n"
                       "max_iter: 4\ndisplay: 1\nrandom_seed: 7\nsnapshot_prefix: \"" +
                           dir_ + "/" + prefix + "\"\nsolver_mode: GPU\n");
-    return RunCaffe("train -solver " + solver + " -gpu 0 " + flags);
+    return RunCaffe("train -solver " + solver + " " + flags);
   };
-  const CommandResult plain = train("plain", "");
-  ASSERT_EQ(plain.exit_code, 0) << plain.output;
-  // The blobs and their diffs take about 4 MB; under 3 MB every layer's buffers are swapped.
-  const CommandResult lms = train("lms", "-lms 0 -gpu_mem_limit 3M");
-  ASSERT_EQ(lms.exit_code, 0) << lms.output;
-  const size_t at = lms.output.find("[LMS] swapped in ");
-  ASSERT_NE(at, std::string::npos) << lms.output;
-  EXPECT_GT(std::stoll(lms.output.substr(at + 17)), 0) << lms.output.substr(at, 200);
-  std::ifstream a(dir_ + "/plain_iter_4.caffemodel", std::ios::binary);
-  std::ifstream b(dir_ + "/lms_iter_4.caffemodel", std::ios::binary);
-  ASSERT_TRUE(a && b);
-  const std::string plain_bytes((std::istreambuf_iterator<char>(a)), {});
-  const std::string lms_bytes((std::istreambuf_iterator<char>(b)), {});
-  EXPECT_GT(plain_bytes.size(), 10000u);
-  EXPECT_TRUE(plain_bytes == lms_bytes) << "the weights differ";
-  // The solver states differ only in the weights file they name.
-  SolverState plain_state, lms_state;
-  ReadProtoFromBinaryFile(dir_ + "/plain_iter_4.solverstate", &plain_state);
-  ReadProtoFromBinaryFile(dir_ + "/lms_iter_4.solverstate", &lms_state);
-  ASSERT_EQ(plain_state.history_size(), 4);
-  lms_state.set_learned_net(plain_state.learned_net());
-  EXPECT_EQ(plain_state.SerializeAsString(), lms_state.SerializeAsString())
-      << "the momentum history differs";
+  auto read = [&](const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    EXPECT_TRUE(file) << path;
+    return std::string((std::istreambuf_iterator<char>(file)), {});
+  };
+  int gpus = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&gpus), cudaSuccess);
+  for (const std::string& devices : {std::string("0"), std::string(gpus > 1 ? "0,1" : "0,0")}) {
+    SCOPED_TRACE("-gpu " + devices);
+    const std::string name = devices == "0" ? "one" : "several";
+    const CommandResult plain = train(name + "_plain", "-gpu " + devices);
+    ASSERT_EQ(plain.exit_code, 0) << plain.output;
+    // The blobs and their diffs take about 4 MB; under 3 MB every layer's buffers are swapped.
+    const CommandResult lms = train(name + "_lms", "-gpu " + devices + " -lms 0 -gpu_mem_limit 3M");
+    ASSERT_EQ(lms.exit_code, 0) << lms.output;
+    const int solvers = devices == "0" ? 1 : 2;
+    EXPECT_EQ(Count(lms.output, "[LMS] plan of net"), solvers) << lms.output;
+    size_t at = 0;
+    for (int solver = 0; solver < solvers; ++solver) {
+      at = lms.output.find("[LMS] swapped in ", at);
+      ASSERT_NE(at, std::string::npos) << "solver " << solver << ": " << lms.output;
+      at += 17;
+      EXPECT_GT(std::stoll(lms.output.substr(at)), 0) << lms.output.substr(at, 200);
+    }
+    const std::string plain_bytes = read(dir_ + "/" + name + "_plain_iter_4.caffemodel");
+    EXPECT_GT(plain_bytes.size(), 10000u);
+    EXPECT_TRUE(plain_bytes == read(dir_ + "/" + name + "_lms_iter_4.caffemodel"))
+        << "the weights differ";
+    // The solver states differ only in the weights file they name.
+    SolverState plain_state, lms_state;
+    ReadProtoFromBinaryFile(dir_ + "/" + name + "_plain_iter_4.solverstate", &plain_state);
+    ReadProtoFromBinaryFile(dir_ + "/" + name + "_lms_iter_4.solverstate", &lms_state);
+    ASSERT_EQ(plain_state.history_size(), 4);
+    lms_state.set_learned_net(plain_state.learned_net());
+    EXPECT_EQ(plain_state.SerializeAsString(), lms_state.SerializeAsString())
+        << "the momentum history differs";
+  }
 }
 #endif  // CPU_ONLY
 

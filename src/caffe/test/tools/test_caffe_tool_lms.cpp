@@ -115,16 +115,4 @@ TEST_F(CaffeToolLmsTest, OnACpuRunTheFlagsAreSaidToApplyToGpuRuns) {
   EXPECT_EQ(plain.output.find("[LMS]"), std::string::npos) << plain.output;
 }
 
-// -ddl's communication thread and LMS's manager do not share buffers: refused in one line, before
-// any learner starts (so also in builds without MPI).
-TEST_F(CaffeToolLmsTest, WithDdlTheFlagsAreOneClearError) {
-  const std::string solver = net_ + ".solver";
-  std::ofstream(solver) << "net: \"" << net_ << "\"\nbase_lr: 0.1\nmax_iter: 1\n"
-                        << "lr_policy: \"fixed\"\n";
-  for (const std::string flags : {"-lms 8192", "-lms_frac 0.9", "-gpu_mem_limit 16G"}) {
-    ExpectOneClearError(RunCaffe("train -solver " + solver + " -ddl \"-mode r:1\" " + flags),
-                        "-lms, -lms_frac and -gpu_mem_limit do not work with -ddl yet");
-  }
-}
-
 }  // namespace caffe
