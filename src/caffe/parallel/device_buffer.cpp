@@ -29,7 +29,9 @@ DeviceBuffer<Dtype>::DeviceBuffer(size_t count)
     : count_(count), manager_(lms::MemoryManager::Current()) {
   const size_t bytes = std::max<size_t>(count, 1) * sizeof(Dtype);
   CUDA_CHECK(cudaGetDevice(&device_));
-  void* memory = manager_ ? manager_->AllocateScratch(bytes, "a DDL communication buffer")
+  // Only the solvers' gradient buffers are made on a thread with a manager (the communication
+  // thread has none).
+  void* memory = manager_ ? manager_->AllocateScratch(bytes, "the gradients' buffer")
                           : GpuMemory::Allocate(bytes, device_);
   data_ = static_cast<Dtype*>(memory);
   CUDA_CHECK(cudaMemset(data_, 0, bytes));
