@@ -17,12 +17,14 @@ struct ImageCodec {
                               bool is_color, const string& encoding, Datum* datum);
   void (*decode_datum)(const Datum& encoded, ImageColor color, Datum* decoded);
   void (*write_datum_to_image)(const Datum& datum, const string& filename);
+  void (*resize_datum_region)(const Datum& raw, int x, int y, int width, int height,
+                              int out_width, int out_height, Datum* resized);
 };
 
 }  // namespace caffe
 
 /// The module's one exported symbol; the version in its name changes with ImageCodec's layout.
-#define CAFFE_IMAGE_CODEC_SYMBOL "caffe_image_codec_v1"
-extern "C" const caffe::ImageCodec* caffe_image_codec_v1();
+#define CAFFE_IMAGE_CODEC_SYMBOL "caffe_image_codec_v2"
+extern "C" const caffe::ImageCodec* caffe_image_codec_v2();
 
 #endif  // CAFFE_UTIL_IMAGE_CODEC_HPP_

@@ -48,6 +48,13 @@ void DecodeDatum(const Datum& encoded, ImageColor color, Datum* decoded);
 /// or 3 channels only. Throws caffe::Error naming the file on failure.
 void WriteDatumToImage(const Datum& datum, const string& filename);
 
+/// Cuts the region of `width` x `height` pixels at column `x`, row `y` out of the raw record
+/// `raw` (1 or 3 channels) and resizes it bilinearly to `out_width` x `out_height` (OpenCV's
+/// INTER_LINEAR, as BVLC's WindowData warps its windows) into `resized` (raw, label kept). Throws
+/// caffe::Error when the region does not lie inside the image.
+void ResizeDatumRegion(const Datum& raw, int x, int y, int width, int height, int out_width,
+                       int out_height, Datum* resized);
+
 /// One entry of an image list: the path as written (relative to a root folder) and the label.
 struct ImageListEntry {
   string path;

@@ -189,27 +189,22 @@ void DecodeDatumWithOpenCV(const Datum& encoded, ImageColor color, Datum* decode
   decoded->set_label(encoded.label());
 }
 
-void WriteDatumToImageWithOpenCV(const Datum& datum, const string& filename) {
-  Datum raw;
-  const Datum* source = &datum;
-  if (datum.encoded()) {
-    DecodeDatumWithOpenCV(datum, ImageColor::kNative, &raw);
-    source = &raw;
-  }
-  const int channels = source->channels();
-  const int height = source->height();
-  const int width = source->width();
+/// A raw record (uint8 bytes, or float values rounded and clamped to 0..255) of 1 or 3 channels
+/// as an H x W x C image; `what` says what it is for, in errors.
+cv::Mat RawDatumToMat(const Datum& source, const string& what) {
+  const int channels = source.channels();
+  const int height = source.height();
+  const int width = source.width();
   CAFFE_CHECK(channels == 1 || channels == 3)
-      << "cannot write a record of " << ShapeText(channels, height, width) << " as image '"
-      << filename << "': images need 1 or 3 channels";
+      << "cannot " << what << " a record of " << ShapeText(channels, height, width)
+      << ": images need 1 or 3 channels";
   CAFFE_CHECK(height > 0 && width > 0)
-      << "cannot write a record of " << ShapeText(channels, height, width) << " as image '"
-      << filename << "'";
+      << "cannot " << what << " a record of " << ShapeText(channels, height, width);
   const size_t plane = static_cast<size_t>(height) * width;
   const size_t size = plane * channels;
-  const bool has_bytes = !source->data().empty();
+  const bool has_bytes = !source.data().empty();
   CAFFE_CHECK(
-      (has_bytes ? source->data().size() : static_cast<size_t>(source->float_data_size())) == size)
+      (has_bytes ? source.data().size() : static_cast<size_t>(source.float_data_size())) == size)
       << "the record's values do not fill its shape " << ShapeText(channels, height, width);
   cv::Mat image(height, width, channels == 3 ? CV_8UC3 : CV_8UC1);
   for (int h = 0; h < height; ++h) {
@@ -219,15 +214,43 @@ void WriteDatumToImageWithOpenCV(const Datum& datum, const string& filename) {
         const size_t index = c * plane + static_cast<size_t>(h) * width + w;
         uint8_t value;
         if (has_bytes) {
-          value = static_cast<uint8_t>(source->data()[index]);
+          value = static_cast<uint8_t>(source.data()[index]);
         } else {
-          const float x = source->float_data(static_cast<int>(index));
+          const float x = source.float_data(static_cast<int>(index));
           value = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, x + 0.5f)));
         }
         row[w * channels + c] = value;
       }
     }
   }
+  return image;
+}
+
+void ResizeDatumRegionWithOpenCV(const Datum& raw, int x, int y, int width, int height,
+                                 int out_width, int out_height, Datum* resized) {
+  CHECK(!raw.encoded()) << "ResizeDatumRegion of an encoded record";
+  UseOneOpenCVThreadPerCaller();
+  const cv::Mat image = RawDatumToMat(raw, "cut a region of");
+  CAFFE_CHECK(x >= 0 && y >= 0 && width > 0 && height > 0 && x + width <= image.cols &&
+              y + height <= image.rows && out_width > 0 && out_height > 0)
+      << "the region " << width << "x" << height << " at (" << x << ", " << y << "), resized to "
+      << out_width << "x" << out_height << ", does not fit an image of "
+      << ShapeText(image.channels(), image.rows, image.cols);
+  cv::Mat region_resized;
+  cv::resize(image(cv::Rect(x, y, width, height)), region_resized, cv::Size(out_width, out_height),
+             0, 0, cv::INTER_LINEAR);
+  MatToDatum(region_resized, resized);
+  resized->set_label(raw.label());
+}
+
+void WriteDatumToImageWithOpenCV(const Datum& datum, const string& filename) {
+  Datum raw;
+  const Datum* source = &datum;
+  if (datum.encoded()) {
+    DecodeDatumWithOpenCV(datum, ImageColor::kNative, &raw);
+    source = &raw;
+  }
+  const cv::Mat image = RawDatumToMat(*source, "write image '" + filename + "' from");
   bool written = false;
   string reason;
   try {
@@ -245,9 +268,9 @@ void WriteDatumToImageWithOpenCV(const Datum& datum, const string& filename) {
 
 }  // namespace caffe
 
-extern "C" __attribute__((visibility("default"))) const caffe::ImageCodec* caffe_image_codec_v1() {
-  static const caffe::ImageCodec codec = {caffe::ReadImageToDatumWithOpenCV,
-                                          caffe::DecodeDatumWithOpenCV,
-                                          caffe::WriteDatumToImageWithOpenCV};
+extern "C" __attribute__((visibility("default"))) const caffe::ImageCodec* caffe_image_codec_v2() {
+  static const caffe::ImageCodec codec = {
+      caffe::ReadImageToDatumWithOpenCV, caffe::DecodeDatumWithOpenCV,
+      caffe::WriteDatumToImageWithOpenCV, caffe::ResizeDatumRegionWithOpenCV};
   return &codec;
 }

@@ -93,6 +93,12 @@ void WriteDatumToImage(const Datum& datum, const string& filename) {
   CodecFor("writing image '" + filename + "'").write_datum_to_image(datum, filename);
 }
 
+void ResizeDatumRegion(const Datum& raw, int x, int y, int width, int height, int out_width,
+                       int out_height, Datum* resized) {
+  CodecFor("warping an image region")
+      .resize_datum_region(raw, x, y, width, height, out_width, out_height, resized);
+}
+
 vector<ImageListEntry> ReadImageList(const string& filename) {
   std::ifstream stream(filename);
   CAFFE_CHECK(stream.is_open()) << "cannot open image list '" << filename
