@@ -14,9 +14,10 @@ scripts/build.sh
 
 if [ "${CAFFE_SKIP_EMU_BUILD:-0}" != 1 ]; then
   echo "test: the GPU variant on the CUDA emulator in build-emu/ (every test, GPU code on the host)"
-  # oneDNN, OpenCV and Python are the CPU build's business; here only the GPU paths are new.
+  # oneDNN and OpenCV are the CPU build's business; here only the GPU paths are new. pycaffe is
+  # built for its GPU paths (caffe.NCCL across processes, set_lms on a GPU).
   CAFFE_BUILD_DIR=build-emu scripts/build.sh -DCAFFE_CUDA_EMU=ON -DCAFFE_DNNL=OFF \
-    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=OFF -DCAFFE_TEST_SCOPE=all
+    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=ON -DCAFFE_TEST_SCOPE=all
   # Two emulated GPUs, so that multi-GPU training and GPU learners under mpirun use NCCL.
   (cd build-emu && CAFFE_CUDA_EMU_DEVICES=2 ctest --output-on-failure -j "$JOBS")
 fi

@@ -25,14 +25,17 @@ Distributed training and memory settings:
     snapshots). has_mpi() says whether this build has DDL's MPI transport, and
     parse_ddl_options("-mode r:4x2 ...") checks a `caffe train -ddl` option string and returns
     its settings. DDL training itself runs through `mpirun ... caffe train -ddl "<options>"`
-    (docs/DDL.md); pycaffe's solvers train one learner. has_nccl() is False: pycaffe has no
-    caffe.NCCL class.
+    (docs/DDL.md). NCCL(solver, uid) keeps one GPU solver per process in step, as BVLC's
+    python/train.py uses it (uid = NCCL.new_uid(), then per process set_device, the solver
+    count and rank, set_multiprocess(True), a solver, NCCL(solver, uid), bcast() and
+    solver.add_callback(nccl)); has_nccl() says whether this build has it (GPU builds with
+    NCCL).
   - set_lms(lms=-1, lms_frac=0.0, lms_prefetch=1, gpu_mem_limit=None): Large Model Support
     as `caffe train -lms ... -lms_frac ... -lms_prefetch ... -gpu_mem_limit ...` (docs/LMS.md)
     for the nets and solvers this thread makes afterwards, in GPU mode on set_device's GPU;
     lms_stats() gives its counters line. In CPU mode it has no effect (a warning says so).
 """
-from ._caffe import (Blob, BlobVec, Error, Layer, Timer, __version__, get_solver,
+from ._caffe import (NCCL, Blob, BlobVec, Error, Layer, Timer, __version__, get_solver,
                      gpu_available, has_mpi, has_nccl, image_support, init_log,
                      layer_type_list, lms_stats, log, parse_ddl_options, set_device,
                      set_lms, set_mode_cpu, set_mode_gpu, set_multiprocess, set_random_seed,

@@ -25,6 +25,7 @@
 #include "caffe/lms/session.hpp"
 #include "caffe/net.hpp"
 #include "caffe/parallel/ddl_options.hpp"
+#include "caffe/parallel/nccl_solver_sync.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
@@ -420,9 +421,8 @@ PYBIND11_MODULE(_caffe, m) {
       "init_log", [](int level) { FLAGS_minloglevel = level; }, py::arg("level") = 0);
   m.def("log", [](const string& message) { LOG(INFO) << message; }, py::arg("message"));
   m.def("layer_type_list", &LayerRegistry<float>::LayerTypeList);
-  // pycaffe has no NCCL solver class (BVLC's caffe.NCCL); multi-GPU and multi-node training run
-  // through `caffe train -gpu` / `-ddl`.
-  m.def("has_nccl", [] { return false; });
+  // Whether caffe.NCCL works in this build (a GPU build with NCCL).
+  m.def("has_nccl", &NcclSolverSyncBuilt);
   m.def("set_lms", &SetLms, py::arg("lms") = -1, py::arg("lms_frac") = 0.0,
         py::arg("lms_prefetch") = 1, py::arg("gpu_mem_limit") = py::none(),
         "set_lms(lms=-1, lms_frac=0.0, lms_prefetch=1, gpu_mem_limit=None): Large Model "
@@ -662,7 +662,13 @@ PYBIND11_MODULE(_caffe, m) {
           },
           py::arg("layer_index"))
       .def("_set_input_arrays", &SetInputArrays, py::arg("data").noconvert(),
-           py::arg("labels").noconvert());
+           py::arg("labels").noconvert())
+      // BVLC's train.py asks an NCCL object to reduce layer by layer during backward when the
+      // solver has layer_wise_reduce. Ours reduces all the gradients once backward is done
+      // (solver.add_callback(nccl)), which ends in the same values; so this only accepts it.
+      .def(
+          "after_backward", [](PyNet&, const shared_ptr<NcclSolverSync<float>>&) {},
+          py::arg("nccl"));
 
   // ---- Solvers ----
   py::class_<PySolver, shared_ptr<PySolver>>(m, "Solver", py::dynamic_attr())
@@ -709,7 +715,34 @@ PYBIND11_MODULE(_caffe, m) {
             if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
             self.attr("_callbacks").cast<py::list>().append(owner);
           },
-          py::arg("on_start"), py::arg("on_gradients_ready"));
+          py::arg("on_start"), py::arg("on_gradients_ready"))
+      .def(
+          "add_callback",
+          [](py::object self, shared_ptr<NcclSolverSync<float>> nccl) {
+            self.cast<PySolver&>().add_callback(nccl.get());
+            if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
+            self.attr("_callbacks").cast<py::list>().append(py::cast(nccl));
+          },
+          py::arg("callback"),
+          "add_callback(nccl): the NCCL object reduces the gradients before each update");
+
+  // BVLC's caffe.NCCL (python/train.py): one solver per process and GPU.
+  py::class_<NcclSolverSync<float>, shared_ptr<NcclSolverSync<float>>>(
+      m, "NCCL",
+      "NCCL(solver, uid): keeps this process's GPU solver in step with the other processes "
+      "given the same uid (NCCL.new_uid()); set_solver_count, set_solver_rank and "
+      "set_multiprocess(True) come first. bcast() gives every solver rank 0's weights; "
+      "solver.add_callback(nccl) averages the gradients over the solvers after each backward.")
+      .def(py::init([](shared_ptr<PySolver> solver, const py::bytes& uid) {
+             const string id = uid;
+             py::gil_scoped_release release;
+             return std::make_shared<NcclSolverSync<float>>(solver.get(), id);
+           }),
+           py::arg("solver"), py::arg("uid"), py::keep_alive<1, 2>())
+      .def_static("new_uid", [] { return py::bytes(NcclSolverSync<float>::NewUid()); })
+      .def("bcast", &NcclSolverSync<float>::Broadcast, py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("rank", &NcclSolverSync<float>::rank)
+      .def_property_readonly("size", &NcclSolverSync<float>::size);
   py::class_<SGDSolver<float>, PySolver, shared_ptr<SGDSolver<float>>>(m, "SGDSolver",
                                                                        py::dynamic_attr())
       .def(py::init([](const py::object& file) {
