@@ -36,7 +36,7 @@ def test_cmake_install_gives_an_importable_package(tmp_path):
     for name in ('__init__.py', 'pycaffe.py', 'io.py', 'net_spec.py', 'draw.py',
                  'proto/caffe_pb2.py'):
         assert os.path.isfile(os.path.join(package, name)), name
-    for script in ('classify.py', 'detect.py', 'draw_net.py'):
+    for script in ('classify.py', 'detect.py', 'draw_net.py', 'train.py'):
         assert os.access(os.path.join(prefix, 'python', script), os.X_OK), script
     environment = {key: value for key, value in os.environ.items() if key != 'PYTHONPATH'}
     environment.update(PYTHONPATH=os.path.join(prefix, 'python'), PYTHONDONTWRITEBYTECODE='1')

@@ -1,5 +1,6 @@
-"""caffe.NCCL: BVLC's multi-GPU training from Python (python/train.py), one solver per process
-and GPU. Two processes at batch B end with the weights of one process at batch 2 x B."""
+"""caffe.NCCL: BVLC's multi-GPU training from Python, one solver per process and GPU, by hand
+and through python/train.py. Two processes at batch B end with the weights of one process at
+batch 2 x B; a process that fails ends the others."""
 import os
 import struct
 import subprocess
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import caffe
-from conftest import BINARY_DIR, write_file
+from conftest import BINARY_DIR, SOURCE_DIR, write_file
 
 BATCH = 4
 ITERATIONS = 5
@@ -31,7 +32,9 @@ layer {{ name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: 
 SOLVER = """net: "{net}"
 base_lr: 0.05 momentum: 0.9 weight_decay: 0.0005 lr_policy: "fixed"
 max_iter: {iterations} random_seed: 1701 solver_mode: GPU snapshot_after_train: false
+snapshot: {iterations} snapshot_prefix: "{prefix}"
 """
+TRAIN_PY = os.path.join(SOURCE_DIR, 'python', 'train.py')
 
 # One learner of BVLC's python/train.py: argv = rank, count, uid (hex), solver, weights out.
 LEARNER = """
@@ -76,7 +79,8 @@ def write_solver(folder, name, source, batch):
     net = write_file(os.path.join(folder, name + '_net.prototxt'),
                      NET.format(source=source, batch=batch))
     return write_file(os.path.join(folder, name + '_solver.prototxt'),
-                      SOLVER.format(net=net, iterations=ITERATIONS))
+                      SOLVER.format(net=net, iterations=ITERATIONS,
+                                    prefix=os.path.join(folder, name)))
 
 
 def gpu_count():
@@ -99,14 +103,8 @@ def test_without_nccl_it_says_what_it_needs():
         caffe.NCCL.new_uid()
 
 
-@pytest.mark.skipif(not caffe.has_nccl() or not caffe.gpu_available(),
-                    reason='needs a GPU build with NCCL and a GPU')
-def test_two_gpu_processes_train_like_one_at_twice_the_batch(tmp_path):
-    if gpu_count() < 2:
-        pytest.skip('needs two GPUs (NCCL does not put two ranks on one GPU)')
-    folder = str(tmp_path)
-    source = write_digits_lmdb(folder, 4 * BATCH * ITERATIONS)
-    # One process at batch 2B, here.
+def single_process_weights(folder, source):
+    """The weights one GPU process ends with at batch 2B."""
     caffe.set_mode_gpu()
     caffe.set_device(0)
     single = caffe.SGDSolver(write_solver(folder, 'single', source, 2 * BATCH))
@@ -114,6 +112,29 @@ def test_two_gpu_processes_train_like_one_at_twice_the_batch(tmp_path):
     expected = {name: [blob.data.copy() for blob in blobs]
                 for name, blobs in single.net.params.items()}
     caffe.set_mode_cpu()
+    return expected
+
+
+def expect_weights(folder, source, weights, expected):
+    net = caffe.Net(write_solver(folder, 'check', source, BATCH).replace(
+        '_solver.prototxt', '_net.prototxt'), caffe.TRAIN, weights=weights)
+    for name, blobs in expected.items():
+        for index, want in enumerate(blobs):
+            np.testing.assert_allclose(net.params[name][index].data, want, rtol=1e-5,
+                                       atol=1e-6, err_msg='{} blob {}'.format(name, index))
+
+
+needs_nccl = pytest.mark.skipif(not caffe.has_nccl() or not caffe.gpu_available(),
+                                reason='needs a GPU build with NCCL and a GPU')
+
+
+@needs_nccl
+def test_two_gpu_processes_train_like_one_at_twice_the_batch(tmp_path):
+    if gpu_count() < 2:
+        pytest.skip('needs two GPUs (NCCL does not put two ranks on one GPU)')
+    folder = str(tmp_path)
+    source = write_digits_lmdb(folder, 4 * BATCH * ITERATIONS)
+    expected = single_process_weights(folder, source)
     # Two processes at batch B, kept in step by caffe.NCCL.
     learner = write_file(os.path.join(folder, 'learner.py'), LEARNER)
     solver = write_solver(folder, 'nccl', source, BATCH)
@@ -125,13 +146,61 @@ def test_two_gpu_processes_train_like_one_at_twice_the_batch(tmp_path):
     for rank, run in enumerate(runs):
         output = run.communicate(timeout=600)[0].decode(errors='replace')
         assert run.returncode == 0, 'learner {}:\n{}'.format(rank, output)
-    net = caffe.Net(write_solver(folder, 'check', source, BATCH).replace(
-        '_solver.prototxt', '_net.prototxt'), caffe.TRAIN, weights=out)
-    for name, blobs in expected.items():
-        for index, want in enumerate(blobs):
-            np.testing.assert_allclose(net.params[name][index].data, want, rtol=1e-5,
-                                       atol=1e-6, err_msg='{} blob {}'.format(name, index))
+    expect_weights(folder, source, out, expected)
     # Training moved the weights from where the seed put them: the comparison means something.
     caffe.set_random_seed(1701)
     fresh = caffe.Net(os.path.join(folder, 'check_net.prototxt'), caffe.TRAIN)
     assert not np.allclose(fresh.params['ip'][0].data, expected['ip'][0])
+
+
+@needs_nccl
+def test_train_py_on_two_gpus_trains_like_one_at_twice_the_batch(tmp_path):
+    if gpu_count() < 2:
+        pytest.skip('needs two GPUs (NCCL does not put two ranks on one GPU)')
+    folder = str(tmp_path)
+    source = write_digits_lmdb(folder, 4 * BATCH * ITERATIONS)
+    expected = single_process_weights(folder, source)
+    solver = write_solver(folder, 'script', source, BATCH)
+    result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver, '--gpus', '0', '1',
+                             '--timing'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            timeout=600, check=False)
+    output = result.stdout.decode(errors='replace')
+    assert result.returncode == 0, output
+    assert 'ms per iteration over {} iterations on GPUs 0 1'.format(ITERATIONS) in output, output
+    # Rank 0 alone snapshots.
+    snapshots = sorted(name for name in os.listdir(folder) if name.startswith('script_iter_'))
+    assert snapshots == ['script_iter_{}.caffemodel'.format(ITERATIONS),
+                         'script_iter_{}.solverstate'.format(ITERATIONS)], snapshots
+    expect_weights(folder, source, os.path.join(folder, snapshots[0]), expected)
+
+
+@needs_nccl
+def test_train_py_ends_every_process_when_one_fails(tmp_path):
+    folder = str(tmp_path)
+    source = write_digits_lmdb(folder, 4 * BATCH)
+    solver = write_solver(folder, 'failing', source, BATCH)
+    # GPU 63 does not exist: rank 1 fails at once, and rank 0, waiting for it in NCCL, is ended.
+    result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver, '--gpus', '0', '63'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
+                            check=False)
+    output = result.stdout.decode(errors='replace')
+    assert result.returncode == 1, output
+    assert 'train.py: rank 1 (GPU 63): error: cannot use GPU 63' in output, output
+    assert 'train.py: error: rank 0 (GPU 0) exited with' in output, output
+
+
+def test_train_py_names_what_it_cannot_do(tmp_path):
+    solver = write_file(tmp_path / 'solver.prototxt', 'net: "none.prototxt"\n')
+    result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver, '--gpus', '0', '0'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+                            check=False)
+    output = result.stdout.decode(errors='replace')
+    assert result.returncode == 2, output
+    assert '--gpus 0 0: each GPU once' in output, output
+    if not caffe.gpu_available():
+        result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+                                check=False)
+        output = result.stdout.decode(errors='replace')
+        assert result.returncode == 2, output
+        assert 'no GPU is available' in output, output

@@ -100,6 +100,9 @@ void NcclSolverSync<Dtype>::Broadcast() {
 template <typename Dtype>
 void NcclSolverSync<Dtype>::on_gradients_ready() {
   if (count_ == 0) return;
+  // The device copies become the newest (a gradient last written on the host goes over first),
+  // so that reading a diff after the reduction sees the mean.
+  for (Blob<Dtype>* param : solver_->net()->learnable_params()) param->mutable_gpu_diff();
   Dtype* gradients = gradients_->data();
   comm_->Run([&](cudaStream_t stream) {
     return ncclAllReduce(gradients, gradients, count_, NcclTypeOf<Dtype>(), ncclSum, comm_->comm,
