@@ -128,13 +128,19 @@ needs_nccl = pytest.mark.skipif(not caffe.has_nccl() or not caffe.gpu_available(
                                 reason='needs a GPU build with NCCL and a GPU')
 
 
-@needs_nccl
-def test_two_gpu_processes_train_like_one_at_twice_the_batch(tmp_path):
+@pytest.fixture
+def two_gpu_run(tmp_path):
+    """(folder, LMDB, the weights one GPU process ends with at batch 2B), on two GPUs."""
     if gpu_count() < 2:
         pytest.skip('needs two GPUs (NCCL does not put two ranks on one GPU)')
     folder = str(tmp_path)
     source = write_digits_lmdb(folder, 4 * BATCH * ITERATIONS)
-    expected = single_process_weights(folder, source)
+    return folder, source, single_process_weights(folder, source)
+
+
+@needs_nccl
+def test_two_gpu_processes_train_like_one_at_twice_the_batch(two_gpu_run):
+    folder, source, expected = two_gpu_run
     # Two processes at batch B, kept in step by caffe.NCCL.
     learner = write_file(os.path.join(folder, 'learner.py'), LEARNER)
     solver = write_solver(folder, 'nccl', source, BATCH)
@@ -154,12 +160,8 @@ def test_two_gpu_processes_train_like_one_at_twice_the_batch(tmp_path):
 
 
 @needs_nccl
-def test_train_py_on_two_gpus_trains_like_one_at_twice_the_batch(tmp_path):
-    if gpu_count() < 2:
-        pytest.skip('needs two GPUs (NCCL does not put two ranks on one GPU)')
-    folder = str(tmp_path)
-    source = write_digits_lmdb(folder, 4 * BATCH * ITERATIONS)
-    expected = single_process_weights(folder, source)
+def test_train_py_on_two_gpus_trains_like_one_at_twice_the_batch(two_gpu_run):
+    folder, source, expected = two_gpu_run
     solver = write_solver(folder, 'script', source, BATCH)
     result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver, '--gpus', '0', '1',
                              '--timing'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
