@@ -46,6 +46,8 @@ def train(solver_path, snapshot, gpus, timing, uid, rank):
         nccl = caffe.NCCL(solver, uid)
         nccl.bcast()  # every solver starts from rank 0's weights
         solver.add_callback(nccl)
+        if solver.param.layer_wise_reduce:  # reduce while backward goes on (the default)
+            solver.net.after_backward(nccl)
     start = time.time()
     iterations = solver.param.max_iter - solver.iter
     solver.step(iterations)

@@ -663,11 +663,27 @@ PYBIND11_MODULE(_caffe, m) {
           py::arg("layer_index"))
       .def("_set_input_arrays", &SetInputArrays, py::arg("data").noconvert(),
            py::arg("labels").noconvert())
-      // BVLC's train.py asks an NCCL object to reduce layer by layer during backward when the
-      // solver has layer_wise_reduce. Ours reduces all the gradients once backward is done
-      // (solver.add_callback(nccl)), which ends in the same values; so this only accepts it.
+      // BVLC's train.py, for layer_wise_reduce: the NCCL object reduces each layer's gradients
+      // as backward produces them. The net only points to it: it must be its solver's net, and
+      // the solver (add_callback) and this net object keep it alive.
       .def(
-          "after_backward", [](PyNet&, const shared_ptr<NcclSolverSync<float>>&) {},
+          "after_backward",
+          [](py::object self, const shared_ptr<NcclSolverSync<float>>& nccl) {
+            PyNet& net = self.cast<PyNet&>();
+            if (nccl->solver()->net().get() != &net) {
+              throw py::value_error(
+                  "net.after_backward(nccl): nccl was made for another solver's net; use "
+                  "solver.net.after_backward(nccl) with the solver given to caffe.NCCL");
+            }
+            if (!py::hasattr(py::cast(nccl), "_added_to_solver")) {
+              throw py::value_error(
+                  "net.after_backward(nccl): call solver.add_callback(nccl) first (it reduces "
+                  "what the layers have not)");
+            }
+            net.add_after_backward(nccl.get());
+            if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
+            self.attr("_callbacks").cast<py::list>().append(py::cast(nccl));
+          },
           py::arg("nccl"));
 
   // ---- Solvers ----
@@ -719,20 +735,27 @@ PYBIND11_MODULE(_caffe, m) {
       .def(
           "add_callback",
           [](py::object self, shared_ptr<NcclSolverSync<float>> nccl) {
+            if (nccl->solver() != &self.cast<PySolver&>()) {
+              throw py::value_error(
+                  "solver.add_callback(nccl): nccl was made for another solver");
+            }
             self.cast<PySolver&>().add_callback(nccl.get());
             if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
-            self.attr("_callbacks").cast<py::list>().append(py::cast(nccl));
+            py::object owner = py::cast(nccl);
+            self.attr("_callbacks").cast<py::list>().append(owner);
+            owner.attr("_added_to_solver") = true;
           },
           py::arg("callback"),
           "add_callback(nccl): the NCCL object reduces the gradients before each update");
 
   // BVLC's caffe.NCCL (python/train.py): one solver per process and GPU.
   py::class_<NcclSolverSync<float>, shared_ptr<NcclSolverSync<float>>>(
-      m, "NCCL",
+      m, "NCCL", py::dynamic_attr(),
       "NCCL(solver, uid): keeps this process's GPU solver in step with the other processes "
       "given the same uid (NCCL.new_uid()); set_solver_count, set_solver_rank and "
       "set_multiprocess(True) come first. bcast() gives every solver rank 0's weights; "
-      "solver.add_callback(nccl) averages the gradients over the solvers after each backward.")
+      "solver.add_callback(nccl) averages the gradients over the solvers before each update, "
+      "and solver.net.after_backward(nccl) then reduces each layer's as backward produces it.")
       .def(py::init([](shared_ptr<PySolver> solver, const py::bytes& uid) {
              const string id = uid;
              py::gil_scoped_release release;

@@ -206,3 +206,26 @@ def test_train_py_names_what_it_cannot_do(tmp_path):
         output = result.stdout.decode(errors='replace')
         assert result.returncode == 2, output
         assert 'no GPU is available' in output, output
+
+
+@needs_nccl
+def test_after_backward_takes_the_nccl_of_its_own_solver_once_added(tmp_path):
+    folder = str(tmp_path)
+    source = write_digits_lmdb(folder, 4 * BATCH)
+    caffe.set_mode_gpu()
+    caffe.set_device(0)
+    solver = caffe.SGDSolver(write_solver(folder, 'one', source, BATCH))
+    other = caffe.SGDSolver(write_solver(folder, 'other', source, BATCH))
+    nccl = caffe.NCCL(solver, caffe.NCCL.new_uid())  # a group of one
+    assert (nccl.rank, nccl.size) == (0, 1)
+    with pytest.raises(ValueError, match=r'call solver.add_callback\(nccl\) first'):
+        solver.net.after_backward(nccl)
+    with pytest.raises(ValueError, match='made for another solver'):
+        other.add_callback(nccl)
+    solver.add_callback(nccl)
+    with pytest.raises(ValueError, match="made for another solver's net"):
+        other.net.after_backward(nccl)
+    solver.net.after_backward(nccl)
+    solver.step(2)  # alone, the mean is its own gradient
+    assert solver.iter == 2
+    caffe.set_mode_cpu()

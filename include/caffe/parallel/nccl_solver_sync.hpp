@@ -3,16 +3,20 @@
 // python/train.py makes it with NCCL.new_uid() and hands it to the processes it starts). The
 // processes set Caffe::set_solver_count(N), set_solver_rank(r) and set_multiprocess(true) before
 // building their solvers, so that TRAIN data layers read their share; Broadcast() gives every
-// solver rank 0's weights; after each backward the gradients (moved into one device buffer) are
-// summed with ncclAllReduce and scaled by 1/N, so N solvers at batch B take the step of one at
-// batch N x B. In builds without NCCL (or without a GPU) the constructor and NewUid throw a
-// caffe::Error saying so.
+// solver rank 0's weights; the gradients (moved into one device buffer, in the order backward
+// completes them) are summed with ncclAllReduce and scaled by 1/N before each update, so N
+// solvers at batch B take the step of one at batch N x B. Registered as the net's after-backward
+// callback too (BVLC's layer_wise_reduce), it reduces each layer's gradients on its own stream
+// as soon as backward has produced them, while backward goes on. In builds without NCCL (or
+// without a GPU) the constructor and NewUid throw a caffe::Error saying so.
 #ifndef CAFFE_PARALLEL_NCCL_SOLVER_SYNC_HPP_
 #define CAFFE_PARALLEL_NCCL_SOLVER_SYNC_HPP_
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "caffe/net.hpp"
 #include "caffe/parallel/device_buffer.hpp"
 #include "caffe/solver.hpp"
 
@@ -22,7 +26,7 @@ namespace caffe {
 bool NcclSolverSyncBuilt();
 
 template <typename Dtype>
-class NcclSolverSync : public Solver<Dtype>::Callback {
+class NcclSolverSync : public Solver<Dtype>::Callback, public Net<Dtype>::Callback {
  public:
   /// A new unique id (ncclGetUniqueId's bytes), for the processes of one group.
   static std::string NewUid();
@@ -34,18 +38,32 @@ class NcclSolverSync : public Solver<Dtype>::Callback {
 
   /// Collective: every solver's learnable params take rank 0's values.
   void Broadcast();
-  void on_start() override {}
-  /// Collective: the gradients become their mean over the solvers.
+  void on_start() override;
+  /// Collective: the gradients become their mean over the solvers (those not reduced yet are
+  /// reduced now).
   void on_gradients_ready() override;
+  /// As the net's after-backward callback: reduces the gradients layer `layer` completed (in
+  /// the last of iter_size passes).
+  void run(int layer) override;
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  Solver<Dtype>* solver() const { return solver_; }
 
  private:
   struct Comm;
+  /// Starts the allreduce of the gradients of order_[next_ .. end) on the NCCL stream, after
+  /// the compute issued so far.
+  void Launch(size_t end);
+
   Solver<Dtype>* solver_;
   int rank_ = 0, size_ = 1;
   size_t count_ = 0;  // gradient values
+  std::vector<int> ready_;      // per learnable param: the layer that completes its gradient
+  std::vector<int> order_;      // learnable params in buffer order (backward's)
+  std::vector<size_t> offset_;  // per position in order_: where its gradient starts; then count_
+  size_t next_ = 0;             // the first position in order_ not reduced yet this iteration
+  int pass_ = 0;                // of iter_size, this iteration
   std::unique_ptr<DeviceBuffer<Dtype>> gradients_;
   std::unique_ptr<Comm> comm_;
 };

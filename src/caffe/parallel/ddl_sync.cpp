@@ -7,10 +7,9 @@
 #include <algorithm>
 #include <climits>
 #include <iomanip>
-#include <map>
-#include <numeric>
 #include <sstream>
 
+#include "caffe/parallel/gradient_order.hpp"
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {
@@ -48,27 +47,9 @@ DdlSync<Dtype>::DdlSync(Solver<Dtype>* solver, DdlSession* session, ActionCallba
       overlap_(!session->options().bvlc) {
   const DdlOptions& options = session_->options();
   const Blobs<Dtype>& learnable = net_->learnable_params();
-  // The layer after whose backward each learnable param's gradient is complete: the lowest
-  // layer that uses it (a shared param collects gradient from every user).
-  std::map<const Blob<Dtype>*, int> net_param_index;
-  for (size_t k = 0; k < net_->params().size(); ++k) net_param_index[net_->params()[k].get()] = k;
-  std::map<const Blob<Dtype>*, int> learnable_index;
-  for (size_t i = 0; i < learnable.size(); ++i) learnable_index[learnable[i]] = i;
-  std::vector<int> ready(learnable.size(), INT_MAX);
-  for (size_t layer = 0; layer < net_->layers().size(); ++layer) {
-    for (const auto& blob : net_->layers()[layer]->blobs()) {
-      auto found = net_param_index.find(blob.get());
-      if (found == net_param_index.end()) continue;
-      const int owner = net_->param_owners()[found->second] < 0
-                            ? found->second
-                            : net_->param_owners()[found->second];
-      const int index = learnable_index.at(net_->params()[owner].get());
-      ready[index] = std::min(ready[index], static_cast<int>(layer));
-    }
-  }
-  std::vector<int> order(learnable.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return ready[a] > ready[b]; });
+  const GradientOrder gradient_order = BackwardGradientOrder(*net_);
+  const std::vector<int>& ready = gradient_order.ready;
+  const std::vector<int>& order = gradient_order.order;
   // Buckets in backward order, each up to bucket_kb (a larger param gets a bucket of its own).
   const size_t capacity =
       overlap_ ? std::max<size_t>(1, options.bucket_kb * size_t(1024) / sizeof(Dtype)) : SIZE_MAX;

@@ -5,6 +5,7 @@
 #ifdef USE_NCCL
 #include <nccl.h>
 
+#include "caffe/parallel/gradient_order.hpp"
 #include "caffe/util/math_functions.hpp"
 #endif
 
@@ -34,8 +35,10 @@ template <typename Dtype>
 struct NcclSolverSync<Dtype>::Comm {
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  cudaEvent_t compute_done = nullptr;  // recorded on the compute stream before each launch
   ~Comm() {
     if (comm != nullptr) ncclCommDestroy(comm);
+    if (compute_done != nullptr) cudaEventDestroy(compute_done);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
   // Runs `collective` on the stream after the device's work so far; returns once it is done.
@@ -69,16 +72,23 @@ NcclSolverSync<Dtype>::NcclSolverSync(Solver<Dtype>* solver, const std::string& 
   std::memcpy(id.internal, uid.data(), sizeof(id.internal));
   comm_ = std::make_unique<Comm>();
   CUDA_CHECK(cudaStreamCreateWithFlags(&comm_->stream, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaEventCreateWithFlags(&comm_->compute_done, cudaEventDisableTiming));
   CAFFE_SOLVER_NCCL_CHECK(ncclCommInitRank(&comm_->comm, size_, id, rank_));
-  // The diffs move into one buffer (shared params share their owner's diff, so they follow).
+  // The diffs move into one buffer in the order backward completes them, so that what a layer
+  // completes is one range (shared params share their owner's diff, so they follow).
+  const GradientOrder order = BackwardGradientOrder(*solver_->net());
+  ready_ = order.ready;
+  order_ = order.order;
   const Blobs<Dtype>& learnable = solver_->net()->learnable_params();
-  for (Blob<Dtype>* param : learnable) count_ += param->count();
+  for (int index : order_) {
+    offset_.push_back(count_);
+    count_ += learnable[index]->count();
+  }
+  offset_.push_back(count_);
   gradients_ = std::make_unique<DeviceBuffer<Dtype>>(count_);
-  size_t offset = 0;
-  for (Blob<Dtype>* param : learnable) {
-    if (param->count() == 0) continue;
-    param->diff()->set_gpu_data(gradients_->data() + offset);
-    offset += param->count();
+  for (size_t k = 0; k < order_.size(); ++k) {
+    Blob<Dtype>* param = learnable[order_[k]];
+    if (param->count() > 0) param->diff()->set_gpu_data(gradients_->data() + offset_[k]);
   }
 }
 
@@ -98,18 +108,50 @@ void NcclSolverSync<Dtype>::Broadcast() {
 }
 
 template <typename Dtype>
-void NcclSolverSync<Dtype>::on_gradients_ready() {
-  if (count_ == 0) return;
+void NcclSolverSync<Dtype>::on_start() {
+  next_ = 0;
+  pass_ = 0;
+}
+
+template <typename Dtype>
+void NcclSolverSync<Dtype>::Launch(size_t end) {
+  if (end <= next_) return;
+  const Blobs<Dtype>& learnable = solver_->net()->learnable_params();
   // The device copies become the newest (a gradient last written on the host goes over first),
   // so that reading a diff after the reduction sees the mean.
-  for (Blob<Dtype>* param : solver_->net()->learnable_params()) param->mutable_gpu_diff();
-  Dtype* gradients = gradients_->data();
-  comm_->Run([&](cudaStream_t stream) {
-    return ncclAllReduce(gradients, gradients, count_, NcclTypeOf<Dtype>(), ncclSum, comm_->comm,
-                         stream);
-  });
+  for (size_t k = next_; k < end; ++k) learnable[order_[k]]->mutable_gpu_diff();
+  const size_t begin = offset_[next_], count = offset_[end] - begin;
+  next_ = end;
+  if (count == 0) return;
+  // After the kernels that wrote these gradients (issued on the compute stream so far).
+  CUDA_CHECK(cudaEventRecord(comm_->compute_done, 0));
+  CUDA_CHECK(cudaStreamWaitEvent(comm_->stream, comm_->compute_done, 0));
+  Dtype* range = gradients_->data() + begin;
+  CAFFE_SOLVER_NCCL_CHECK(ncclAllReduce(range, range, count, NcclTypeOf<Dtype>(), ncclSum,
+                                        comm_->comm, comm_->stream));
+}
+
+template <typename Dtype>
+void NcclSolverSync<Dtype>::run(int layer) {
+  if (pass_ == solver_->param().iter_size() - 1) {
+    // Backward runs from the top layer down: a gradient is complete once its lowest user ran.
+    size_t end = next_;
+    while (end < order_.size() && ready_[order_[end]] >= layer) ++end;
+    Launch(end);
+  }
+  if (layer == 0) ++pass_;
+}
+
+template <typename Dtype>
+void NcclSolverSync<Dtype>::on_gradients_ready() {
+  Launch(order_.size());  // all of them, without layer-wise reduction
+  next_ = 0;
+  pass_ = 0;
+  if (count_ == 0) return;
+  CUDA_CHECK(cudaStreamSynchronize(comm_->stream));
   // The update's kernels follow on the default stream, after this scaling.
-  caffe_gpu_scal(static_cast<int>(count_), Dtype(1) / static_cast<Dtype>(size_), gradients);
+  caffe_gpu_scal(static_cast<int>(count_), Dtype(1) / static_cast<Dtype>(size_),
+                 gradients_->data());
 }
 
 #else  // no NCCL
@@ -142,7 +184,15 @@ void NcclSolverSync<Dtype>::Broadcast() {
   NoNccl();
 }
 template <typename Dtype>
+void NcclSolverSync<Dtype>::on_start() {
+  NoNccl();
+}
+template <typename Dtype>
 void NcclSolverSync<Dtype>::on_gradients_ready() {
+  NoNccl();
+}
+template <typename Dtype>
+void NcclSolverSync<Dtype>::run(int) {
   NoNccl();
 }
 
