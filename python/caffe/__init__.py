@@ -9,7 +9,8 @@
 Nets: caffe.Net(prototxt, phase[, weights=, level=, stages=]) or Net(prototxt, weights, phase);
 net.blobs / params / layers / inputs / outputs / blob_loss_weights, forward(**inputs, start=,
 end=, blobs=), backward(**diffs, ...), forward_all, forward_backward_all, reshape, copy_from,
-share_with, save (binary .caffemodel), save_hdf5 / load_hdf5.
+share_with, save (binary .caffemodel), save_hdf5 / load_hdf5, before_forward / after_forward /
+before_backward / after_backward (fn(layer_index) around each layer's pass).
 Training: caffe.get_solver(solver.prototxt) or SGDSolver, NesterovSolver, AdaGradSolver,
 RMSPropSolver, AdaDeltaSolver, AdamSolver: step(n), solve(resume_file=None), restore, snapshot,
 net, test_nets, iter, param, add_callback.

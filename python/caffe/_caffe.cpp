@@ -306,6 +306,30 @@ void SetInputArrays(PyNet& net, py::array_t<float, py::array::c_style> data,
   layer->Reset(data.mutable_data(), labels.mutable_data(), num);
 }
 
+/// net.before_forward(fn), after_forward, before_backward, after_backward: fn(layer_index)
+/// around each layer's pass. The net only points to its callbacks and nothing tells pycaffe when
+/// a net (say a solver's, reached through a temporary wrapper) goes away, so each callback lives
+/// as long as the process, as BVLC's did.
+class PythonNetCallback : public PyNet::Callback {
+ public:
+  explicit PythonNetCallback(py::object run) : run_(std::move(run)) {}
+  void run(int layer) override {
+    py::gil_scoped_acquire gil;
+    run_(layer);
+  }
+
+ private:
+  py::object run_;
+};
+
+template <void (PyNet::*Add)(PyNet::Callback*)>
+void AddNetCallback(PyNet& net, py::object run) {
+  if (!PyCallable_Check(run.ptr())) {
+    throw py::type_error("a net callback must be callable with the layer's index");
+  }
+  (net.*Add)(new PythonNetCallback(std::move(run)));  // kept for the process's life (above)
+}
+
 /// Checks a layer index from Python (libcaffe CHECKs them: a bad one would abort the process).
 int LayerIndex(const PyNet& net, int index, const char* what) {
   const int size = static_cast<int>(net.layers().size());
@@ -663,6 +687,12 @@ PYBIND11_MODULE(_caffe, m) {
           py::arg("layer_index"))
       .def("_set_input_arrays", &SetInputArrays, py::arg("data").noconvert(),
            py::arg("labels").noconvert())
+      .def("before_forward", &AddNetCallback<&PyNet::add_before_forward>, py::arg("run"),
+           "run(layer_index) before each layer's forward")
+      .def("after_forward", &AddNetCallback<&PyNet::add_after_forward>, py::arg("run"),
+           "run(layer_index) after each layer's forward")
+      .def("before_backward", &AddNetCallback<&PyNet::add_before_backward>, py::arg("run"),
+           "run(layer_index) before each layer's backward")
       // BVLC's train.py, for layer_wise_reduce: the NCCL object reduces each layer's gradients
       // as backward produces them. The net only points to it: it must be its solver's net, and
       // the solver (add_callback) and this net object keep it alive.
@@ -684,7 +714,9 @@ PYBIND11_MODULE(_caffe, m) {
             if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
             self.attr("_callbacks").cast<py::list>().append(py::cast(nccl));
           },
-          py::arg("nccl"));
+          py::arg("nccl"))
+      .def("after_backward", &AddNetCallback<&PyNet::add_after_backward>, py::arg("run"),
+           "run(layer_index) after each layer's backward");
 
   // ---- Solvers ----
   py::class_<PySolver, shared_ptr<PySolver>>(m, "Solver", py::dynamic_attr())

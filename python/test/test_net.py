@@ -303,3 +303,22 @@ def test_context_functions():
     timer.start()
     timer.stop()
     assert timer.ms >= 0
+
+
+def test_layer_callbacks_run_around_each_pass_in_order(small_net):
+    events = []
+    small_net.before_forward(lambda layer: events.append(('before_forward', layer)))
+    small_net.after_forward(lambda layer: events.append(('after_forward', layer)))
+    small_net.before_backward(lambda layer: events.append(('before_backward', layer)))
+    small_net.after_backward(lambda layer: events.append(('after_backward', layer)))
+    layers = len(small_net.layers)
+    small_net.forward()
+    small_net.backward()
+    expected = []
+    for layer in range(layers):
+        expected += [('before_forward', layer), ('after_forward', layer)]
+    for layer in reversed(range(layers)):
+        expected += [('before_backward', layer), ('after_backward', layer)]
+    assert events == expected
+    with pytest.raises(TypeError, match='must be callable'):
+        small_net.before_forward(3)
