@@ -117,6 +117,11 @@ class LmsSession {
     if (planner) planners_.push_back(planner);
     return planner.get();
   }
+  // Plans the solver's train net and its test nets, attached.
+  void PlanSolver(caffe::Solver<float>* solver) {
+    Plan(solver->net().get(), /*attach=*/true);
+    for (const auto& test_net : solver->test_nets()) Plan(test_net.get(), /*attach=*/true);
+  }
 
  private:
   caffe::lms::Session session_;
@@ -128,9 +133,7 @@ class LmsSession {
 class LmsWorker : public caffe::InProcessSync<float>::WorkerSetup {
  public:
   explicit LmsWorker(int gpu) : lms_({gpu}) {}
-  void Ready(caffe::Solver<float>* solver) override {
-    lms_.Plan(solver->net().get(), /*attach=*/true);
-  }
+  void Ready(caffe::Solver<float>* solver) override { lms_.PlanSolver(solver); }
 
  private:
   LmsSession lms_;
@@ -293,8 +296,7 @@ int TrainDdl(const caffe::SolverParameter& solver_param) {
     std::unique_ptr<caffe::Solver<float>> solver(
         caffe::SolverRegistry<float>::CreateSolver(solver_param));
     caffe::DdlSync<float> sync(solver.get(), &session, signal_handler.GetActionFunction());
-    lms.Plan(solver->net().get(), /*attach=*/true);
-    for (const auto& test_net : solver->test_nets()) lms.Plan(test_net.get(), /*attach=*/true);
+    lms.PlanSolver(solver.get());
     LOG(INFO) << "Starting Optimization";
     if (!FLAGS_snapshot.empty()) LOG(INFO) << "Resuming from " << FLAGS_snapshot;
     try {
@@ -346,8 +348,7 @@ int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<
   caffe::InProcessSync<float> sync(solver.get(), count, gpus);
   sync.SetActionFunction(signal_handler.GetActionFunction());
   // After InProcessSync moved the gradients into its buffer, which LMS leaves alone.
-  lms.Plan(solver->net().get(), /*attach=*/true);
-  for (const auto& test_net : solver->test_nets()) lms.Plan(test_net.get(), /*attach=*/true);
+  lms.PlanSolver(solver.get());
   if (LmsFlagsGiven()) {
     sync.SetWorkerSetup([&gpus](int rank) { return std::make_unique<LmsWorker>(gpus[rank]); });
   }
@@ -401,8 +402,7 @@ int train() {
   std::unique_ptr<caffe::Solver<float>> solver(
       caffe::SolverRegistry<float>::CreateSolver(solver_param));
   solver->SetActionFunction(signal_handler.GetActionFunction());
-  lms.Plan(solver->net().get(), /*attach=*/true);
-  for (const auto& test_net : solver->test_nets()) lms.Plan(test_net.get(), /*attach=*/true);
+  lms.PlanSolver(solver.get());
   LOG(INFO) << "Starting Optimization";
   if (!FLAGS_snapshot.empty()) {
     LOG(INFO) << "Resuming from " << FLAGS_snapshot;
