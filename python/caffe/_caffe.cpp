@@ -330,6 +330,13 @@ void AddNetCallback(PyNet& net, py::object run) {
   (net.*Add)(new PythonNetCallback(std::move(run)));  // kept for the process's life (above)
 }
 
+/// Keeps `kept` alive as long as the Python object `owner` (in its `_callbacks` list): what a
+/// solver or net calls back, which the C++ object only points to.
+void KeepWith(py::object owner, py::object kept) {
+  if (!py::hasattr(owner, "_callbacks")) owner.attr("_callbacks") = py::list();
+  owner.attr("_callbacks").cast<py::list>().append(std::move(kept));
+}
+
 /// Checks a layer index from Python (libcaffe CHECKs them: a bad one would abort the process).
 int LayerIndex(const PyNet& net, int index, const char* what) {
   const int size = static_cast<int>(net.layers().size());
@@ -711,8 +718,7 @@ PYBIND11_MODULE(_caffe, m) {
                   "what the layers have not)");
             }
             net.add_after_backward(nccl.get());
-            if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
-            self.attr("_callbacks").cast<py::list>().append(py::cast(nccl));
+            KeepWith(self, py::cast(nccl));
           },
           py::arg("nccl"))
       .def("after_backward", &AddNetCallback<&PyNet::add_after_backward>, py::arg("run"),
@@ -757,11 +763,9 @@ PYBIND11_MODULE(_caffe, m) {
                 std::make_unique<PythonSolverCallback>(on_start, on_gradients_ready);
             self.cast<PySolver&>().add_callback(callback.get());
             // The Python solver owns the callback (the C++ solver only points to it).
-            py::capsule owner(callback.release(), [](void* pointer) {
-              delete static_cast<PythonSolverCallback*>(pointer);
-            });
-            if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
-            self.attr("_callbacks").cast<py::list>().append(owner);
+            KeepWith(self, py::capsule(callback.release(), [](void* pointer) {
+                       delete static_cast<PythonSolverCallback*>(pointer);
+                     }));
           },
           py::arg("on_start"), py::arg("on_gradients_ready"))
       .def(
@@ -772,10 +776,9 @@ PYBIND11_MODULE(_caffe, m) {
                   "solver.add_callback(nccl): nccl was made for another solver");
             }
             self.cast<PySolver&>().add_callback(nccl.get());
-            if (!py::hasattr(self, "_callbacks")) self.attr("_callbacks") = py::list();
-            py::object owner = py::cast(nccl);
-            self.attr("_callbacks").cast<py::list>().append(owner);
-            owner.attr("_added_to_solver") = true;
+            py::object kept = py::cast(nccl);
+            kept.attr("_added_to_solver") = true;
+            KeepWith(self, kept);
           },
           py::arg("callback"),
           "add_callback(nccl): the NCCL object reduces the gradients before each update");
