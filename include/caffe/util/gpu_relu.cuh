@@ -1,6 +1,7 @@
-// The ReLU's element formulas on the GPU, for ReLULayer and for the layers that run an in-place
-// ReLU in their own passes (BatchNorm with the Scale and ReLU after it): one definition, so that
-// a fused group and the layers apart agree bit for bit. Only for .cu files.
+// The ReLU's element formulas and kernels on the GPU, for ReLULayer and for the layers that run
+// an in-place ReLU in their own passes (BatchNorm with the Scale and ReLU after it, a sum, a
+// convolution): one definition, so that a fused group and the layers apart agree bit for bit.
+// Only for .cu files.
 #ifndef CAFFE_UTIL_GPU_RELU_CUH_
 #define CAFFE_UTIL_GPU_RELU_CUH_
 
@@ -24,6 +25,23 @@ __device__ __forceinline__ Dtype ReLUOf(Dtype x, Dtype negative_slope) {
 template <typename Dtype>
 __device__ __forceinline__ Dtype ReLUGradientFactor(Dtype x, Dtype negative_slope) {
   return Dtype(x > 0) + negative_slope * Dtype(x <= 0);
+}
+
+/// top = ReLU(bottom), one thread per element (top may be bottom).
+template <typename Dtype>
+__global__ void ReLUForwardKernel(int count, Dtype negative_slope, const Dtype* bottom_data,
+                                  Dtype* top_data) {
+  CUDA_KERNEL_LOOP(i, count) { top_data[i] = ReLUOf(bottom_data[i], negative_slope); }
+}
+
+/// bottom_diff = top_diff times the gradient's factor at bottom_data (in place: the output, and
+/// bottom_diff may be top_diff).
+template <typename Dtype>
+__global__ void ReLUBackwardKernel(int count, Dtype negative_slope, const Dtype* bottom_data,
+                                   const Dtype* top_diff, Dtype* bottom_diff) {
+  CUDA_KERNEL_LOOP(i, count) {
+    bottom_diff[i] = top_diff[i] * ReLUGradientFactor(bottom_data[i], negative_slope);
+  }
 }
 
 }  // namespace caffe

@@ -11,20 +11,11 @@ namespace caffe {
 
 namespace {
 
-// y = ReLU(y + bias[c]) in place over (outer, channels, inner); no bias: y = ReLU(y).
+// y = ReLU(y + bias[c]) in place over (outer, channels, inner).
 template <typename Dtype>
 __global__ void BiasReLUKernel(int count, int channels, int inner, const Dtype* bias,
                                Dtype negative_slope, Dtype* y) {
-  CUDA_KERNEL_LOOP(i, count) {
-    const Dtype biased = bias != nullptr ? y[i] + bias[(i / inner) % channels] : y[i];
-    y[i] = ReLUOf(biased, negative_slope);
-  }
-}
-
-// The ReLU's gradient in place on the top's diff, read off its output y.
-template <typename Dtype>
-__global__ void ReLUGradientKernel(int count, Dtype negative_slope, const Dtype* y, Dtype* dy) {
-  CUDA_KERNEL_LOOP(i, count) { dy[i] *= ReLUGradientFactor(y[i], negative_slope); }
+  CUDA_KERNEL_LOOP(i, count) { y[i] = ReLUOf(y[i] + bias[(i / inner) % channels], negative_slope); }
 }
 
 // ChannelSumsKernel's term: the ReLU's gradient dv, in place on the top's diff, and its sum per
@@ -106,17 +97,20 @@ void CuDNNConvolutionLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom,
   this->Reshape(bottom, top);
   relu_->Reshape(top, top);  // in place on this layer's top
   Dtype* top_data = top[0]->mutable_gpu_data();
-  const Dtype* bias = nullptr;  // the inherited path adds it itself
+  const int count = top[0]->count();
+  const Dtype slope = relu_->negative_slope();
   if (use_cudnn_) {
     convolution_.Forward(bottom[0]->gpu_data(), this->blobs_[0]->gpu_data(), top_data);
-    bias = this->blobs_[1]->gpu_data();
+    if (count == 0) return;
+    BiasReLUKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+        count, this->num_output_, this->out_spatial_dim_, this->blobs_[1]->gpu_data(), slope,
+        top_data);
   } else {
-    ConvolutionLayer<Dtype>::Forward_gpu(bottom, top);
+    ConvolutionLayer<Dtype>::Forward_gpu(bottom, top);  // adds the bias itself
+    if (count == 0) return;
+    ReLUForwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+        count, slope, top_data, top_data);
   }
-  const int count = top[0]->count();
-  if (count == 0) return;
-  BiasReLUKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-      count, this->num_output_, this->out_spatial_dim_, bias, relu_->negative_slope(), top_data);
   CUDA_POST_KERNEL_CHECK;
 }
 
@@ -141,8 +135,9 @@ void CuDNNConvolutionLayer<Dtype>::BackwardFused(
         this->blobs_[1]->mutable_gpu_diff());
     CUDA_POST_KERNEL_CHECK;
   } else if (count > 0) {
-    ReLUGradientKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-        count, slope, top[0]->gpu_data(), top[0]->mutable_gpu_diff());
+    Dtype* top_diff = top[0]->mutable_gpu_diff();
+    ReLUBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+        count, slope, top[0]->gpu_data(), top_diff, top_diff);
     CUDA_POST_KERNEL_CHECK;
   }
   if (use_cudnn_) {

@@ -4,24 +4,6 @@
 
 namespace caffe {
 
-namespace {
-
-template <typename Dtype>
-__global__ void ReLUForwardKernel(int count, Dtype negative_slope, const Dtype* bottom_data,
-                                  Dtype* top_data) {
-  CUDA_KERNEL_LOOP(i, count) { top_data[i] = ReLUOf(bottom_data[i], negative_slope); }
-}
-
-template <typename Dtype>
-__global__ void ReLUBackwardKernel(int count, Dtype negative_slope, const Dtype* bottom_data,
-                                   const Dtype* top_diff, Dtype* bottom_diff) {
-  CUDA_KERNEL_LOOP(i, count) {
-    bottom_diff[i] = top_diff[i] * ReLUGradientFactor(bottom_data[i], negative_slope);
-  }
-}
-
-}  // namespace
-
 template <typename Dtype>
 void ReLULayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int count = bottom[0]->count();
