@@ -11,9 +11,8 @@
 #include "caffe/parallel/device_buffer.hpp"
 #include "caffe/solver_factory.hpp"
 #ifdef USE_NCCL
-#include <nccl.h>
-
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/nccl_util.hpp"
 #endif
 
 namespace caffe {
@@ -42,13 +41,6 @@ void CopyWeights(Net<Dtype>* net, std::vector<Dtype>* weights) {
 
 #ifdef USE_NCCL
 
-#define CAFFE_IN_PROCESS_NCCL_CHECK(call)                                                    \
-  do {                                                                                       \
-    const ncclResult_t caffe_nccl_status_ = (call);                                          \
-    CAFFE_CHECK(caffe_nccl_status_ == ncclSuccess)                                           \
-        << "NCCL call failed: " #call ": " << ncclGetErrorString(caffe_nccl_status_);        \
-  } while (0)
-
 class InProcessNcclGroup {
  public:
   static bool Built() { return true; }
@@ -58,7 +50,7 @@ class InProcessNcclGroup {
       : devices_(devices), comms_(devices.size(), nullptr), streams_(devices.size(), nullptr) {
     int current = 0;
     CUDA_CHECK(cudaGetDevice(&current));
-    CAFFE_IN_PROCESS_NCCL_CHECK(
+    CAFFE_NCCL_CALL(
         ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
     for (size_t i = 0; i < devices.size(); ++i) {
       CUDA_CHECK(cudaSetDevice(devices[i]));
@@ -84,9 +76,8 @@ class InProcessNcclGroup {
   template <typename Dtype>
   void AllreduceMean(int rank, Dtype* buffer, size_t count) {
     if (count == 0) return;
-    const ncclDataType_t type = sizeof(Dtype) == sizeof(float) ? ncclFloat : ncclDouble;
-    CAFFE_IN_PROCESS_NCCL_CHECK(
-        ncclAllReduce(buffer, buffer, count, type, ncclSum, comms_[rank], streams_[rank]));
+    CAFFE_NCCL_CALL(ncclAllReduce(buffer, buffer, count, NcclType<Dtype>(), ncclSum, comms_[rank],
+                                  streams_[rank]));
     CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
     // The update's kernels follow on the default stream, after this scaling.
     caffe_gpu_scal(static_cast<int>(count), Dtype(1) / static_cast<Dtype>(comms_.size()),

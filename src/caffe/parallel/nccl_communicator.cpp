@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "caffe/util/nccl_util.hpp"
+
 namespace caffe {
 
 namespace {
@@ -21,17 +23,6 @@ namespace {
   } while (0)
 #define CAFFE_NCCL_CHECK(call) CAFFE_DDL_LIBRARY_CHECK(call, ncclSuccess, ncclGetErrorString)
 #define CAFFE_DDL_CUDA_CHECK(call) CAFFE_DDL_LIBRARY_CHECK(call, cudaSuccess, cudaGetErrorString)
-
-template <typename Dtype>
-ncclDataType_t NcclType();
-template <>
-ncclDataType_t NcclType<float>() {
-  return ncclFloat;
-}
-template <>
-ncclDataType_t NcclType<double>() {
-  return ncclDouble;
-}
 
 bool EqualBlocks(const Blocks& blocks) {
   for (int i = 1; i < blocks.parts(); ++i) {

@@ -3,31 +3,14 @@
 #include <cstring>
 
 #ifdef USE_NCCL
-#include <nccl.h>
-
 #include "caffe/parallel/gradient_order.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/nccl_util.hpp"
 #endif
 
 namespace caffe {
 
 #ifdef USE_NCCL
-
-namespace {
-
-#define CAFFE_SOLVER_NCCL_CHECK(call)                                                        \
-  do {                                                                                       \
-    const ncclResult_t caffe_nccl_status_ = (call);                                          \
-    CAFFE_CHECK(caffe_nccl_status_ == ncclSuccess)                                           \
-        << "NCCL call failed: " #call ": " << ncclGetErrorString(caffe_nccl_status_);        \
-  } while (0)
-
-template <typename Dtype>
-ncclDataType_t NcclTypeOf() {
-  return sizeof(Dtype) == sizeof(float) ? ncclFloat : ncclDouble;
-}
-
-}  // namespace
 
 bool NcclSolverSyncBuilt() { return true; }
 
@@ -41,19 +24,12 @@ struct NcclSolverSync<Dtype>::Comm {
     if (compute_done != nullptr) cudaEventDestroy(compute_done);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
-  // Runs `collective` on the stream after the device's work so far; returns once it is done.
-  template <typename Collective>
-  void Run(Collective collective) {
-    CUDA_CHECK(cudaDeviceSynchronize());  // the kernels that wrote the buffers
-    CAFFE_SOLVER_NCCL_CHECK(collective(stream));
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-  }
 };
 
 template <typename Dtype>
 std::string NcclSolverSync<Dtype>::NewUid() {
   ncclUniqueId id;
-  CAFFE_SOLVER_NCCL_CHECK(ncclGetUniqueId(&id));
+  CAFFE_NCCL_CALL(ncclGetUniqueId(&id));
   return std::string(id.internal, sizeof(id.internal));
 }
 
@@ -73,7 +49,7 @@ NcclSolverSync<Dtype>::NcclSolverSync(Solver<Dtype>* solver, const std::string& 
   comm_ = std::make_unique<Comm>();
   CUDA_CHECK(cudaStreamCreateWithFlags(&comm_->stream, cudaStreamNonBlocking));
   CUDA_CHECK(cudaEventCreateWithFlags(&comm_->compute_done, cudaEventDisableTiming));
-  CAFFE_SOLVER_NCCL_CHECK(ncclCommInitRank(&comm_->comm, size_, id, rank_));
+  CAFFE_NCCL_CALL(ncclCommInitRank(&comm_->comm, size_, id, rank_));
   // The diffs move into one buffer in the order backward completes them, so that what a layer
   // completes is one range (shared params share their owner's diff, so they follow).
   const GradientOrder order = BackwardGradientOrder(*solver_->net());
@@ -97,14 +73,18 @@ NcclSolverSync<Dtype>::~NcclSolverSync() = default;
 
 template <typename Dtype>
 void NcclSolverSync<Dtype>::Broadcast() {
-  for (Blob<Dtype>* param : solver_->net()->learnable_params()) {
-    if (param->count() == 0) continue;
-    Dtype* data = param->mutable_gpu_data();
-    comm_->Run([&](cudaStream_t stream) {
-      return ncclBroadcast(data, data, param->count(), NcclTypeOf<Dtype>(), 0, comm_->comm,
-                           stream);
-    });
+  const Blobs<Dtype>& learnable = solver_->net()->learnable_params();
+  vector<Dtype*> data;  // the device copies, made current (and marked newest) first
+  for (Blob<Dtype>* param : learnable) {
+    data.push_back(param->count() > 0 ? param->mutable_gpu_data() : nullptr);
   }
+  CUDA_CHECK(cudaDeviceSynchronize());  // the copies and kernels that wrote them
+  for (size_t i = 0; i < learnable.size(); ++i) {
+    if (data[i] == nullptr) continue;
+    CAFFE_NCCL_CALL(ncclBroadcast(data[i], data[i], learnable[i]->count(), NcclType<Dtype>(), 0,
+                                  comm_->comm, comm_->stream));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(comm_->stream));
 }
 
 template <typename Dtype>
@@ -127,7 +107,7 @@ void NcclSolverSync<Dtype>::Launch(size_t end) {
   CUDA_CHECK(cudaEventRecord(comm_->compute_done, 0));
   CUDA_CHECK(cudaStreamWaitEvent(comm_->stream, comm_->compute_done, 0));
   Dtype* range = gradients_->data() + begin;
-  CAFFE_SOLVER_NCCL_CHECK(ncclAllReduce(range, range, count, NcclTypeOf<Dtype>(), ncclSum,
+  CAFFE_NCCL_CALL(ncclAllReduce(range, range, count, NcclType<Dtype>(), ncclSum,
                                         comm_->comm, comm_->stream));
 }
 
