@@ -83,6 +83,13 @@ def write_solver(folder, name, source, batch):
                                     prefix=os.path.join(folder, name)))
 
 
+def run_train_py(timeout, *args):
+    """python/train.py with `args`: (exit code, stdout and stderr)."""
+    result = subprocess.run([sys.executable, TRAIN_PY] + list(args), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, timeout=timeout, check=False)
+    return result.returncode, result.stdout.decode(errors='replace')
+
+
 def gpu_count():
     count = 0
     try:
@@ -163,11 +170,8 @@ def test_two_gpu_processes_train_like_one_at_twice_the_batch(two_gpu_run):
 def test_train_py_on_two_gpus_trains_like_one_at_twice_the_batch(two_gpu_run):
     folder, source, expected = two_gpu_run
     solver = write_solver(folder, 'script', source, BATCH)
-    result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver, '--gpus', '0', '1',
-                             '--timing'], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            timeout=600, check=False)
-    output = result.stdout.decode(errors='replace')
-    assert result.returncode == 0, output
+    code, output = run_train_py(600, '--solver', solver, '--gpus', '0', '1', '--timing')
+    assert code == 0, output
     assert 'ms per iteration over {} iterations on GPUs 0 1'.format(ITERATIONS) in output, output
     # Rank 0 alone snapshots.
     snapshots = sorted(name for name in os.listdir(folder) if name.startswith('script_iter_'))
@@ -182,29 +186,20 @@ def test_train_py_ends_every_process_when_one_fails(tmp_path):
     source = write_digits_lmdb(folder, 4 * BATCH)
     solver = write_solver(folder, 'failing', source, BATCH)
     # GPU 63 does not exist: rank 1 fails at once, and rank 0, waiting for it in NCCL, is ended.
-    result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver, '--gpus', '0', '63'],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
-                            check=False)
-    output = result.stdout.decode(errors='replace')
-    assert result.returncode == 1, output
+    code, output = run_train_py(300, '--solver', solver, '--gpus', '0', '63')
+    assert code == 1, output
     assert 'train.py: rank 1 (GPU 63): error: cannot use GPU 63' in output, output
     assert 'train.py: error: rank 0 (GPU 0) exited with' in output, output
 
 
 def test_train_py_names_what_it_cannot_do(tmp_path):
     solver = write_file(tmp_path / 'solver.prototxt', 'net: "none.prototxt"\n')
-    result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver, '--gpus', '0', '0'],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                            check=False)
-    output = result.stdout.decode(errors='replace')
-    assert result.returncode == 2, output
+    code, output = run_train_py(120, '--solver', solver, '--gpus', '0', '0')
+    assert code == 2, output
     assert '--gpus 0 0: each GPU once' in output, output
     if not caffe.gpu_available():
-        result = subprocess.run([sys.executable, TRAIN_PY, '--solver', solver],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
-                                check=False)
-        output = result.stdout.decode(errors='replace')
-        assert result.returncode == 2, output
+        code, output = run_train_py(120, '--solver', solver)
+        assert code == 2, output
         assert 'no GPU is available' in output, output
 
 
