@@ -1,7 +1,9 @@
 // The bases of the layers that produce data rather than compute from bottoms. BaseDataLayer owns
 // the DataTransformer; BasePrefetchingDataLayer runs a background thread that fills a ring of
 // pre-allocated batches (a free queue and a full queue), so Forward only hands the next ready batch
-// to the tops (a pointer swap) and the net never waits on reading or transforming. It also keeps,
+// to the tops (a pointer swap) and the net never waits on reading or transforming. In GPU mode the
+// thread also copies each batch to the device (util/device_batch.hpp), so the net's thread does
+// not wait for that transfer either. It also keeps,
 // with every batch, where the reader stood after it, which makes exact resume possible:
 // SaveCursor() is the position after the last batch the net consumed, RestoreCursor() continues
 // from such a position with the identical batches. Within a batch the records are decoded and
@@ -11,6 +13,7 @@
 #define CAFFE_LAYERS_BASE_DATA_LAYER_HPP_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,6 +26,7 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/resumable_layer.hpp"
 #include "caffe/util/blocking_queue.hpp"
+#include "caffe/util/device_batch.hpp"
 #include "caffe/util/worker_pool.hpp"
 
 namespace caffe {
@@ -56,6 +60,11 @@ class Batch {
   Blob<Dtype> data_, label_;
   /// The reading position and transformer random state right after this batch.
   DataCursor cursor_after_;
+#ifndef CPU_ONLY
+  /// For a layer set up in GPU mode: the batch's room on the device, which the prefetch thread
+  /// fills after load_batch.
+  std::unique_ptr<DeviceBatch<Dtype>> device_;
+#endif
 };
 
 /// A data layer whose batches are produced by load_batch on a background thread, data_param
@@ -81,12 +90,19 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
   /// does not exist in this layer's source.
   void RestoreCursor(const DataCursor& cursor) override;
 
+  /// How many GPU-mode Forwards found their batch on the device already, copied there by the
+  /// prefetch thread (the others copied it from the host on the net's thread).
+  uint64_t batches_from_device() const { return batches_from_device_; }
+
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 #ifndef CPU_ONLY
-  /// Hands the batch over as Forward_cpu does, then copies it to the device on this (the net's)
-  /// thread, so the tops are current on the GPU; the prefetch thread never calls CUDA for it.
-  /// In GPU mode the batches are allocated in pinned memory, so that copy runs at full speed.
+  /// Copies the batch into the tops' device side, which becomes the current one. A layer set up
+  /// in GPU mode has the batch on the device already (the prefetch thread put it there, from
+  /// pinned memory): a device-to-device copy the net's thread does not wait for. Otherwise, or
+  /// when the batch outgrew its room (which then grows), a copy from the host. After a CPU-mode
+  /// Forward, whose tops point into the batches, the tops go on doing so (BVLC's way): the batch
+  /// is handed over as Forward_cpu does and then copied to the device.
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 #endif
 
@@ -132,6 +148,17 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
     bool multiprocess;
   };
   void InternalThreadEntry(ThreadContext context);
+  /// The next batch from the prefetch thread (throws what the thread failed with).
+  Batch<Dtype>* NextBatch();
+#ifndef CPU_ONLY
+  /// In GPU mode, at setup: a room on the device for every batch, and the stream that fills
+  /// them.
+  void SetUpDeviceBatches();
+  /// A room on the device for `batch` as it is shaped now; where the device has no room, a
+  /// warning and null: that batch goes on being copied from the host.
+  std::unique_ptr<DeviceBatch<Dtype>> RoomFor(const Batch<Dtype>& batch) const;
+  std::unique_ptr<PushStream> push_stream_;
+#endif
   /// The current reader position plus the transformer's random state.
   DataCursor CurrentCursor() const;
   /// `message` without this layer's error prefix, so rethrowing does not repeat it.
@@ -142,6 +169,8 @@ class BasePrefetchingDataLayer : public BaseDataLayer<Dtype>, public ResumableLa
   uint64_t thread_seed_ = 0;  // drawn once at setup, so restarts do not consume the owner's RNG
   string thread_error_;       // written by the thread before it pushes nullptr
   bool failed_ = false;       // Forward has seen the failure
+  bool tops_borrow_batches_ = false;  // a CPU-mode Forward pointed the tops' host side into one
+  uint64_t batches_from_device_ = 0;
   DataCursor consumed_cursor_;
   // TransformBatch's per-record scratch, reused from batch to batch (prefetch thread only).
   vector<Datum> batch_records_;

@@ -16,11 +16,11 @@ class MemoryManager;
 /// `count` elements of device memory on the current device, zero-filled; freed on destruction.
 /// The memory counts against the GPU's budget (-gpu_mem_limit): from the calling thread's LMS
 /// manager where it has one (then destroy the buffer on that thread too), else from Caffe's
-/// caching allocator for the GPU.
+/// caching allocator for the GPU. `what` names the buffer in the manager's out-of-memory error.
 template <typename Dtype>
 class DeviceBuffer {
  public:
-  explicit DeviceBuffer(size_t count);
+  explicit DeviceBuffer(size_t count, const char* what = "the gradients' buffer");
   ~DeviceBuffer();
   Dtype* data() { return data_; }
   size_t count() const { return count_; }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "caffe/pinned_host_allocations.hpp"
+#include "caffe/util/math_functions.hpp"
 
 namespace caffe {
 
@@ -61,6 +62,9 @@ void BasePrefetchingDataLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom,
       prefetch_free_.push(batch.get());
     }
   }
+#ifndef CPU_ONLY
+  if (Caffe::mode() == Caffe::GPU) SetUpDeviceBatches();
+#endif
   consumed_cursor_ = CurrentCursor();
   thread_seed_ = caffe_rng_rand();
   DLOG(INFO) << "Initializing prefetch";
@@ -109,6 +113,12 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry(ThreadContext context)
       Batch<Dtype>* batch = nullptr;
       if (!prefetch_free_.pop(&batch)) break;
       load_batch(batch);
+#ifndef CPU_ONLY
+      if (batch->device_) {
+        batch->device_->Push(batch->data_, this->output_labels_ ? &batch->label_ : nullptr,
+                             push_stream_->get());
+      }
+#endif
       batch->cursor_after_ = CurrentCursor();
       prefetch_full_.push(batch);
     }
@@ -122,10 +132,7 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry(ThreadContext context)
 }
 
 template <typename Dtype>
-void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom,
-                                                  const Blobs<Dtype>& top) {
-  if (prefetch_current_) prefetch_free_.push(prefetch_current_);
-  prefetch_current_ = nullptr;
+Batch<Dtype>* BasePrefetchingDataLayer<Dtype>::NextBatch() {
   Batch<Dtype>* batch = nullptr;
   if (!failed_) {
     prefetch_full_.pop(&batch, "Data layer prefetch queue empty");
@@ -133,8 +140,18 @@ void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom,
   }
   // The thread wrote thread_error_ before pushing nullptr; the queue orders the two.
   LAYER_CHECK(!failed_) << thread_error_;
-  prefetch_current_ = batch;
   consumed_cursor_ = batch->cursor_after_;
+  return batch;
+}
+
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom,
+                                                  const Blobs<Dtype>& top) {
+  if (prefetch_current_) prefetch_free_.push(prefetch_current_);
+  prefetch_current_ = nullptr;
+  Batch<Dtype>* batch = NextBatch();
+  prefetch_current_ = batch;
+  tops_borrow_batches_ = true;
   // Hand the batch's memory to the tops instead of copying it; the batch stays out of the free
   // queue until the next Forward.
   top[0]->ReshapeLike(batch->data_);
@@ -146,17 +163,61 @@ void BasePrefetchingDataLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom,
 }
 
 #ifndef CPU_ONLY
-// The tops' host side points into the batch, which stays out of the free queue until the next
-// Forward, exactly as on the CPU: a later read back to the host (or an in-place layer's result
-// copied home) lands in memory no other thread touches. Reading gpu_data() now copies the batch
-// to each top's device side (the head becomes SYNCED), so the next layers find it there.
+template <typename Dtype>
+void BasePrefetchingDataLayer<Dtype>::SetUpDeviceBatches() {
+  push_stream_ = std::make_unique<PushStream>();
+  for (auto& batch : prefetch_) {
+    batch->device_ = RoomFor(*batch);
+    if (!batch->device_) break;  // one warning; the device is full
+  }
+}
+
+template <typename Dtype>
+std::unique_ptr<DeviceBatch<Dtype>> BasePrefetchingDataLayer<Dtype>::RoomFor(
+    const Batch<Dtype>& batch) const {
+  try {
+    return std::make_unique<DeviceBatch<Dtype>>(
+        batch.data_.count(), this->output_labels_ ? batch.label_.count() : 0);
+  } catch (const Error& error) {
+    LOG(WARNING) << this->error_prefix() << "a prefetched batch stays on the host, copied to "
+                 << "the GPU as the net reads it: " << error.what();
+    return nullptr;
+  }
+}
+
 template <typename Dtype>
 void BasePrefetchingDataLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
                                                   const Blobs<Dtype>& top) {
-  Forward_cpu(bottom, top);
-  for (Blob<Dtype>* blob : top) {
-    if (blob->count() > 0) blob->gpu_data();
+  if (tops_borrow_batches_) {
+    // The tops' host side points into the batch, which stays out of the free queue until the
+    // next Forward: a later read back to the host (or an in-place layer's result copied home)
+    // lands in memory no other thread touches. Reading gpu_data() copies the batch to each
+    // top's device side (the head becomes SYNCED).
+    Forward_cpu(bottom, top);
+    for (Blob<Dtype>* blob : top) {
+      if (blob->count() > 0) blob->gpu_data();
+    }
+    return;
   }
+  Batch<Dtype>* batch = NextBatch();
+  Blob<Dtype>* label_top = this->output_labels_ ? top[1] : nullptr;
+  top[0]->ReshapeLike(batch->data_);
+  if (label_top) label_top->ReshapeLike(batch->label_);
+  if (batch->device_ && batch->device_->holds()) {
+    batch->device_->Pull(top[0], label_top);
+    ++batches_from_device_;
+  } else {
+    // Copies that return when done, so the batch can go back to the thread at once.
+    auto copy_in = [](const Blob<Dtype>& from, Blob<Dtype>* to) {
+      if (to->count() > 0) caffe_gpu_memcpy(to->count() * sizeof(Dtype), from.cpu_data(),
+                                            to->mutable_gpu_data());
+    };
+    copy_in(batch->data_, top[0]);
+    if (label_top) copy_in(batch->label_, label_top);
+    // The batch outgrew its room (a batch of 1 from records of any size): the room grows.
+    if (batch->device_) batch->device_ = RoomFor(*batch);
+  }
+  prefetch_free_.push(batch);
 }
 #endif
 

@@ -13,7 +13,8 @@ namespace caffe {
 #ifdef CPU_ONLY
 
 template <typename Dtype>
-DeviceBuffer<Dtype>::DeviceBuffer(size_t count) : count_(count) {
+DeviceBuffer<Dtype>::DeviceBuffer(size_t count, const char* what) : count_(count) {
+  (void)what;
   NO_GPU;
 }
 template <typename Dtype>
@@ -25,13 +26,13 @@ void SynchronizeDevice() { NO_GPU; }
 #else
 
 template <typename Dtype>
-DeviceBuffer<Dtype>::DeviceBuffer(size_t count)
+DeviceBuffer<Dtype>::DeviceBuffer(size_t count, const char* what)
     : count_(count), manager_(lms::MemoryManager::Current()) {
   const size_t bytes = std::max<size_t>(count, 1) * sizeof(Dtype);
   CUDA_CHECK(cudaGetDevice(&device_));
-  // Only the solvers' gradient buffers are made on a thread with a manager (the communication
-  // thread has none).
-  void* memory = manager_ ? manager_->AllocateScratch(bytes, "the gradients' buffer")
+  // Made on a thread with a manager: the solvers' gradient buffers and the data layers' device
+  // batches (the communication and prefetch threads have none).
+  void* memory = manager_ ? manager_->AllocateScratch(bytes, what)
                           : GpuMemory::Allocate(bytes, device_);
   data_ = static_cast<Dtype*>(memory);
   CUDA_CHECK(cudaMemset(data_, 0, bytes));
