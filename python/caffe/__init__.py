@@ -16,7 +16,8 @@ RMSPropSolver, AdaDeltaSolver, AdamSolver: step(n), solve(resume_file=None), res
 net, test_nets, iter, param, add_callback.
 Context (per thread): set_mode_cpu, set_mode_gpu, set_device, set_random_seed, init_log, log.
 Also caffe.io (Transformer, load_image, resize_image, oversample, proto <-> array), caffe.draw,
-caffe.Classifier, caffe.Detector, caffe.NetSpec with caffe.layers / caffe.params, and
+caffe.Classifier, caffe.Detector, caffe.NetSpec with caffe.layers / caffe.params (and
+caffe.coord_map's crop, which aligns a fully convolutional net's tops), and
 caffe.Layer, the base class of layers written in Python (type: "Python" in a prototxt).
 Errors from the library are raised as caffe.Error (a RuntimeError) carrying its message.
 
