@@ -1,10 +1,12 @@
-// Helpers for tests that work with files and tool binaries: remove a temporary folder, run a tool
-// from build/bin capturing its exit status, stdout and stderr, and pick out the lines of stderr
+// Helpers for tests that work with files and tool binaries: remove a temporary folder, write and
+// read whole files, run a tool from build/bin (or another program) capturing its exit status,
+// stdout and stderr, and pick out the lines of stderr
 // that are not glog log lines (what the user sees as the tool's own message).
 #ifndef CAFFE_TEST_FILE_TEST_UTIL_HPP_
 #define CAFFE_TEST_FILE_TEST_UTIL_HPP_
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +38,12 @@ struct ToolResult {
   std::string out, err;
 };
 
+inline void WriteWholeFile(const std::string& path, const std::string& content) {
+  std::ofstream stream(path, std::ios::binary);
+  stream << content;
+  ASSERT_TRUE(stream.good()) << "could not write " << path;
+}
+
 inline std::string ReadWholeFile(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
   std::ostringstream content;
@@ -43,13 +51,13 @@ inline std::string ReadWholeFile(const std::string& path) {
   return content.str();
 }
 
-#ifdef CAFFE_TOOLS_DIR  // defined for the test executables: build/bin
-/// Runs CAFFE_TOOLS_DIR/<tool> with `args`; stdout and stderr go through files in `scratch_dir`.
-inline ToolResult RunTool(const std::string& tool, const std::vector<std::string>& args,
-                          const std::string& scratch_dir) {
-  const std::string binary = std::string(CAFFE_TOOLS_DIR) + "/" + tool;
-  const std::string out_path = scratch_dir + "/" + tool + ".stdout";
-  const std::string err_path = scratch_dir + "/" + tool + ".stderr";
+/// Runs the program `binary` with `args`; stdout and stderr go through files in `scratch_dir`
+/// named after `name`.
+inline ToolResult RunProgram(const std::string& binary, const std::string& name,
+                             const std::vector<std::string>& args,
+                             const std::string& scratch_dir) {
+  const std::string out_path = scratch_dir + "/" + name + ".stdout";
+  const std::string err_path = scratch_dir + "/" + name + ".stderr";
   ToolResult result;
   pid_t pid = fork();
   if (pid == 0) {
@@ -72,6 +80,13 @@ inline ToolResult RunTool(const std::string& tool, const std::vector<std::string
   result.out = ReadWholeFile(out_path);
   result.err = ReadWholeFile(err_path);
   return result;
+}
+
+#ifdef CAFFE_TOOLS_DIR  // defined for the test executables: build/bin
+/// Runs CAFFE_TOOLS_DIR/<tool> with `args`; stdout and stderr go through files in `scratch_dir`.
+inline ToolResult RunTool(const std::string& tool, const std::vector<std::string>& args,
+                          const std::string& scratch_dir) {
+  return RunProgram(std::string(CAFFE_TOOLS_DIR) + "/" + tool, tool, args, scratch_dir);
 }
 #endif  // CAFFE_TOOLS_DIR
 
