@@ -729,6 +729,8 @@ PYBIND11_MODULE(_caffe, m) {
       .def_property_readonly("net", &PySolver::net)
       .def_property_readonly("test_nets", [](PySolver& solver) { return solver.test_nets(); })
       .def_property_readonly("iter", &PySolver::iter)
+      .def_property_readonly("max_iter",
+                             [](const PySolver& solver) { return solver.param().max_iter(); })
       .def_property_readonly("type", [](const PySolver& solver) { return solver.type(); })
       .def_property_readonly("smoothed_loss", &PySolver::smoothed_loss)
       .def_property_readonly("_param_bytes",
@@ -756,6 +758,12 @@ PYBIND11_MODULE(_caffe, m) {
           py::arg("state_file"))
       .def("snapshot", &PySolver::Snapshot, py::call_guard<py::gil_scoped_release>())
       .def("apply_update", &PySolver::ApplyUpdate, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "share_weights",
+          [](PySolver& solver, PyNet& net) { net.ShareTrainedLayersWith(solver.net().get()); },
+          py::arg("net"),
+          "share_weights(net): net's layers use the solver's net's weights (the same memory, "
+          "as net.share_with(solver.net))")
       .def(
           "add_callback",
           [](py::object self, py::object on_start, py::object on_gradients_ready) {

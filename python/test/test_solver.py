@@ -1,5 +1,6 @@
 """Training from Python: a NetSpec-written LeNet learns through SGDSolver.step; every solver
-class is reachable; snapshot / restore round-trips; callbacks run."""
+class is reachable; snapshot / restore round-trips; callbacks run; share_weights gives a net
+the solver's weights."""
 import os
 
 import numpy as np
@@ -37,6 +38,17 @@ def digit_like_data(count, seed=0):
     labels = np.arange(count) % 10
     data = templates[labels] + 0.3 * rng.randn(count, 28, 28)
     return data[:, np.newaxis].astype(np.float32), labels.astype(np.float32)
+
+
+def regression_net(tmp_path):
+    """A 3 -> 2 InnerProduct fitting constant targets from DummyData; returns its path."""
+    n = caffe.NetSpec()
+    n.x, n.t = L.DummyData(shape=[dict(dim=[4, 3]), dict(dim=[4, 2])],
+                           data_filler=[dict(type='gaussian'), dict(type='constant', value=1)],
+                           ntop=2)
+    n.ip = L.InnerProduct(n.x, num_output=2, weight_filler=dict(type='gaussian', std=0.1))
+    n.loss = L.EuclideanLoss(n.ip, n.t)
+    return write_file(tmp_path / 'net.prototxt', str(n.to_proto()))
 
 
 def write_solver(tmp_path, net_path, **fields):
@@ -156,13 +168,7 @@ def test_solver_errors_are_caffe_errors(tmp_path):
 
 
 def test_solve_runs_to_max_iter_and_tests_the_shared_weights(tmp_path):
-    n = caffe.NetSpec()
-    n.x, n.t = L.DummyData(shape=[dict(dim=[4, 3]), dict(dim=[4, 2])],
-                           data_filler=[dict(type='gaussian'), dict(type='constant', value=1)],
-                           ntop=2)
-    n.ip = L.InnerProduct(n.x, num_output=2, weight_filler=dict(type='gaussian', std=0.1))
-    n.loss = L.EuclideanLoss(n.ip, n.t)
-    net_path = write_file(tmp_path / 'net.prototxt', str(n.to_proto()))
+    net_path = regression_net(tmp_path)
     path = write_solver(tmp_path, net_path, test_net=[net_path], test_iter=[1],
                         test_interval=5, max_iter=10, lr_policy='fixed')
     solver = caffe.get_solver(path)
@@ -177,3 +183,20 @@ def test_solve_runs_to_max_iter_and_tests_the_shared_weights(tmp_path):
     solver.net.params['ip'][1].data[...] = 42
     assert np.all(test_net.params['ip'][1].data == 42)
     assert os.path.exists(str(tmp_path / 'snap_iter_10.caffemodel'))  # snapshot after train
+
+
+def test_share_weights_gives_a_net_the_solvers_weights(tmp_path):
+    net_path = regression_net(tmp_path)
+    solver = caffe.get_solver(write_solver(tmp_path, net_path, max_iter=7,
+                                           lr_policy='fixed'))
+    assert solver.max_iter == 7
+    deploy = caffe.Net(net_path, caffe.TEST)
+    assert not np.array_equal(deploy.params['ip'][0].data, solver.net.params['ip'][0].data)
+    solver.share_weights(deploy)
+    solver.step(3)
+    # The same memory: what the solver learns, the net has.
+    np.testing.assert_array_equal(deploy.params['ip'][0].data, solver.net.params['ip'][0].data)
+    deploy.params['ip'][1].data[...] = 5
+    assert np.all(solver.net.params['ip'][1].data == 5)
+    with pytest.raises(TypeError):
+        solver.share_weights('not a net')
