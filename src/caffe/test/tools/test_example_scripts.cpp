@@ -2,17 +2,21 @@
 // scripts, build/bin linked to the tools under test, generated data): CIFAR-10's
 // create_cifar10.sh on CIFAR-format batches written here and both stages of train_quick.sh,
 // the second resumed from the first one's snapshot (--snapshot), with the iteration counts made
-// small; ImageNet's create_imagenet.sh with RESIZE=true and make_imagenet_mean.sh on a small
+// small; MNIST's LeNet and autoencoder training scripts on small LMDBs; ImageNet's
+// create_imagenet.sh with RESIZE=true and make_imagenet_mean.sh on a small
 // folder of JPEG images; train_full.sh's three stages; the training scripts' solver and net
 // files; and the download scripts of data/ on local archives (unpacking, size checks, errors).
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "caffe/test/file_test_util.hpp"
@@ -146,6 +150,88 @@ TEST_F(ExampleScriptTest, Cifar10CreateAndBothStagesOfTrainQuick) {
   EXPECT_TRUE(FileExists(example + "/cifar10_full_iter_4.caffemodel.h5"));
 }
 
+/// An LMDB of `count` MNIST-like records: 1 x 28 x 28 bytes, label r % 10, a bar whose row
+/// follows the label.
+void WriteMnistLmdb(const fs::path& path, int count) {
+  std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+  database->Open(path.string(), db::NEW);
+  std::unique_ptr<db::Transaction> txn = database->NewTransaction();
+  for (int r = 0; r < count; ++r) {
+    Datum datum;
+    datum.set_channels(1);
+    datum.set_height(28);
+    datum.set_width(28);
+    datum.set_label(r % 10);
+    string pixels(28 * 28, '\0');
+    for (int w = 4; w < 24; ++w) pixels[(2 + 2 * (r % 10)) * 28 + w] = static_cast<char>(200 + r % 50);
+    datum.set_data(pixels);
+    char key[16];
+    snprintf(key, sizeof(key), "%08d", r);
+    txn->Put(key, datum.SerializeAsString());
+  }
+  txn->Commit();
+}
+
+/// Makes the scratch copy of `solver` train `iterations` steps, testing every iterations / 2
+/// with 1 batch per test net and snapshotting only at the end; on the CPU unless `keep_mode`.
+void ShortenSolver(const fs::path& solver, int iterations, bool keep_mode) {
+  string text = ReadWholeFile(solver.string());
+  const std::pair<const char*, string> edits[] = {
+      {"max_iter: [0-9]+", "max_iter: " + std::to_string(iterations)},
+      {"test_iter: [0-9]+", "test_iter: 1"},
+      {"test_interval: [0-9]+", "test_interval: " + std::to_string(iterations / 2)},
+      {"\nsnapshot: [0-9]+", "\nsnapshot: 0"},
+      {"solver_mode: [A-Z]+", keep_mode ? "$&" : "solver_mode: CPU"},
+  };
+  for (const auto& [pattern, replacement] : edits) {
+    text = std::regex_replace(text, std::regex(pattern), replacement);
+  }
+  WriteWholeFile(solver.string(), text);
+}
+
+TEST_F(ExampleScriptTest, MnistTrainingScriptsTrainOnSmallLmdbs) {
+  CopyExample("examples/mnist");
+  const fs::path example = root_ / "examples" / "mnist";
+  WriteMnistLmdb(example / "mnist_train_lmdb", 120);
+  WriteMnistLmdb(example / "mnist_test_lmdb", 50);
+  // Script, solver, test nets (the consolidated solver and the autoencoder's test on the
+  // training set and on the test set).
+  const std::tuple<string, string, int> runs[] = {
+      {"train_lenet.sh", "lenet_solver.prototxt", 1},
+      {"train_lenet_adam.sh", "lenet_solver_adam.prototxt", 1},
+      {"train_lenet_rmsprop.sh", "lenet_solver_rmsprop.prototxt", 1},
+      {"train_lenet_consolidated.sh", "lenet_consolidated_solver.prototxt", 2},
+      {"train_mnist_autoencoder.sh", "mnist_autoencoder_solver.prototxt", 2},
+      {"train_mnist_autoencoder_adagrad.sh", "mnist_autoencoder_solver_adagrad.prototxt", 2},
+      {"train_mnist_autoencoder_adadelta.sh", "mnist_autoencoder_solver_adadelta.prototxt", 2},
+      {"train_mnist_autoencoder_nesterov.sh", "mnist_autoencoder_solver_nesterov.prototxt", 2},
+  };
+  const std::regex snapshot("Snapshotting to binary proto file (\\S+)");
+  for (const auto& [script, solver, test_nets] : runs) {
+    // train_lenet.sh keeps BVLC's solver_mode: GPU, which trains on a GPU where there is one
+    // (the emulator's, in its stage); the others train on the CPU, for time.
+    ShortenSolver(example / solver, 4, script == "train_lenet.sh");
+    string log;
+    ASSERT_EQ(RunScript("examples/mnist/" + script, "", &log), 0) << script << "\n" << log;
+    EXPECT_NE(log.find("Optimization Done."), string::npos) << script << "\n" << log;
+    if (script == "train_lenet.sh" && Caffe::GpuAvailable()) {
+      EXPECT_NE(log.find("Use GPU with device ID 0"), string::npos) << log;
+    }
+    for (int net = 0; net < 3; ++net) {
+      const string testing = "Iteration 4, Testing net (#" + std::to_string(net) + ")";
+      EXPECT_EQ(log.find(testing) != string::npos, net < test_nets) << script << ": " << testing;
+    }
+    std::smatch written;
+    ASSERT_TRUE(std::regex_search(log, written, snapshot)) << script << "\n" << log;
+    EXPECT_TRUE(FileExists((root_ / written[1].str()).string())) << written[1];
+    if (script.rfind("train_mnist_autoencoder", 0) == 0) {
+      // Its outputs: the sigmoid cross-entropy loss and the L2 error (weight 0).
+      EXPECT_NE(log.find("Test net output #0: cross_entropy_loss"), string::npos) << log;
+      EXPECT_NE(log.find("Test net output #1: l2_error"), string::npos) << log;
+    }
+  }
+}
+
 /// Runs a data/ download script with `url_variable` pointing at a local file, through a `wget`
 /// on PATH that copies file:// URLs (the machine needs no internet); returns the exit status.
 int RunDownloadScript(const fs::path& root, const string& script, const string& url_variable,
@@ -230,7 +316,7 @@ TEST_F(ExampleScriptTest, TrainingScriptsNameSolversAndNetsThatExist) {
   const std::regex solver_flag("((examples|models)/[A-Za-z0-9_/]*solver[A-Za-z0-9_]*\\.prototxt)");
   const std::regex net_field("\nnet: \"([^\"]+)\"");
   int solvers = 0;
-  for (const string folder : {"examples/cifar10", "examples/imagenet"}) {
+  for (const string folder : {"examples/mnist", "examples/cifar10", "examples/imagenet"}) {
     for (const auto& entry : fs::directory_iterator(kSource / folder)) {
       if (entry.path().extension() != ".sh") continue;
       const string script = ReadWholeFile(entry.path().string());
@@ -239,14 +325,17 @@ TEST_F(ExampleScriptTest, TrainingScriptsNameSolversAndNetsThatExist) {
         const fs::path solver = kSource / (*match)[1].str();
         ASSERT_TRUE(fs::exists(solver)) << entry.path() << " names " << solver;
         const string text = "\n" + ReadWholeFile(solver.string());
+        ++solvers;
+        if (text.find("\nnet_param") != string::npos) continue;  // the net is in the solver
         std::smatch net;
         ASSERT_TRUE(std::regex_search(text, net, net_field)) << solver;
         EXPECT_TRUE(fs::exists(kSource / net[1].str())) << solver << " names " << net[1];
-        ++solvers;
       }
     }
   }
-  EXPECT_EQ(solvers, 10);  // quick (2), full (3), sigmoid (2), CaffeNet, AlexNet, resume
+  // MNIST: LeNet (5: SGD, digits, Adam, RMSProp, consolidated), the autoencoder (4); CIFAR-10:
+  // quick (2), full (3), sigmoid (2); ImageNet: CaffeNet, AlexNet, resume.
+  EXPECT_EQ(solvers, 19);
 }
 
 #ifdef USE_OPENCV

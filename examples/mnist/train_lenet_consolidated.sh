@@ -1,0 +1,6 @@
+#!/usr/bin/env sh
+# Trains LeNet on MNIST from a solver that holds the net itself and tests it on both the
+# training and the test set (after create_mnist.sh); extra flags go to caffe train.
+set -e
+cd "$(dirname "$0")/../.."
+./build/bin/caffe train --solver=examples/mnist/lenet_consolidated_solver.prototxt "$@"
