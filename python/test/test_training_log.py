@@ -1,6 +1,6 @@
 """tools/extra/parse_log.py and plot_training_log.py: CSV tables from caffe training logs (a
-hand-written one in BVLC's and our glog formats, and a real log of `caffe train`), and the
-plot as a PNG."""
+hand-written one in BVLC's and our glog formats, and a real log of `caffe train`), the plot as
+a PNG, and BVLC's shell-side tools: parse_log.sh's aligned tables and extract_seconds.py."""
 import csv
 import os
 import re
@@ -134,3 +134,39 @@ def test_plot_training_log_writes_png(real_log, tmp_path):
     result = subprocess.run([sys.executable, script, not_a_log, '-o', str(tmp_path / 'x.png')],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
     assert result.returncode != 0 and b'not a caffe training log' in result.stdout
+
+
+def test_bvlc_shell_tools_write_their_tables(tmp_path):
+    log = write_file(tmp_path / 'caffe.log', HAND_LOG)
+    work = tmp_path / 'work'
+    work.mkdir()
+    result = subprocess.run(['sh', os.path.join(TOOLS, 'parse_log.sh'), log], cwd=str(work),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    assert result.returncode == 0, result.stdout
+    # In the current folder, as BVLC's parse_log.sh writes them.
+    with open(str(work / 'caffe.log.train')) as table:
+        assert table.read().splitlines() == [
+            '# Iters Seconds TrainingLoss LearningRate',
+            '0    1.25   2.4  0.01',
+            '100  11.25  0.5  0.00992565']
+    with open(str(work / 'caffe.log.test')) as table:
+        assert table.read().splitlines() == [
+            '# Iters Seconds TestAccuracy TestLoss',
+            '0    1.0   0.1  2.3',
+            '200  20.0  0.9  0.25']
+    result = subprocess.run(['sh', os.path.join(TOOLS, 'parse_log.sh')], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, check=False)
+    assert result.returncode == 1 and b'Usage parse_log.sh' in result.stdout
+    # extract_seconds.py: the seconds since "Solving" of every timed line.
+    seconds = str(tmp_path / 'seconds.txt')
+    result = subprocess.run([sys.executable, os.path.join(TOOLS, 'extract_seconds.py'), log,
+                             seconds], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            check=False)
+    assert result.returncode == 0, result.stdout
+    with open(seconds) as values:
+        numbers = [float(value) for value in values.read().split()]
+    assert len(numbers) == len(HAND_LOG.splitlines())
+    assert numbers[:3] == [-1.0, 0.0, 0.5] and numbers[-1] == 20.0
+    # BVLC's name of the plotting script.
+    assert os.path.realpath(os.path.join(TOOLS, 'plot_training_log.py.example')) == \
+        os.path.realpath(os.path.join(TOOLS, 'plot_training_log.py'))

@@ -2,13 +2,17 @@
 """Parses a caffe training log (the glog output of `caffe train`, ours or BVLC's) into two
 tables, as BVLC's tools/extra/parse_log.py does:
 
-    parse_log.py LOGFILE OUTPUT_DIR [--delimiter ,] [--verbose]
+    parse_log.py LOGFILE OUTPUT_DIR [--delimiter ,] [--verbose] [--tables]
 
 writes OUTPUT_DIR/<LOGFILE name>.train and .test, CSV files with the columns NumIters, Seconds
 (since the solver started), LearningRate, then one column per net output (loss, accuracy, ...):
 a train row per display interval ("Train net output #k: name = value"), a test row per test
 pass ("Test net output #k: name = value"). From Python: parse_log(path) returns the two lists of
 rows (dicts in column order).
+
+With --tables it writes the space-aligned tables of BVLC's tools/extra/parse_log.sh instead
+(which runs it so): "# Iters Seconds TestAccuracy TestLoss" (test net outputs #0 and #1) and
+"# Iters Seconds TrainingLoss LearningRate" (the loss of each display line).
 """
 import argparse
 import csv
@@ -26,6 +30,10 @@ _LEARNING_RATE = re.compile(r'Iteration (\d+), lr = ([-+]?[0-9]*\.?[0-9]+(?:[eE]
 _OUTPUT = re.compile(r'(Train|Test) net output #(\d+): (\S+) = '
                      r'([-+]?(?:nan|inf|[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?))', re.IGNORECASE)
 _START = re.compile(r'Solving |Starting Optimization')
+# A display line's loss: "Iteration 100 (10 iter/s, 10s/100 iters), loss = 0.5" (BVLC's older
+# logs: "Iteration 100, loss = 0.5").
+_DISPLAY_LOSS = re.compile(r'Iteration (\d+)(?: \([^)]*\))?, loss = '
+                           r'([-+]?(?:nan|inf|[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?))', re.IGNORECASE)
 
 
 def _log_time(line, year):
@@ -41,17 +49,12 @@ def _log_time(line, year):
         return None
 
 
-def parse_log(path_to_log):
-    """Returns (train_rows, test_rows): lists of OrderedDicts with NumIters, Seconds,
-    LearningRate and the net outputs, one per display interval / test pass."""
-    # glog prints no year: take the file's, and let times run on across New Year.
+def _dated_lines(path_to_log):
+    """Yields (datetime or None, line). glog prints no year: the file's is taken, and times run
+    on across New Year."""
     year = datetime.datetime.fromtimestamp(os.path.getmtime(path_to_log)).year
-    learning_rates = {}  # iteration -> lr, from "Iteration N, lr = x"
-    rows = {'Train': [], 'Test': []}
-    start = None
     last_time = None
     year_offset = 0
-    iteration = None
     with open(path_to_log, errors='replace') as log:
         for line in log:
             time = _log_time(line, year + year_offset)
@@ -61,32 +64,91 @@ def parse_log(path_to_log):
                 time = _log_time(line, year + year_offset)
             if time is not None:
                 last_time = time
-            if start is None and time is not None and _START.search(line):
+            yield time, line
+
+
+def timed_lines(path_to_log):
+    """Yields (seconds, line) for every line of the log: the seconds since the solver started
+    (its "Solving ..." line; negative before it; in a log without one, since the first timed
+    line), None for lines without glog's time prefix."""
+    start = first = None
+    for time, line in _dated_lines(path_to_log):
+        if time is not None:
+            first = first or time
+            if _START.search(line):
                 start = time
-            rate = _LEARNING_RATE.search(line)
-            if rate:
-                learning_rates[int(rate.group(1))] = float(rate.group(2))
-            found = _ITERATION.search(line)
-            if found:
-                iteration = int(found.group(1))
-            output = _OUTPUT.search(line)
-            if not output or iteration is None:
-                continue
-            phase, index, name, value = output.groups()
-            table = rows[phase]
-            # Output #0 starts a new row (each display / test pass lists its outputs in order).
-            if int(index) == 0 or not table or table[-1]['NumIters'] != iteration or \
-                    name in table[-1]:
-                if start is None:
-                    start = time
-                seconds = (time - start).total_seconds() if time and start else float('nan')
-                table.append(OrderedDict([('NumIters', iteration), ('Seconds', seconds),
-                                          ('LearningRate', float('nan'))]))
-            table[-1][name] = float(value)
+                break
+    origin = start or first
+    for time, line in _dated_lines(path_to_log):
+        yield (None if time is None else (time - origin).total_seconds()), line
+
+
+def _note_learning_rate(line, learning_rates):
+    """Records "Iteration N, lr = x" in learning_rates (iteration -> lr)."""
+    found = _LEARNING_RATE.search(line)
+    if found:
+        learning_rates[int(found.group(1))] = float(found.group(2))
+
+
+def parse_log(path_to_log):
+    """Returns (train_rows, test_rows): lists of OrderedDicts with NumIters, Seconds,
+    LearningRate and the net outputs, one per display interval / test pass."""
+    learning_rates = {}  # iteration -> lr, from "Iteration N, lr = x"
+    rows = {'Train': [], 'Test': []}
+    iteration = None
+    for seconds, line in timed_lines(path_to_log):
+        _note_learning_rate(line, learning_rates)
+        found = _ITERATION.search(line)
+        if found:
+            iteration = int(found.group(1))
+        output = _OUTPUT.search(line)
+        if not output or iteration is None:
+            continue
+        phase, index, name, value = output.groups()
+        table = rows[phase]
+        # Output #0 starts a new row (each display / test pass lists its outputs in order).
+        if int(index) == 0 or not table or table[-1]['NumIters'] != iteration or \
+                name in table[-1]:
+            table.append(OrderedDict([('NumIters', iteration),
+                                      ('Seconds', float('nan') if seconds is None else seconds),
+                                      ('LearningRate', float('nan'))]))
+        table[-1][name] = float(value)
     for table in rows.values():
         for row in table:
             row['LearningRate'] = _learning_rate_at(learning_rates, row['NumIters'])
     return rows['Train'], rows['Test']
+
+
+def bvlc_tables(path_to_log):
+    """BVLC's parse_log.sh tables: (train, test), lists of rows. Train: iteration, seconds, the
+    display line's loss, the learning rate; test: iteration, seconds, test net outputs #0 and #1
+    (accuracy and loss in BVLC's examples; nan where a pass has fewer)."""
+    train, rates = [], {}
+    for seconds, line in timed_lines(path_to_log):
+        _note_learning_rate(line, rates)
+        display = _DISPLAY_LOSS.search(line)
+        if display:
+            train.append([int(display.group(1)), float('nan') if seconds is None else seconds,
+                          float(display.group(2))])
+    for row in train:
+        row.append(_learning_rate_at(rates, row[0]))
+    test = []
+    for row in parse_log(path_to_log)[1]:
+        outputs = list(row.values())[3:] + [float('nan')] * 2
+        test.append([row['NumIters'], row['Seconds'], outputs[0], outputs[1]])
+    return train, test
+
+
+def write_table(output_path, header, rows):
+    """Writes `header`, then the rows in columns aligned with spaces (as `column -t` aligns
+    them)."""
+    cells = [[_format(value) for value in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))] if cells else []
+    with open(output_path, 'w') as output:
+        output.write(header + '\n')
+        for row in cells:
+            output.write('  '.join(cell.ljust(width) for cell, width in zip(row, widths))
+                         .rstrip() + '\n')
 
 
 def _learning_rate_at(learning_rates, iteration):
@@ -135,11 +197,19 @@ def main(argv=None):
     parser.add_argument('output_dir', help='where to write <log>.train and <log>.test')
     parser.add_argument('--delimiter', default=',', help='column delimiter (default: ,)')
     parser.add_argument('--verbose', action='store_true', help='print what was written')
+    parser.add_argument('--tables', action='store_true',
+                        help="write BVLC parse_log.sh's space-aligned tables instead of CSV")
     args = parser.parse_args(argv)
     if not os.path.isfile(args.logfile_path):
         parser.error('no such log file: ' + args.logfile_path)
     if not os.path.isdir(args.output_dir):
         parser.error('no such output folder: ' + args.output_dir)
+    if args.tables:
+        train, test = bvlc_tables(args.logfile_path)
+        name = os.path.join(args.output_dir, os.path.basename(args.logfile_path))
+        write_table(name + '.train', '# Iters Seconds TrainingLoss LearningRate', train)
+        write_table(name + '.test', '# Iters Seconds TestAccuracy TestLoss', test)
+        return 0
     train_rows, test_rows = parse_log(args.logfile_path)
     if not train_rows and not test_rows:
         print('parse_log: warning: no "Train/Test net output" lines in ' + args.logfile_path,
