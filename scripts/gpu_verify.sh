@@ -167,6 +167,12 @@ run_time() {
       echo "  layers apart (CAFFE_GPU_FUSION=0, timed): ${apart:-failed} ms;" \
            "apart / as one: $(ratio "$apart" "$timed")" | tee -a "$OUT/time.txt"
     fi
+    # Where the time goes, as a picture where this Python has matplotlib: the timed run, with
+    # the layers-apart run beside it.
+    local logs=("$OUT/time_${name}_timed.log")
+    [ -f "$OUT/time_${name}_timed_apart.log" ] && logs+=("$OUT/time_${name}_timed_apart.log")
+    "$python" tools/extra/plot_caffe_time.py "${logs[@]}" -o "$OUT/time_$name.png" \
+        --title "$name, batch $batch, GPU" > /dev/null 2>&1 || true
   done
 }
 
