@@ -8,12 +8,13 @@
 
 Nets: caffe.Net(prototxt, phase[, weights=, level=, stages=]) or Net(prototxt, weights, phase);
 net.blobs / params / layers / inputs / outputs / blob_loss_weights, forward(**inputs, start=,
-end=, blobs=), backward(**diffs, ...), forward_all, forward_backward_all, reshape, copy_from,
-share_with, save (binary .caffemodel), save_hdf5 / load_hdf5, before_forward / after_forward /
-before_backward / after_backward (fn(layer_index) around each layer's pass).
+end=, blobs=), backward(**diffs, ...), forward_all, forward_backward_all, reshape,
+clear_param_diffs, copy_from, share_with, save (binary .caffemodel), save_hdf5 / load_hdf5,
+before_forward / after_forward / before_backward / after_backward (fn(layer_index) around each
+layer's pass).
 Training: caffe.get_solver(solver.prototxt) or SGDSolver, NesterovSolver, AdaGradSolver,
 RMSPropSolver, AdaDeltaSolver, AdamSolver: step(n), solve(resume_file=None), restore, snapshot,
-net, test_nets, iter, param, add_callback.
+apply_update, share_weights(net), net, test_nets, iter, max_iter, param, add_callback.
 Context (per thread): set_mode_cpu, set_mode_gpu, set_device, set_random_seed, init_log, log.
 Also caffe.io (Transformer, load_image, resize_image, oversample, proto <-> array), caffe.draw,
 caffe.Classifier, caffe.Detector, caffe.NetSpec with caffe.layers / caffe.params (and

@@ -638,6 +638,8 @@ PYBIND11_MODULE(_caffe, m) {
           },
           py::arg("start"), py::arg("end"))
       .def("reshape", &PyNet::Reshape, py::call_guard<py::gil_scoped_release>())
+      .def("clear_param_diffs", &PyNet::ClearParamDiffs,
+           "zeroes every learned parameter's gradient (before accumulating new ones by hand)")
       .def(
           "copy_from",
           [](PyNet& net, const py::object& file) {

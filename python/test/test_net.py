@@ -206,6 +206,19 @@ def test_forward_and_backward_match_numpy(small_net):
     np.testing.assert_allclose(net.params['ip'][0].diff, grad_ip.T.dot(x), rtol=1e-5, atol=1e-6)
 
 
+def test_clear_param_diffs_zeroes_the_gradients(small_net):
+    net = small_net
+    rng = np.random.RandomState(2)
+    net.forward(data=rng.randn(2, 3).astype(np.float32),
+                target=rng.randn(2, 4).astype(np.float32))
+    net.backward()
+    assert np.abs(net.params['ip'][0].diff).max() > 0
+    net.clear_param_diffs()
+    for blobs in net.params.values():
+        for blob in blobs:
+            assert not blob.diff.any()
+
+
 def test_forward_start_end_and_blobs(small_net):
     net = small_net
     net.blobs['data'].data[...] = 1
