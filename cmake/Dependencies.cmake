@@ -10,6 +10,19 @@ find_library(GFLAGS_LIBRARY gflags REQUIRED)
 find_path(LMDB_INCLUDE_DIR lmdb.h REQUIRED)
 find_library(LMDB_LIBRARY lmdb REQUIRED)
 
+# LevelDB (libleveldb-dev), optional: data_param's `backend: LEVELDB` (BVLC's default) and the
+# tools' --backend=leveldb. Without it those are one clear error.
+set(CAFFE_HAVE_LEVELDB OFF)
+if(NOT CAFFE_LEVELDB STREQUAL "OFF")
+  find_path(LEVELDB_INCLUDE_DIR leveldb/db.h)
+  find_library(LEVELDB_LIBRARY leveldb)
+  if(LEVELDB_INCLUDE_DIR AND LEVELDB_LIBRARY)
+    set(CAFFE_HAVE_LEVELDB ON)
+  elseif(CAFFE_LEVELDB STREQUAL "ON")
+    message(FATAL_ERROR "CAFFE_LEVELDB=ON but LevelDB was not found: install libleveldb-dev")
+  endif()
+endif()
+
 set(HDF5_PREFER_PARALLEL OFF)
 find_package(HDF5 REQUIRED COMPONENTS C HL)
 

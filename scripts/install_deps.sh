@@ -8,6 +8,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev
   libgoogle-glog-dev libgflags-dev
   liblmdb-dev lmdb-utils
+  libleveldb-dev              # backend: LEVELDB (BVLC's default data_param backend)
   libhdf5-dev
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev
   libopenblas-openmp-dev

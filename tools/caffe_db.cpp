@@ -21,7 +21,7 @@
 #include "caffe/util/db.hpp"
 #include "caffe/util/image_io.hpp"
 
-DEFINE_string(backend, "lmdb", "The database backend (this build has lmdb only)");
+DEFINE_string(backend, "lmdb", "The database backend {lmdb, leveldb}");
 
 namespace {
 

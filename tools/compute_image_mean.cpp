@@ -17,7 +17,7 @@
 #include "caffe/util/image_io.hpp"
 #include "caffe/util/io.hpp"
 
-DEFINE_string(backend, "lmdb", "The backend containing the images (this build has lmdb only)");
+DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} containing the images");
 
 namespace {
 

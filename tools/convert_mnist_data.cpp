@@ -18,7 +18,7 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/util/db.hpp"
 
-DEFINE_string(backend, "lmdb", "The backend for storing the result (this build has lmdb only)");
+DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} for storing the result");
 
 namespace {
 

@@ -1,7 +1,8 @@
 // Key-value databases of records (Datum protos) as the data layers and the converter tools use
 // them: open a database, walk it in key order with a Cursor, write it through a Transaction. The
-// interface is BVLC's, with Seek added (to resume where a snapshot left off). Only LMDB is built;
-// asking for LevelDB is a caffe::Error that says so.
+// interface is BVLC's, with Seek added (to resume where a snapshot left off). LMDB always;
+// LevelDB where the build found libleveldb (db_leveldb.hpp), else asking for it is a caffe::Error
+// that says so.
 #ifndef CAFFE_UTIL_DB_HPP_
 #define CAFFE_UTIL_DB_HPP_
 
@@ -87,10 +88,10 @@ class AtomicDBWriter {
   DISABLE_COPY_AND_ASSIGN(AtomicDBWriter);
 };
 
-/// The database for a data layer's `backend:`; LEVELDB (the proto's default) is a caffe::Error
-/// telling the user to convert to LMDB and write `backend: LMDB`.
+/// The database for a data layer's `backend:`: LMDB, or LEVELDB (the proto's default), which in a
+/// build without LevelDB is a caffe::Error telling the user to convert to LMDB.
 std::unique_ptr<DB> GetDB(DataParameter::DB backend);
-/// The database for a tool's --backend flag: "lmdb" ("leveldb" is refused as above).
+/// The database for a tool's --backend flag: "lmdb" or "leveldb" (any case).
 std::unique_ptr<DB> GetDB(const string& backend);
 
 }  // namespace db

@@ -11,16 +11,23 @@
 
 #include "caffe/util/db_lmdb.hpp"
 #include "caffe/util/io.hpp"
+#ifdef CAFFE_HAVE_LEVELDB  // defined for this file where CMake found LevelDB
+#include "caffe/util/db_leveldb.hpp"
+#endif
 
 namespace caffe {
 namespace db {
 
 namespace {
 
-[[noreturn]] void ThrowNoLevelDB() {
-  CAFFE_THROW() << "LevelDB is not built into this Caffe (only LMDB is supported); convert the "
-                   "data to LMDB (e.g. convert_imageset --backend=lmdb) and set `backend: LMDB` "
-                   "in data_param";
+std::unique_ptr<DB> NewLevelDB() {
+#ifdef CAFFE_HAVE_LEVELDB
+  return std::make_unique<LevelDB>();
+#else
+  CAFFE_THROW() << "LevelDB is not built into this Caffe (libleveldb-dev was not found when it "
+                   "was built); convert the data to LMDB (e.g. convert_imageset --backend=lmdb) "
+                   "and set `backend: LMDB` in data_param";
+#endif
 }
 
 }  // namespace
@@ -30,9 +37,10 @@ std::unique_ptr<DB> GetDB(DataParameter::DB backend) {
     case DataParameter::LMDB:
       return std::make_unique<LMDB>();
     case DataParameter::LEVELDB:
-      ThrowNoLevelDB();
+      return NewLevelDB();
   }
-  CAFFE_THROW() << "unknown database backend " << static_cast<int>(backend) << "; known: LMDB";
+  CAFFE_THROW() << "unknown database backend " << static_cast<int>(backend)
+                << "; known: LMDB, LEVELDB";
 }
 
 std::unique_ptr<DB> GetDB(const string& backend) {
@@ -40,8 +48,8 @@ std::unique_ptr<DB> GetDB(const string& backend) {
   std::transform(name.begin(), name.end(), name.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (name == "lmdb") return std::make_unique<LMDB>();
-  if (name == "leveldb") ThrowNoLevelDB();
-  CAFFE_THROW() << "unknown database backend '" << backend << "'; known: lmdb";
+  if (name == "leveldb") return NewLevelDB();
+  CAFFE_THROW() << "unknown database backend '" << backend << "'; known: lmdb, leveldb";
 }
 
 namespace {

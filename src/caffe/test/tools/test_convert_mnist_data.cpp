@@ -149,9 +149,27 @@ TEST_F(ConvertMnistDataTest, ExistingOutputIsRefused) {
   ExpectOneLineError(Run({images_, labels_, output_}), {output_, "already exists"});
 }
 
-TEST_F(ConvertMnistDataTest, LevelDBBackendIsOneClearLine) {
-  WriteIdx(1, 1, 1);
-  ExpectOneLineError(Run({"--backend=leveldb", images_, labels_, output_}), {"LevelDB"});
+// BVLC's other backend: written where this build has LevelDB, else one clear line.
+TEST_F(ConvertMnistDataTest, LevelDBBackendWritesALevelDBWhereBuilt) {
+  WriteIdx(2, 1, 1);
+  const ToolResult result = Run({"--backend=leveldb", images_, labels_, output_});
+  std::unique_ptr<db::DB> database;
+  try {
+    database = db::GetDB("leveldb");
+  } catch (const Error&) {
+    ExpectOneLineError(result, {"LevelDB is not built"});
+    return;
+  }
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  database->Open(output_, db::READ);
+  std::unique_ptr<db::Cursor> cursor = database->NewCursor();
+  for (int i = 0; i < 2; ++i, cursor->Next()) {
+    ASSERT_TRUE(cursor->valid()) << "record " << i << " missing";
+    Datum datum;
+    ASSERT_TRUE(datum.ParseFromString(cursor->value()));
+    EXPECT_EQ(datum.label(), 9 - i);
+  }
+  EXPECT_FALSE(cursor->valid());
 }
 
 TEST_F(ConvertMnistDataTest, WrongArgumentCountPrintsUsage) {

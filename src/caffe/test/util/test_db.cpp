@@ -1,7 +1,7 @@
 // The LMDB database: writing and reading back in key order, seeking, batched commits, growing the
 // map when it fills up, reading a read-only folder without a lock file, the atomic writer of the
 // converter tools (a database appears only complete), and the errors for missing paths, folders
-// that are no LMDB and unsupported backends.
+// that are no LMDB and unknown backends (LevelDB itself: test_db_leveldb.cpp).
 #include <lmdb.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -299,7 +299,13 @@ TEST_F(DBTest, AtomicWriterRemovesLeftoversOfDeadProcessesOnly) {
   EXPECT_TRUE(FileExists(path_ + "/data.mdb"));
 }
 
-TEST(GetDBTest, LevelDBIsRefusedWithAHintToUseLMDB) {
+// Only in a build without LevelDB (test_db_leveldb.cpp tests it where it is built).
+TEST(GetDBTest, LevelDBWithoutLevelDBIsRefusedWithAHintToUseLMDB) {
+  try {
+    db::GetDB("leveldb");
+    GTEST_SKIP() << "this build has LevelDB";
+  } catch (const Error&) {
+  }
   for (auto get : {+[] { db::GetDB(DataParameter::LEVELDB); }, +[] { db::GetDB("leveldb"); }}) {
     try {
       get();
@@ -313,6 +319,11 @@ TEST(GetDBTest, LevelDBIsRefusedWithAHintToUseLMDB) {
 
 TEST(GetDBTest, BackendNamesAreCaseInsensitiveAndUnknownOnesRefused) {
   EXPECT_NE(db::GetDB("LMDB"), nullptr);
+  try {
+    EXPECT_NE(db::GetDB("LevelDB"), nullptr);
+  } catch (const Error& error) {
+    EXPECT_NE(string(error.what()).find("LevelDB is not built"), string::npos) << error.what();
+  }
   try {
     db::GetDB("rocksdb");
     FAIL() << "an unknown backend was accepted";
