@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "caffe/util/io.hpp"
+
 namespace caffe {
 
 template <typename Dtype>
@@ -17,8 +19,15 @@ void DataLayer<Dtype>::DataLayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dt
   const int batch_size = static_cast<int>(data_param.batch_size());
   LAYER_CHECK_GT(batch_size, 0) << "data_param.batch_size must be at least 1";
   LAYER_CHECK(!source.empty()) << "data_param.source is not set";
+  // BVLC's default backend is LEVELDB: a net that sets none, over an LMDB, means the LMDB.
+  DataParameter::DB backend = data_param.backend();
+  if (!data_param.has_backend() && FileExists(source + "/data.mdb")) {
+    backend = DataParameter::LMDB;
+    LOG(INFO) << this->error_prefix() << "'" << source << "' is an LMDB: read as one (data_param "
+              << "sets no backend, whose default is LEVELDB)";
+  }
   try {
-    db_ = db::GetDB(data_param.backend());
+    db_ = db::GetDB(backend);
   } catch (const Error& error) {
     LAYER_THROW() << "cannot read '" << source << "': " << error.what();
   }
@@ -28,7 +37,7 @@ void DataLayer<Dtype>::DataLayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dt
   } catch (const Error& error) {
     LAYER_THROW() << error.what();
   }
-  LAYER_CHECK(cursor_->valid()) << "LMDB '" << source << "' holds no records";
+  LAYER_CHECK(cursor_->valid()) << "'" << source << "' holds no records";
   offset_ = 0;
   this->SetUpWorkers(data_param.threads());
 

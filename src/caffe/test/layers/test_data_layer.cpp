@@ -288,14 +288,21 @@ TYPED_TEST(DataLayerTest, MissingLMDBIsAnErrorNamingThePath) {
   }
 }
 
-TYPED_TEST(DataLayerTest, LevelDBBackendIsAnErrorSuggestingLMDB) {
+// BVLC's default backend is LEVELDB: with none set, an LMDB is read as one; an explicit LEVELDB
+// over it is an error that says to set LMDB (in builds with LevelDB and without).
+TYPED_TEST(DataLayerTest, AnLMDBIsReadWhenNoBackendIsSetAndRefusedAsLevelDB) {
   this->WriteLMDB(2);
   LayerParameter param = this->MakeParam(2);
   param.mutable_data_param()->clear_backend();  // the proto's default: LEVELDB
   auto layer = std::make_unique<DataLayer<typename TypeParam::Dtype>>(param);
+  layer->SetUp({}, this->top_);
+  layer->Forward({}, this->top_);
+  EXPECT_EQ(this->top_[1]->cpu_data()[1], 1);  // record 1's label
+  param.mutable_data_param()->set_backend(DataParameter::LEVELDB);
+  layer = std::make_unique<DataLayer<typename TypeParam::Dtype>>(param);
   try {
     layer->SetUp({}, this->top_);
-    FAIL() << "LevelDB was accepted";
+    FAIL() << "an LMDB was read as a LevelDB";
   } catch (const Error& error) {
     EXPECT_NE(string(error.what()).find("backend: LMDB"), string::npos) << error.what();
     EXPECT_NE(string(error.what()).find(this->source_), string::npos) << error.what();
