@@ -307,7 +307,7 @@ TEST_F(ConvertImagesetTest, ExistingOutputAndBadFlagsAreRefused) {
   std::filesystem::remove_all(db_);
   ExpectOneLineError(Run({"--resize_height=4"}), {"give both"});
   ExpectOneLineError(Run({"--encode_type=png"}), {"needs --encoded"});
-  ExpectOneLineError(Run({"--backend=leveldb"}), {"LevelDB"});
+  ExpectOneLineError(Run({"--backend=rocksdb"}), {"unknown database backend 'rocksdb'"});
   ExpectNothingWritten();
   const ToolResult usage = RunTool("convert_imageset", {root_, list_}, dir_.path());
   EXPECT_EQ(usage.exit_code, 1);

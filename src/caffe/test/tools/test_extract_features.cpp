@@ -134,7 +134,8 @@ TEST_F(ExtractFeaturesTest, BadArgumentsAreOneClearLine) {
                      {"number of blob names (2", "dataset names (1"});
   ExpectOneLineError(Run({weights_, proto_, "ip", out, "many", "lmdb"}),
                      {"num_mini_batches is 'many'"});
-  ExpectOneLineError(Run({weights_, proto_, "ip", out, "1", "leveldb"}), {"LevelDB"});
+  ExpectOneLineError(Run({weights_, proto_, "ip", out, "1", "rocksdb"}),
+                     {"unknown database backend 'rocksdb'"});
   ExpectOneLineError(Run({weights_, proto_, "ip", out, "1", "lmdb", "TPU"}), {"'TPU'"});
   EXPECT_FALSE(FileExists(out));
   const ToolResult usage = Run({weights_, proto_});
