@@ -4,6 +4,9 @@
 //                              shapes (channels x height x width) and the label histogram
 //   caffe_db dump DB N FILE    record N (0-based, in key order) written as an image file whose
 //                              type follows FILE's extension (.png, .jpg), with its key and label
+//   caffe_db convert DB OUT    every record, under its key, into a new database OUT of backend
+//                              --to (default lmdb): a LevelDB becomes an LMDB (which several
+//                              processes can read, as DDL's learners do), or the other way
 // Encoded records are decoded for their shape when they do not carry it (needs OpenCV).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -22,6 +25,7 @@
 #include "caffe/util/image_io.hpp"
 
 DEFINE_string(backend, "lmdb", "The database backend {lmdb, leveldb}");
+DEFINE_string(to, "lmdb", "convert: the backend {lmdb, leveldb} of the database written");
 
 namespace {
 
@@ -32,7 +36,8 @@ const char kUsage[] =
     "Usage:\n"
     "    caffe_db [FLAGS] count DB_NAME\n"
     "    caffe_db [FLAGS] stats DB_NAME\n"
-    "    caffe_db [FLAGS] dump DB_NAME N OUTPUT_IMAGE\n";
+    "    caffe_db [FLAGS] dump DB_NAME N OUTPUT_IMAGE\n"
+    "    caffe_db [FLAGS] convert DB_NAME OUTPUT_DB_NAME   (--backend to read, --to to write)\n";
 
 string ShapeText(int channels, int height, int width) {
   return std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width);
@@ -135,6 +140,20 @@ void Dump(const string& path, const string& index_text, const string& output) {
             << ", written to " << output << std::endl;
 }
 
+void Convert(const string& path, const string& output) {
+  OpenDB open = Open(path);
+  caffe::db::AtomicDBWriter writer(FLAGS_to, output);
+  constexpr uint64_t kCommitEvery = 1000;
+  uint64_t count = 0;
+  for (; open.cursor->valid(); open.cursor->Next()) {
+    writer.transaction()->Put(open.cursor->key(), open.cursor->value());
+    if (++count % kCommitEvery == 0) writer.transaction()->Commit();
+  }
+  writer.Finish();
+  std::cout << "converted " << count << " records of " << FLAGS_backend << " '" << path
+            << "' to " << FLAGS_to << " '" << output << "'" << std::endl;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,11 +167,14 @@ int main(int argc, char** argv) {
       Stats(argv[2]);
     } else if (command == "dump" && argc == 5) {
       Dump(argv[2], argv[3], argv[4]);
+    } else if (command == "convert" && argc == 4) {
+      Convert(argv[2], argv[3]);
     } else {
       std::cerr << kUsage;
-      if (!command.empty() && command != "count" && command != "stats" && command != "dump") {
-        std::cerr << "caffe_db: unknown command '" << command << "'; known: count, stats, dump"
-                  << std::endl;
+      if (!command.empty() && command != "count" && command != "stats" && command != "dump" &&
+          command != "convert") {
+        std::cerr << "caffe_db: unknown command '" << command
+                  << "'; known: count, stats, dump, convert" << std::endl;
       }
       return 1;
     }

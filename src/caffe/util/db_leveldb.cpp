@@ -121,7 +121,8 @@ void LevelDB::Open(const string& source, Mode mode) {
   if (!status.ok() && status.IsIOError() && status.ToString().find("lock") != string::npos) {
     CAFFE_THROW() << "cannot open LevelDB '" << source << "': another process has it open ("
                   << status.ToString() << "); LevelDB serves one process at a time, so for "
-                  << "several processes (DDL learners) convert it to LMDB";
+                  << "several processes (DDL learners) convert it to LMDB (caffe_db "
+                  << "--backend=leveldb convert " << source << " NEW_LMDB)";
   }
   LevelDBCheck(status, "cannot open LevelDB '" + source + "'");
   database_.reset(opened);

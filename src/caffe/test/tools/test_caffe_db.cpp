@@ -1,6 +1,7 @@
 // caffe_db, run as a program on LMDBs written here: the record count, the stats (storage, shapes,
-// label histogram) of raw, float and encoded records, record N dumped as an image file, and
-// one-line errors for a folder that is no database, a record number past the end and bad usage.
+// label histogram) of raw, float and encoded records, record N dumped as an image file, the
+// conversion to the other backend and back, and one-line errors for a folder that is no
+// database, a record number past the end and bad usage.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -94,6 +95,35 @@ TEST_F(CaffeDbTest, NotADatabaseAndBadUsageAreClearErrors) {
   EXPECT_EQ(usage.exit_code, 1);
   EXPECT_NE(usage.err.find("caffe_db [FLAGS] dump DB_NAME N OUTPUT_IMAGE"), string::npos);
   EXPECT_NE(usage.err.find("unknown command 'list'"), string::npos);
+}
+
+// LMDB -> LevelDB -> LMDB: the same records under the same keys (where LevelDB is built).
+TEST_F(CaffeDbTest, ConvertCopiesEveryRecordToTheOtherBackend) {
+  try {
+    db::GetDB("leveldb");
+  } catch (const Error&) {
+    GTEST_SKIP() << "this build has no LevelDB";
+  }
+  const vector<Datum> records = {Raw(1, 2, 2, 0), Raw(3, 1, 2, 5, 9), Raw(1, 2, 2, 1)};
+  WriteLMDB(records);
+  const string leveldb = dir_.path() + "/leveldb", back = dir_.path() + "/back_lmdb";
+  ToolResult result = Run({"--to=leveldb", "convert", db_, leveldb});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "converted 3 records of lmdb '" + db_ + "' to leveldb '" + leveldb +
+                            "'\n");
+  result = Run({"--backend=leveldb", "convert", leveldb, back});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+  database->Open(back, db::READ);
+  std::unique_ptr<db::Cursor> cursor = database->NewCursor();
+  for (size_t i = 0; i < records.size(); ++i, cursor->Next()) {
+    ASSERT_TRUE(cursor->valid()) << "record " << i;
+    EXPECT_EQ(cursor->key(), "key" + std::to_string(i));
+    EXPECT_EQ(cursor->value(), records[i].SerializeAsString());
+  }
+  EXPECT_FALSE(cursor->valid());
+  // An existing output is refused, and nothing is lost.
+  ExpectOneLineError(Run({"convert", db_, back}), {back, "already exists"});
 }
 
 #ifdef USE_OPENCV
