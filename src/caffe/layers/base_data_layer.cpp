@@ -209,8 +209,8 @@ void BasePrefetchingDataLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
   } else {
     // Copies that return when done, so the batch can go back to the thread at once.
     auto copy_in = [](const Blob<Dtype>& from, Blob<Dtype>* to) {
-      if (to->count() > 0) caffe_gpu_memcpy(to->count() * sizeof(Dtype), from.cpu_data(),
-                                            to->mutable_gpu_data());
+      if (to->count() == 0) return;
+      caffe_gpu_memcpy(to->count() * sizeof(Dtype), from.cpu_data(), to->mutable_gpu_data());
     };
     copy_in(batch->data_, top[0]);
     if (label_top) copy_in(batch->label_, label_top);
