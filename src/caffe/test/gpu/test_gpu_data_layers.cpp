@@ -115,16 +115,17 @@ class GpuDataLayerTest : public GpuLayerTest<Dtype> {
     return layer;
   }
 
-  // kBatches batches of a CPU-mode layer: data then labels, per batch.
+  // `count` batches of a CPU-mode layer: data then labels, per batch.
   std::vector<std::vector<Dtype>> CpuBatches(const std::string& transform,
                                              int batch_size = kBatchSize,
-                                             const std::string& source = "") {
+                                             const std::string& source = "",
+                                             int count = kBatches) {
     Blob<Dtype> data, label;
     const Blobs<Dtype> top{&data, &label};
     std::shared_ptr<Layer<Dtype>> layer =
         MakeLayer(Caffe::CPU, transform, top, batch_size, source);
     std::vector<std::vector<Dtype>> batches;
-    for (int batch = 0; batch < kBatches; ++batch) {
+    for (int batch = 0; batch < count; ++batch) {
       layer->Forward({}, top);
       std::vector<Dtype> values = HostValues(data);
       const std::vector<Dtype> labels = HostValues(label);
@@ -174,18 +175,8 @@ TYPED_TEST(GpuDataLayerTest, TopsHoldTheBatchOnTheDevice) {
 TYPED_TEST(GpuDataLayerTest, BatchesThatOutgrowTheirRoomOnTheDeviceArriveIntact) {
   using Dtype = TypeParam;
   const int batches = 2 * kRecords;
-  std::vector<std::vector<Dtype>> expected;
-  {
-    Blob<Dtype> data, label;
-    const Blobs<Dtype> top{&data, &label};
-    std::shared_ptr<Layer<Dtype>> layer =
-        this->MakeLayer(Caffe::CPU, "scale: 0.5", top, 1, this->varied_source_);
-    for (int batch = 0; batch < batches; ++batch) {
-      layer->Forward({}, top);
-      expected.push_back(HostValues(data));
-      expected.back().push_back(label.cpu_data()[0]);
-    }
-  }
+  const std::vector<std::vector<Dtype>> expected =
+      this->CpuBatches("scale: 0.5", 1, this->varied_source_, batches);
   Blob<Dtype> data, label;
   const Blobs<Dtype> top{&data, &label};
   std::shared_ptr<Layer<Dtype>> layer =
