@@ -62,6 +62,13 @@ class DB {
   DISABLE_COPY_AND_ASSIGN(DB);
 };
 
+/// The checks a backend makes before it opens `source` in `mode`, for its errors: NEW, that
+/// nothing is there yet; READ and WRITE, that it is a folder holding `marker`, the file every
+/// database of the backend has. `kind` names the backend ("LMDB"), `a_kind` with its article
+/// ("an LMDB"); `hint` is added to the not-a-database error. Throws caffe::Error naming the path.
+void CheckDatabaseFolder(const string& source, Mode mode, const string& kind,
+                         const string& a_kind, const string& marker, const string& hint = "");
+
 /// Writes a new database that appears at its path only when complete, for the converter tools.
 /// The records go into "<path>.partial-<pid>" beside it, and Finish() renames that folder to
 /// `path`. Destroyed unfinished (after an error), it removes the folder; a process killed while

@@ -52,6 +52,22 @@ std::unique_ptr<DB> GetDB(const string& backend) {
   CAFFE_THROW() << "unknown database backend '" << backend << "'; known: lmdb, leveldb";
 }
 
+void CheckDatabaseFolder(const string& source, Mode mode, const string& kind,
+                         const string& a_kind, const string& marker, const string& hint) {
+  if (mode == NEW) {
+    CAFFE_CHECK(!FileExists(source))
+        << "cannot create " << kind << " '" << source << "': it already exists (remove it first)";
+    return;
+  }
+  CAFFE_CHECK(IsDirectory(source))
+      << kind << " '" << source << "' "
+      << (FileExists(source) ? "is not a directory (" + a_kind + " is a directory holding " +
+                                   marker + ")"
+                             : "does not exist");
+  CAFFE_CHECK(FileExists(source + "/" + marker))
+      << "'" << source << "' is not " << a_kind << ": the folder holds no " << marker << hint;
+}
+
 namespace {
 
 /// Removes "<path>.partial-<pid>" folders whose process no longer runs.

@@ -95,18 +95,9 @@ void LevelDB::Open(const string& source, Mode mode) {
   Close();
   source_ = source;
   read_only_ = (mode == READ);
-  if (mode == NEW) {
-    CAFFE_CHECK(!FileExists(source))
-        << "cannot create LevelDB '" << source << "': it already exists (remove it first)";
-  } else {
-    CAFFE_CHECK(IsDirectory(source))
-        << "LevelDB '" << source << "' "
-        << (FileExists(source) ? "is not a directory (a LevelDB is a directory holding CURRENT)"
-                               : "does not exist");
-    CAFFE_CHECK(FileExists(source + "/CURRENT"))
-        << "'" << source << "' is not a LevelDB: the folder holds no CURRENT file"
-        << (FileExists(source + "/data.mdb") ? " (it is an LMDB: set `backend: LMDB`)" : "");
-  }
+  CheckDatabaseFolder(source, mode, "LevelDB", "a LevelDB", "CURRENT",
+                      FileExists(source + "/data.mdb") ? " (it is an LMDB: set `backend: LMDB`)"
+                                                       : "");
   std::error_code ignored;
   const string canonical = std::filesystem::weakly_canonical(source, ignored).string();
   std::lock_guard<std::mutex> lock(open_mutex);

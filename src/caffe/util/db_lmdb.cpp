@@ -118,18 +118,10 @@ void LMDB::Open(const string& source, Mode mode) {
   CHECK(env_ == nullptr) << "LMDB '" << source_ << "' is already open";
   source_ = source;
   read_only_ = (mode == READ);
+  CheckDatabaseFolder(source, mode, "LMDB", "an LMDB", "data.mdb");
   if (mode == NEW) {
-    CAFFE_CHECK(!FileExists(source))
-        << "cannot create LMDB '" << source << "': it already exists (remove it first)";
     CAFFE_CHECK(mkdir(source.c_str(), 0755) == 0)
         << "cannot create LMDB directory '" << source << "': " << std::strerror(errno);
-  } else {
-    CAFFE_CHECK(IsDirectory(source))
-        << "LMDB '" << source << "' "
-        << (FileExists(source) ? "is not a directory (an LMDB is a directory holding data.mdb)"
-                               : "does not exist");
-    CAFFE_CHECK(FileExists(source + "/data.mdb"))
-        << "'" << source << "' is not an LMDB: the folder holds no data.mdb";
   }
   LMDBCheck(mdb_env_create(&env_), "cannot create an LMDB environment for '" + source + "'");
   unsigned int flags = read_only_ ? (MDB_RDONLY | MDB_NOTLS) : 0;
