@@ -1,7 +1,7 @@
 // Helpers for tests that work with files and tool binaries: remove a temporary folder, write and
-// read whole files, run a tool from build/bin (or another program) capturing its exit status,
-// stdout and stderr, and pick out the lines of stderr
-// that are not glog log lines (what the user sees as the tool's own message).
+// read whole files, write MNIST idx files, run a tool from build/bin (or another program)
+// capturing its exit status, stdout and stderr, and pick out the lines of stderr that are not
+// glog log lines (what the user sees as the tool's own message).
 #ifndef CAFFE_TEST_FILE_TEST_UTIL_HPP_
 #define CAFFE_TEST_FILE_TEST_UTIL_HPP_
 
@@ -10,8 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -42,6 +44,38 @@ inline void WriteWholeFile(const std::string& path, const std::string& content) 
   std::ofstream stream(path, std::ios::binary);
   stream << content;
   ASSERT_TRUE(stream.good()) << "could not write " << path;
+}
+
+/// Writes MNIST idx files: `count` images of rows x cols bytes into `images` (byte j of image i:
+/// pixel(i, j)) and their labels into `labels` (label(i)). The magic numbers and the label file's
+/// header count may be given wrong on purpose.
+struct IdxMagic {
+  uint32_t image = 2051, label = 2049;
+  uint32_t label_count = UINT32_MAX;  // UINT32_MAX: the image count
+};
+inline void WriteMnistIdx(const std::string& images, const std::string& labels, uint32_t count,
+                          uint32_t rows, uint32_t cols,
+                          const std::function<unsigned char(uint32_t, uint32_t)>& pixel,
+                          const std::function<unsigned char(uint32_t)>& label,
+                          IdxMagic magic = {}) {
+  auto append = [](std::string* out, uint32_t value) {
+    for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(value >> shift));
+  };
+  std::string image_bytes, label_bytes;
+  append(&image_bytes, magic.image);
+  append(&image_bytes, count);
+  append(&image_bytes, rows);
+  append(&image_bytes, cols);
+  for (uint32_t i = 0; i < count; ++i) {
+    for (uint32_t j = 0; j < rows * cols; ++j) {
+      image_bytes.push_back(static_cast<char>(pixel(i, j)));
+    }
+  }
+  append(&label_bytes, magic.label);
+  append(&label_bytes, magic.label_count == UINT32_MAX ? count : magic.label_count);
+  for (uint32_t i = 0; i < count; ++i) label_bytes.push_back(static_cast<char>(label(i)));
+  WriteWholeFile(images, image_bytes);
+  WriteWholeFile(labels, label_bytes);
 }
 
 inline std::string ReadWholeFile(const std::string& path) {

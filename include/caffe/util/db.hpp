@@ -100,6 +100,8 @@ class AtomicDBWriter {
 std::unique_ptr<DB> GetDB(DataParameter::DB backend);
 /// The database for a tool's --backend flag: "lmdb" or "leveldb" (any case).
 std::unique_ptr<DB> GetDB(const string& backend);
+/// Whether this build reads and writes LevelDB (libleveldb-dev was found when it was built).
+bool HaveLevelDB();
 
 }  // namespace db
 }  // namespace caffe

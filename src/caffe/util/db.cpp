@@ -52,6 +52,14 @@ std::unique_ptr<DB> GetDB(const string& backend) {
   CAFFE_THROW() << "unknown database backend '" << backend << "'; known: lmdb, leveldb";
 }
 
+bool HaveLevelDB() {
+#ifdef CAFFE_HAVE_LEVELDB
+  return true;
+#else
+  return false;
+#endif
+}
+
 void CheckDatabaseFolder(const string& source, Mode mode, const string& kind,
                          const string& a_kind, const string& marker, const string& hint) {
   if (mode == NEW) {

@@ -2,12 +2,14 @@
 // scripts, build/bin linked to the tools under test, generated data): CIFAR-10's
 // create_cifar10.sh on CIFAR-format batches written here and both stages of train_quick.sh,
 // the second resumed from the first one's snapshot (--snapshot), with the iteration counts made
-// small; MNIST's LeNet and autoencoder training scripts on small LMDBs; ImageNet's
+// small; MNIST's LeNet and autoencoder training scripts on small LMDBs; the siamese example's
+// pair conversion, training and deploy net on MNIST-like idx files; ImageNet's
 // create_imagenet.sh with RESIZE=true and make_imagenet_mean.sh on a small
 // folder of JPEG images; train_full.sh's three stages; the training scripts' solver and net
 // files; and the download scripts of data/ on local archives (unpacking, size checks, errors).
 #include <sys/wait.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
@@ -61,8 +64,8 @@ class ExampleScriptTest : public ::testing::Test {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
 
-  static int CountRecords(const string& path, Datum* first) {
-    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+  static int CountRecords(const string& path, Datum* first, const string& backend = "lmdb") {
+    std::unique_ptr<db::DB> database = db::GetDB(backend);
     database->Open(path, db::READ);
     int count = 0;
     for (auto cursor = database->NewCursor(); cursor->valid(); cursor->Next(), ++count) {
@@ -163,7 +166,9 @@ void WriteMnistLmdb(const fs::path& path, int count) {
     datum.set_width(28);
     datum.set_label(r % 10);
     string pixels(28 * 28, '\0');
-    for (int w = 4; w < 24; ++w) pixels[(2 + 2 * (r % 10)) * 28 + w] = static_cast<char>(200 + r % 50);
+    for (int w = 4; w < 24; ++w) {
+      pixels[(2 + 2 * (r % 10)) * 28 + w] = static_cast<char>(200 + r % 50);
+    }
     datum.set_data(pixels);
     char key[16];
     snprintf(key, sizeof(key), "%08d", r);
@@ -230,6 +235,76 @@ TEST_F(ExampleScriptTest, MnistTrainingScriptsTrainOnSmallLmdbs) {
       EXPECT_NE(log.find("Test net output #1: l2_error"), string::npos) << log;
     }
   }
+}
+
+TEST_F(ExampleScriptTest, SiameseCreateTrainAndDeployedFeatures) {
+  CopyExample("examples/siamese");
+  fs::create_directories(root_ / "build" / "examples");
+  fs::create_directory_symlink(fs::path(CAFFE_TOOLS_DIR) / ".." / "examples" / "siamese",
+                               root_ / "build" / "examples" / "siamese");
+  // MNIST-like idx files: digit i % 10, drawn as a bar whose row follows the digit.
+  const fs::path data = root_ / "data" / "mnist";
+  fs::create_directories(data);
+  auto pixel = [](uint32_t i, uint32_t j) -> unsigned char {
+    const uint32_t row = j / 28, col = j % 28;
+    return row == 2 + 2 * (i % 10) && col >= 4 && col < 24 ? 150 + i % 100 : 0;
+  };
+  auto digit = [](uint32_t i) -> unsigned char { return i % 10; };
+  WriteMnistIdx((data / "train-images-idx3-ubyte").string(),
+                (data / "train-labels-idx1-ubyte").string(), 200, 28, 28, pixel, digit);
+  WriteMnistIdx((data / "t10k-images-idx3-ubyte").string(),
+                (data / "t10k-labels-idx1-ubyte").string(), 60, 28, 28, pixel, digit);
+
+  string log;
+  ASSERT_EQ(RunScript("examples/siamese/create_mnist_siamese.sh", "", &log), 0) << log;
+  const fs::path example = root_ / "examples" / "siamese";
+  const string backend = db::HaveLevelDB() ? "leveldb" : "lmdb";
+  Datum first;
+  EXPECT_EQ(CountRecords((example / "mnist_siamese_train_leveldb").string(), &first, backend),
+            200);
+  EXPECT_EQ(first.channels(), 2);
+  EXPECT_EQ(CountRecords((example / "mnist_siamese_test_leveldb").string(), &first, backend), 60);
+
+  ShortenSolver(example / "mnist_siamese_solver.prototxt", 100, false);
+  ASSERT_EQ(RunScript("examples/siamese/train_mnist_siamese.sh", "", &log), 0) << log;
+  EXPECT_NE(log.find("Optimization Done."), string::npos) << log;
+  EXPECT_NE(log.find("Test net output #0: loss"), string::npos) << log;
+  std::smatch written;
+  const std::regex snapshot("Snapshotting to binary proto file (\\S+)");
+  ASSERT_TRUE(std::regex_search(log, written, snapshot)) << log;
+
+  // The deploy net (at batch 20) takes the trained weights layer by layer, and its 2-D features
+  // put two images of one digit nearer each other than images of different digits.
+  const fs::path deploy = example / "mnist_siamese_b20.prototxt";
+  WriteWholeFile(deploy.string(),
+                 std::regex_replace(ReadWholeFile((example / "mnist_siamese.prototxt").string()),
+                                    std::regex("dim: 10000"), "dim: 20"));
+  Net<float> net(deploy.string(), TEST);
+  net.CopyTrainedLayersFrom((root_ / written[1].str()).string());
+  float* input = net.input_blobs()[0]->mutable_cpu_data();
+  for (uint32_t i = 0; i < 20; ++i) {
+    for (uint32_t j = 0; j < 28 * 28; ++j) input[i * 28 * 28 + j] = pixel(i, j) / 256.f;
+  }
+  net.Forward();
+  const float* feat = net.blob_by_name("feat")->cpu_data();
+  double same = 0, different = 0;
+  int same_pairs = 0, different_pairs = 0;
+  for (int a = 0; a < 20; ++a) {
+    for (int b = a + 1; b < 20; ++b) {
+      const double distance =
+          std::hypot(feat[2 * a] - feat[2 * b], feat[2 * a + 1] - feat[2 * b + 1]);
+      if (a % 10 == b % 10) {
+        same += distance;
+        ++same_pairs;
+      } else {
+        different += distance;
+        ++different_pairs;
+      }
+    }
+  }
+  EXPECT_LT(same / same_pairs, 0.5 * different / different_pairs)
+      << "mean distance of images of one digit " << same / same_pairs << ", of different digits "
+      << different / different_pairs;
 }
 
 /// Runs a data/ download script with `url_variable` pointing at a local file, through a `wget`
@@ -316,7 +391,8 @@ TEST_F(ExampleScriptTest, TrainingScriptsNameSolversAndNetsThatExist) {
   const std::regex solver_flag("((examples|models)/[A-Za-z0-9_/]*solver[A-Za-z0-9_]*\\.prototxt)");
   const std::regex net_field("\nnet: \"([^\"]+)\"");
   int solvers = 0;
-  for (const string folder : {"examples/mnist", "examples/cifar10", "examples/imagenet"}) {
+  for (const string folder :
+       {"examples/mnist", "examples/cifar10", "examples/imagenet", "examples/siamese"}) {
     for (const auto& entry : fs::directory_iterator(kSource / folder)) {
       if (entry.path().extension() != ".sh") continue;
       const string script = ReadWholeFile(entry.path().string());
@@ -334,8 +410,8 @@ TEST_F(ExampleScriptTest, TrainingScriptsNameSolversAndNetsThatExist) {
     }
   }
   // MNIST: LeNet (5: SGD, digits, Adam, RMSProp, consolidated), the autoencoder (4); CIFAR-10:
-  // quick (2), full (3), sigmoid (2); ImageNet: CaffeNet, AlexNet, resume.
-  EXPECT_EQ(solvers, 19);
+  // quick (2), full (3), sigmoid (2); ImageNet: CaffeNet, AlexNet, resume; siamese (1).
+  EXPECT_EQ(solvers, 20);
 }
 
 #ifdef USE_OPENCV

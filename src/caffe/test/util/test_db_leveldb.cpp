@@ -25,15 +25,6 @@
 namespace caffe {
 namespace {
 
-bool LevelDBBuilt() {
-  try {
-    db::GetDB("leveldb");
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 // Record i: a 1 x 2 x 3 Datum with label i and bytes 10 i + j.
 string Record(int i) {
   Datum datum;
@@ -54,7 +45,7 @@ class LevelDBTest : public ::testing::Test {
   LevelDBTest() : dir_(MakeTempDir("caffe_test_leveldb")), path_(dir_.path() + "/db") {}
 
   void SetUp() override {
-    if (!LevelDBBuilt()) GTEST_SKIP() << "this build has no LevelDB (libleveldb-dev not found)";
+    if (!db::HaveLevelDB()) GTEST_SKIP() << "this build has no LevelDB (libleveldb-dev not found)";
   }
 
   /// Writes records `first` .. `last` - 1 into `path` (NEW or WRITE), backwards, in two commits.

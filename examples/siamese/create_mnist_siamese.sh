@@ -1,0 +1,24 @@
+#!/usr/bin/env sh
+# Converts the MNIST idx files (data/mnist/get_mnist.sh) into databases of image pairs for
+# mnist_siamese_train_test.prototxt. DATA=data/digits uses the bundled digits instead.
+set -e
+cd "$(dirname "$0")/../.."
+
+EXAMPLES=./build/examples/siamese
+DATA=${DATA:-./data/mnist}
+
+echo "Creating leveldb..."
+
+rm -rf ./examples/siamese/mnist_siamese_train_leveldb
+rm -rf ./examples/siamese/mnist_siamese_test_leveldb
+
+$EXAMPLES/convert_mnist_siamese_data.bin \
+    $DATA/train-images-idx3-ubyte \
+    $DATA/train-labels-idx1-ubyte \
+    ./examples/siamese/mnist_siamese_train_leveldb
+$EXAMPLES/convert_mnist_siamese_data.bin \
+    $DATA/t10k-images-idx3-ubyte \
+    $DATA/t10k-labels-idx1-ubyte \
+    ./examples/siamese/mnist_siamese_test_leveldb
+
+echo "Done."

@@ -1,0 +1,6 @@
+#!/usr/bin/env sh
+# Trains the siamese LeNet on MNIST pairs (after create_mnist_siamese.sh); extra flags go to
+# caffe train.
+set -e
+cd "$(dirname "$0")/../.."
+./build/bin/caffe train --solver=examples/siamese/mnist_siamese_solver.prototxt "$@"
