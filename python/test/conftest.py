@@ -7,6 +7,7 @@ import os
 import pytest
 
 import caffe
+from caffe import layers as L, params as P
 
 SOURCE_DIR = os.environ.get('CAFFE_SOURCE_DIR',
                             os.path.dirname(os.path.dirname(os.path.dirname(
@@ -35,3 +36,19 @@ def write_file(path, text):
     with open(str(path), 'w') as output:
         output.write(text)
     return str(path)
+
+
+def lenet_layers(n, hidden='ip1', score='ip2'):
+    """Adds BVLC's LeNet from n.data to its ten scores (xavier fillers, as examples/mnist and the
+    "Learning LeNet" notebook write it), naming the fully connected layers `hidden` and `score`;
+    returns the scores' top."""
+    n.conv1 = L.Convolution(n.data, kernel_size=5, num_output=20,
+                            weight_filler=dict(type='xavier'))
+    n.pool1 = L.Pooling(n.conv1, kernel_size=2, stride=2, pool=P.Pooling.MAX)
+    n.conv2 = L.Convolution(n.pool1, kernel_size=5, num_output=50,
+                            weight_filler=dict(type='xavier'))
+    n.pool2 = L.Pooling(n.conv2, kernel_size=2, stride=2, pool=P.Pooling.MAX)
+    setattr(n, hidden, L.InnerProduct(n.pool2, num_output=500, weight_filler=dict(type='xavier')))
+    n.relu1 = L.ReLU(getattr(n, hidden), in_place=True)
+    setattr(n, score, L.InnerProduct(n.relu1, num_output=10, weight_filler=dict(type='xavier')))
+    return getattr(n, score)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import caffe
-from caffe import layers as L, params as P
+from caffe import layers as L
 from caffe.proto import caffe_pb2
-from conftest import write_file
+from conftest import lenet_layers, write_file
 
 
 def lenet(batch_size):
@@ -17,15 +17,7 @@ def lenet(batch_size):
     n = caffe.NetSpec()
     n.data, n.label = L.MemoryData(batch_size=batch_size, channels=1, height=28, width=28,
                                    ntop=2)
-    n.conv1 = L.Convolution(n.data, kernel_size=5, num_output=20,
-                            weight_filler=dict(type='xavier'))
-    n.pool1 = L.Pooling(n.conv1, kernel_size=2, stride=2, pool=P.Pooling.MAX)
-    n.conv2 = L.Convolution(n.pool1, kernel_size=5, num_output=50,
-                            weight_filler=dict(type='xavier'))
-    n.pool2 = L.Pooling(n.conv2, kernel_size=2, stride=2, pool=P.Pooling.MAX)
-    n.ip1 = L.InnerProduct(n.pool2, num_output=500, weight_filler=dict(type='xavier'))
-    n.relu1 = L.ReLU(n.ip1, in_place=True)
-    n.ip2 = L.InnerProduct(n.relu1, num_output=10, weight_filler=dict(type='xavier'))
+    lenet_layers(n)
     n.loss = L.SoftmaxWithLoss(n.ip2, n.label)
     n.accuracy = L.Accuracy(n.ip2, n.label)
     return n.to_proto()
