@@ -1,5 +1,6 @@
 """caffe.Classifier and caffe.Detector on a small net with saved weights, checked against the
 crops and preprocessing done by hand; classify.py and detect.py end to end."""
+import argparse
 import csv
 import os
 import subprocess
@@ -92,13 +93,13 @@ def test_detector_windows_and_context(tiny_model, tmp_path):
     np.testing.assert_allclose(corner[0, 0], MEAN[::-1] / 255.0, rtol=1e-6)
 
 
-def run_script(name, *args):
+def run_script(name, *args, expect_status=0):
     environment = dict(os.environ, PYTHONDONTWRITEBYTECODE='1')
     result = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, 'python', name)] +
                             list(args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             env=environment, check=False)
     output = result.stdout.decode('utf-8', 'replace')
-    assert result.returncode == 0, output
+    assert result.returncode == expect_status, output
     return output
 
 
@@ -132,3 +133,63 @@ def test_detect_script_writes_scores_per_window(tiny_model, tmp_path):
     assert [row[:5] for row in rows[1:]] == [[path, '0', '0', '4', '4'], [path, '2', '2', '8', '8']]
     scores = by_hand(prototxt, weights, [np.full((4, 4, 3), 200 / 255.0)] * 2)
     np.testing.assert_allclose(np.array([row[5:] for row in rows[1:]], float), scores, rtol=1e-5)
+
+
+def import_script(name):
+    """python/<name>.py as a module (its functions and argument parser)."""
+    sys.path.insert(0, os.path.join(SOURCE_DIR, 'python'))
+    try:
+        return __import__(name)
+    finally:
+        sys.path.pop(0)
+
+
+def test_scripts_default_to_bvlcs_models_and_mean(tmp_path):
+    classify = import_script('classify')
+    models = os.path.join(SOURCE_DIR, 'models')
+    for script, model in (('classify', 'bvlc_reference_caffenet'),
+                          ('detect', 'bvlc_reference_rcnn_ilsvrc13')):
+        parser = argparse.ArgumentParser()
+        classify.add_net_arguments(parser, model)
+        args = parser.parse_args([])
+        assert args.model_def == os.path.join(models, model, 'deploy.prototxt')
+        assert args.pretrained_model == os.path.join(models, model, model + '.caffemodel')
+        assert os.path.exists(args.model_def), script
+    # The mean: BVLC's .npy where present, else the ImageNet mean image, else one line on how
+    # to get one.
+    npy, binaryproto = str(tmp_path / 'mean.npy'), str(tmp_path / 'mean.binaryproto')
+    with pytest.raises(SystemExit, match='classify.py: no mean file given .*get_ilsvrc_aux.sh'):
+        classify.default_mean_file('classify.py', npy, binaryproto)
+    write_file(binaryproto, '')
+    assert classify.default_mean_file('classify.py', npy, binaryproto) == binaryproto
+    write_file(npy, '')
+    assert classify.default_mean_file('classify.py', npy, binaryproto) == npy
+
+
+def test_missing_default_weights_say_how_to_download_them(tmp_path):
+    weights = os.path.join(SOURCE_DIR, 'models', 'bvlc_reference_caffenet',
+                           'bvlc_reference_caffenet.caffemodel')
+    if os.path.exists(weights):
+        pytest.skip('CaffeNet\'s weights are downloaded in this checkout')
+    output = run_script('classify.py', str(tmp_path / 'cat.jpg'), str(tmp_path / 'out.npy'),
+                        expect_status=1)
+    assert output.strip() == ('classify.py: --pretrained_model {} does not exist '
+                              '(scripts/download_model_binary.py models/bvlc_reference_caffenet '
+                              'downloads it)'.format(weights)), output
+
+
+def test_a_mean_image_is_subtracted_per_channel(tiny_model, tmp_path):
+    # A 3 x 8 x 8 mean image whose channels average MEAN, and images smaller than the net's
+    # 4 x 4 input: resized to the input size, as the scores by hand show.
+    prototxt, weights = tiny_model
+    pattern = np.random.RandomState(3).rand(8, 8)
+    mean_image = MEAN[:, np.newaxis, np.newaxis] + 10 * (pattern - pattern.mean())
+    np.save(str(tmp_path / 'mean.npy'), mean_image)
+    images = np.random.RandomState(4).rand(2, 4, 4, 3).astype(np.float32)
+    np.save(str(tmp_path / 'images.npy'), images)
+    output = str(tmp_path / 'scores.npy')
+    run_script('classify.py', str(tmp_path / 'images.npy'), output, '--model_def', prototxt,
+               '--pretrained_model', weights, '--mean_file', str(tmp_path / 'mean.npy'),
+               '--images_dim', '2,2', '--center_only')
+    np.testing.assert_allclose(np.load(output), by_hand(prototxt, weights, list(images)),
+                               rtol=1e-5)
