@@ -65,8 +65,14 @@ class Net {
   /// Zeroes the diffs of all learnable parameters.
   void ClearParamDiffs();
 
-  /// Shares the learned blobs (not copies) of same-named layers of `other`.
+  /// Shares the learned blobs (not copies) of same-named layers of `other`, after
+  /// CheckCanShareTrainedLayersWith.
   void ShareTrainedLayersWith(const Net* other);
+  /// Throws caffe::Error naming the layer, the blob and both nets where a same-named layer of
+  /// `other` has a different number of learned blobs or blobs of other shapes: a solver's test
+  /// net that does not match its training net, found when the solver is made rather than at
+  /// the first test.
+  void CheckCanShareTrainedLayersWith(const Net& other) const;
   /// Copies weights from a NetParameter by layer name; layers absent here are ignored, a shape
   /// mismatch throws with the layer, blob index and both shapes.
   void CopyTrainedLayersFrom(const NetParameter& param);

@@ -679,26 +679,51 @@ void Net<Dtype>::ClearParamDiffs() {
 }
 
 template <typename Dtype>
-void Net<Dtype>::ShareTrainedLayersWith(const Net* other) {
-  for (size_t i = 0; i < other->layers().size(); ++i) {
-    Layer<Dtype>* source_layer = other->layers()[i].get();
-    const string& source_layer_name = other->layer_names()[i];
-    auto target = layer_names_index_.find(source_layer_name);
-    if (target == layer_names_index_.end()) {
-      DLOG(INFO) << "Ignoring source layer " << source_layer_name;
-      continue;
+void Net<Dtype>::CheckCanShareTrainedLayersWith(const Net& other) const {
+  // Both nets often have one name: the phases tell them apart.
+  const char* here_phase = phase_ == TRAIN ? "TRAIN" : "TEST";
+  const char* there_phase = other.phase() == TRAIN ? "TRAIN" : "TEST";
+  for (size_t i = 0; i < other.layers().size(); ++i) {
+    const string& layer_name = other.layer_names()[i];
+    auto target = layer_names_index_.find(layer_name);
+    if (target == layer_names_index_.end()) continue;
+    const auto& source_blobs = other.layers()[i]->blobs();
+    const auto& target_blobs = layers_[target->second]->blobs();
+    std::ostringstream context;
+    context << "the " << here_phase << " net '" << name_ << "' cannot share the weights of layer '"
+            << layer_name << "' with the " << there_phase << " net '" << other.name() << "': ";
+    string hint = "; a layer of the same name must have the same weights in both nets";
+    for (const auto& [phase, names] : {std::make_pair(here_phase, &layer_names_),
+                                       std::make_pair(there_phase, &other.layer_names())}) {
+      const auto named = std::count(names->begin(), names->end(), layer_name);
+      if (named > 1) {
+        hint = " (the " + string(phase) + " net has " + std::to_string(named) +
+               " layers named '" + layer_name + "')";
+        break;
+      }
     }
-    auto& target_blobs = layers_[target->second]->blobs();
-    CHECK_EQ(target_blobs.size(), source_layer->blobs().size())
-        << "Incompatible number of blobs for layer " << source_layer_name;
+    CAFFE_CHECK(target_blobs.size() == source_blobs.size())
+        << context.str() << "it has " << target_blobs.size() << " learned blobs in the "
+        << here_phase << " net and " << source_blobs.size() << " in the " << there_phase
+        << " net" << hint;
     for (size_t j = 0; j < target_blobs.size(); ++j) {
-      Blob<Dtype>* source_blob = source_layer->blobs()[j].get();
-      CHECK(target_blobs[j]->shape() == source_blob->shape())
-          << "Cannot share param " << j << " weights from layer '" << source_layer_name
-          << "'; shape mismatch.  Source param shape is " << source_blob->shape_string()
-          << "; target param shape is " << target_blobs[j]->shape_string();
-      target_blobs[j]->ShareData(*source_blob);
+      CAFFE_CHECK(target_blobs[j]->shape() == source_blobs[j]->shape())
+          << context.str() << "learned blob " << j << " is " << target_blobs[j]->shape_string()
+          << " in the " << here_phase << " net and " << source_blobs[j]->shape_string()
+          << " in the " << there_phase << " net" << hint;
     }
+  }
+}
+
+template <typename Dtype>
+void Net<Dtype>::ShareTrainedLayersWith(const Net* other) {
+  CheckCanShareTrainedLayersWith(*other);
+  for (size_t i = 0; i < other->layers().size(); ++i) {
+    auto target = layer_names_index_.find(other->layer_names()[i]);
+    if (target == layer_names_index_.end()) continue;
+    const auto& source_blobs = other->layers()[i]->blobs();
+    const auto& target_blobs = layers_[target->second]->blobs();
+    for (size_t j = 0; j < target_blobs.size(); ++j) target_blobs[j]->ShareData(*source_blobs[j]);
   }
 }
 

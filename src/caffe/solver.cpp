@@ -154,6 +154,9 @@ void Solver<Dtype>::InitTestNets() {
     LOG_IF(INFO, Caffe::root_solver())
         << "Creating test net (#" << i << ") specified by " << sources[i];
     test_nets_[i] = std::make_shared<Net<Dtype>>(net_params[i]);
+    // Each test shares the training net's weights: a mismatch is an error now, not at the
+    // first test, which may come hours into training.
+    test_nets_[i]->CheckCanShareTrainedLayersWith(*net_);
     test_nets_[i]->set_debug_info(param_.debug_info());
     for (const string& weights : param_.weights()) LoadNetWeights(test_nets_[i].get(), weights);
   }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "caffe/blob.hpp"
@@ -74,6 +75,9 @@ void FillUniform(Blob<Dtype>* blob, unsigned int seed, Dtype low, Dtype high);
 
 /// A fresh temporary directory; all of them are removed when the test program passes.
 std::string MakeTempDir(const std::string& prefix);
+
+/// The message of the caffe::Error that `action` throws ("" when it throws none).
+std::string ErrorOf(const std::function<void()>& action);
 
 }  // namespace caffe
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -114,7 +115,8 @@ TEST_F(SolverTest, LearningRatePoliciesFollowTheirFormulas) {
       R"(base_lr: 0.1 lr_policy: "multistep" gamma: 0.1 stepvalue: 5 stepvalue: 8)" + net));
   const double expected[] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.01, 0.01, 0.01, 0.001, 0.001};
   for (int iter = 0; iter < 10; ++iter) {
-    EXPECT_NEAR(multistep.RateAt(iter), expected[iter], 1e-6 * expected[iter]) << "multistep at " << iter;
+    EXPECT_NEAR(multistep.RateAt(iter), expected[iter], 1e-6 * expected[iter])
+        << "multistep at " << iter;
   }
 }
 
@@ -162,6 +164,60 @@ TEST_F(SolverTest, TestNetsRunOnScheduleAndShareTrainedWeights) {
   // The test net shares (not copies) the train net's learned blobs.
   EXPECT_EQ(test_net.layer_by_name("ip1")->blobs()[0]->cpu_data(),
             solver->net()->layer_by_name("ip1")->blobs()[0]->cpu_data());
+}
+
+// A separate test net for SolverText's training net, its second layer `ip2_layer`; the solver
+// tests it only at iteration 1000, so a mismatch would surface there.
+std::string SolverWithTestNet(const std::string& prefix, const std::string& ip2_layer) {
+  return SolverText(prefix, R"(test_iter: 1 test_interval: 1000 test_initialization: false
+    test_net_param {
+      name: "ResumeNet"
+      layer { name: "data" type: "DummyData" top: "data" top: "label"
+        dummy_data_param { shape { dim: 8 dim: 6 } shape { dim: 8 } } }
+      layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1"
+        inner_product_param { num_output: 10 } }
+      )" + ip2_layer + R"(
+      layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip2" bottom: "label" top: "loss" }
+    })");
+}
+
+TEST_F(SolverTest, ATestNetThatCannotShareTheTrainedWeightsIsRefusedAtOnce) {
+  const std::string prefix =
+      "the TEST net 'ResumeNet' cannot share the weights of layer 'ip2' with the TRAIN net "
+      "'ResumeNet': ";
+  const std::string same_weights =
+      "; a layer of the same name must have the same weights in both nets";
+  EXPECT_EQ(ErrorOf([&] {
+              MakeSolver(SolverWithTestNet(dir_ + "/s", R"(
+                layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+                  inner_product_param { num_output: 5 } })"));
+            }),
+            prefix + "learned blob 0 is 5 10 (50) in the TEST net and 4 10 (40) in the TRAIN net" +
+                same_weights);
+  EXPECT_EQ(ErrorOf([&] {
+              MakeSolver(SolverWithTestNet(dir_ + "/s", R"(
+                layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+                  inner_product_param { num_output: 4 bias_term: false } })"));
+            }),
+            prefix + "it has 1 learned blobs in the TEST net and 2 in the TRAIN net" +
+                same_weights);
+  // Two layers named ip2 in the test net: the message says so.
+  EXPECT_EQ(ErrorOf([&] {
+              MakeSolver(SolverWithTestNet(dir_ + "/s", R"(
+                layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+                  inner_product_param { num_output: 4 } }
+                layer { name: "ip2" type: "InnerProduct" bottom: "ip2" top: "ip3"
+                  inner_product_param { num_output: 3 } })"));
+            }),
+            prefix + "learned blob 0 is 3 4 (12) in the TEST net and 4 10 (40) in the TRAIN net" +
+                " (the TEST net has 2 layers named 'ip2')");
+  // A matching test net is accepted.
+  EXPECT_EQ(ErrorOf([&] {
+              MakeSolver(SolverWithTestNet(dir_ + "/s", R"(
+                layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+                  inner_product_param { num_output: 4 } })"));
+            }),
+            "");
 }
 
 TEST_F(SolverTest, TestItersWithoutIntervalIsAClearError) {

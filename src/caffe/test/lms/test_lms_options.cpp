@@ -8,19 +8,6 @@
 namespace caffe {
 namespace lms {
 
-namespace {
-// The message of the caffe::Error that `body` throws ("" when it throws none).
-template <typename Body>
-std::string ErrorOf(Body body) {
-  try {
-    body();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "";
-}
-}  // namespace
-
 TEST(LmsOptionsTest, ByteSizesTakeBinarySuffixes) {
   EXPECT_EQ(ParseByteSize("17179869184", "-gpu_mem_limit"), 17179869184u);
   EXPECT_EQ(ParseByteSize("16G", "-gpu_mem_limit"), 16ull << 30);

@@ -38,15 +38,6 @@ std::vector<std::string> ListDir(const std::string& dir) {
   return names;
 }
 
-std::string ErrorOf(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 NetParameter SampleNet() {
   NetParameter net;
   ParseProtoFromText(R"(

@@ -22,15 +22,6 @@ NetParameter ParseNet(const std::string& text) {
   return param;
 }
 
-std::string ErrorOf(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 void ExpectNet(const NetParameter& actual, const std::string& expected_text) {
   EXPECT_EQ(actual.DebugString(), ParseNet(expected_text).DebugString());
 }

@@ -18,15 +18,6 @@ NetParameter ParseNet(const std::string& text) {
   return param;
 }
 
-std::string ErrorOf(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  return "<no error>";
-}
-
 }  // namespace
 
 class UpgradeV0V1Test : public ::testing::Test {};
