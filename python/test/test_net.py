@@ -276,6 +276,17 @@ def test_save_and_copy_from_roundtrip(small_net, tmp_path):
     third.share_with(net)
     net.params['ip'][1].data[...] = 9
     assert np.all(third.params['ip'][1].data == 9)  # shared, not copied
+    wider = caffe.Net(write_file(tmp_path / 'wider.prototxt',
+                                 SMALL_NET.replace('dim: 3', 'dim: 5')), caffe.TEST)
+    # Nets of different phases are named by them; two of one phase as this one and the other.
+    with pytest.raises(caffe.Error, match=r"^the TEST net 'small' cannot share the weights of "
+                       r"layer 'ip' with the TRAIN net 'small': learned blob 0 is 4 5 \(20\) in "
+                       r"the TEST net and 4 3 \(12\) in the TRAIN net; a layer of the same name"):
+        wider.share_with(net)
+    with pytest.raises(caffe.Error, match=r"^this net 'small' cannot share the weights of layer "
+                       r"'ip' with the other net 'small': learned blob 0 is 4 5 \(20\) in this "
+                       r"net and 4 3 \(12\) in the other net"):
+        wider.share_with(third)
     with pytest.raises(caffe.Error):
         other.copy_from(str(tmp_path / 'nothing.caffemodel'))
 

@@ -680,38 +680,45 @@ void Net<Dtype>::ClearParamDiffs() {
 
 template <typename Dtype>
 void Net<Dtype>::CheckCanShareTrainedLayersWith(const Net& other) const {
-  // Both nets often have one name: the phases tell them apart.
-  const char* here_phase = phase_ == TRAIN ? "TRAIN" : "TEST";
-  const char* there_phase = other.phase() == TRAIN ? "TRAIN" : "TEST";
   for (size_t i = 0; i < other.layers().size(); ++i) {
     const string& layer_name = other.layer_names()[i];
     auto target = layer_names_index_.find(layer_name);
     if (target == layer_names_index_.end()) continue;
     const auto& source_blobs = other.layers()[i]->blobs();
     const auto& target_blobs = layers_[target->second]->blobs();
-    std::ostringstream context;
-    context << "the " << here_phase << " net '" << name_ << "' cannot share the weights of layer '"
-            << layer_name << "' with the " << there_phase << " net '" << other.name() << "': ";
-    string hint = "; a layer of the same name must have the same weights in both nets";
-    for (const auto& [phase, names] : {std::make_pair(here_phase, &layer_names_),
-                                       std::make_pair(there_phase, &other.layer_names())}) {
-      const auto named = std::count(names->begin(), names->end(), layer_name);
-      if (named > 1) {
-        hint = " (the " + string(phase) + " net has " + std::to_string(named) +
-               " layers named '" + layer_name + "')";
-        break;
-      }
+    size_t mismatch = 0;  // the first blob whose shapes differ
+    while (mismatch < target_blobs.size() && mismatch < source_blobs.size() &&
+           target_blobs[mismatch]->shape() == source_blobs[mismatch]->shape()) {
+      ++mismatch;
     }
-    CAFFE_CHECK(target_blobs.size() == source_blobs.size())
-        << context.str() << "it has " << target_blobs.size() << " learned blobs in the "
-        << here_phase << " net and " << source_blobs.size() << " in the " << there_phase
-        << " net" << hint;
-    for (size_t j = 0; j < target_blobs.size(); ++j) {
-      CAFFE_CHECK(target_blobs[j]->shape() == source_blobs[j]->shape())
-          << context.str() << "learned blob " << j << " is " << target_blobs[j]->shape_string()
-          << " in the " << here_phase << " net and " << source_blobs[j]->shape_string()
-          << " in the " << there_phase << " net" << hint;
+    if (mismatch == target_blobs.size() && mismatch == source_blobs.size()) continue;
+
+    // A solver's nets often share one name: their phases tell them apart.
+    auto phase_net = [](Phase phase) { return phase == TRAIN ? "the TRAIN net" : "the TEST net"; };
+    const bool phases_differ = phase_ != other.phase();
+    const string here = phases_differ ? phase_net(phase_) : "this net";
+    const string there = phases_differ ? phase_net(other.phase()) : "the other net";
+    std::ostringstream message;
+    message << here << " '" << name_ << "' cannot share the weights of layer '" << layer_name
+            << "' with " << there << " '" << other.name() << "': ";
+    if (target_blobs.size() != source_blobs.size()) {
+      message << "it has " << target_blobs.size() << " learned blobs in " << here << " and "
+              << source_blobs.size() << " in " << there;
+    } else {
+      message << "learned blob " << mismatch << " is " << target_blobs[mismatch]->shape_string()
+              << " in " << here << " and " << source_blobs[mismatch]->shape_string() << " in "
+              << there;
     }
+    const auto named_here = std::count(layer_names_.begin(), layer_names_.end(), layer_name);
+    const auto named_there =
+        std::count(other.layer_names().begin(), other.layer_names().end(), layer_name);
+    if (named_here > 1 || named_there > 1) {
+      message << " (" << (named_here > 1 ? here : there) << " has "
+              << std::max(named_here, named_there) << " layers named '" << layer_name << "')";
+    } else {
+      message << "; a layer of the same name must have the same weights in both nets";
+    }
+    CAFFE_THROW() << message.str();
   }
 }
 
