@@ -153,8 +153,14 @@ TEST_F(ExampleScriptTest, Cifar10CreateAndBothStagesOfTrainQuick) {
   EXPECT_TRUE(FileExists(example + "/cifar10_full_iter_4.caffemodel.h5"));
 }
 
-/// An LMDB of `count` MNIST-like records: 1 x 28 x 28 bytes, label r % 10, a bar whose row
-/// follows the label.
+/// Pixel j of MNIST-like image i (28 x 28): its digit, i % 10, drawn as a bar whose row follows
+/// the digit.
+unsigned char DigitBarPixel(uint32_t i, uint32_t j) {
+  const uint32_t row = j / 28, col = j % 28;
+  return row == 2 + 2 * (i % 10) && col >= 4 && col < 24 ? 150 + i % 100 : 0;
+}
+
+/// An LMDB of `count` MNIST-like records (DigitBarPixel, label r % 10).
 void WriteMnistLmdb(const fs::path& path, int count) {
   std::unique_ptr<db::DB> database = db::GetDB("lmdb");
   database->Open(path.string(), db::NEW);
@@ -166,15 +172,20 @@ void WriteMnistLmdb(const fs::path& path, int count) {
     datum.set_width(28);
     datum.set_label(r % 10);
     string pixels(28 * 28, '\0');
-    for (int w = 4; w < 24; ++w) {
-      pixels[(2 + 2 * (r % 10)) * 28 + w] = static_cast<char>(200 + r % 50);
-    }
+    for (uint32_t j = 0; j < pixels.size(); ++j) pixels[j] = static_cast<char>(DigitBarPixel(r, j));
     datum.set_data(pixels);
     char key[16];
     snprintf(key, sizeof(key), "%08d", r);
     txn->Put(key, datum.SerializeAsString());
   }
   txn->Commit();
+}
+
+/// The first binary snapshot `log` says it wrote, relative to the scripts' root ("" if none).
+string SnapshotWritten(const string& log) {
+  static const std::regex snapshot("Snapshotting to binary proto file (\\S+)");
+  std::smatch written;
+  return std::regex_search(log, written, snapshot) ? written[1].str() : "";
 }
 
 /// Makes the scratch copy of `solver` train `iterations` steps, testing every iterations / 2
@@ -211,7 +222,6 @@ TEST_F(ExampleScriptTest, MnistTrainingScriptsTrainOnSmallLmdbs) {
       {"train_mnist_autoencoder_adadelta.sh", "mnist_autoencoder_solver_adadelta.prototxt", 2},
       {"train_mnist_autoencoder_nesterov.sh", "mnist_autoencoder_solver_nesterov.prototxt", 2},
   };
-  const std::regex snapshot("Snapshotting to binary proto file (\\S+)");
   for (const auto& [script, solver, test_nets] : runs) {
     // train_lenet.sh keeps BVLC's solver_mode: GPU, which trains on a GPU where there is one
     // (the emulator's, in its stage); the others train on the CPU, for time.
@@ -226,9 +236,9 @@ TEST_F(ExampleScriptTest, MnistTrainingScriptsTrainOnSmallLmdbs) {
       const string testing = "Iteration 4, Testing net (#" + std::to_string(net) + ")";
       EXPECT_EQ(log.find(testing) != string::npos, net < test_nets) << script << ": " << testing;
     }
-    std::smatch written;
-    ASSERT_TRUE(std::regex_search(log, written, snapshot)) << script << "\n" << log;
-    EXPECT_TRUE(FileExists((root_ / written[1].str()).string())) << written[1];
+    const string written = SnapshotWritten(log);
+    ASSERT_NE(written, "") << script << "\n" << log;
+    EXPECT_TRUE(FileExists((root_ / written).string())) << written;
     if (script.rfind("train_mnist_autoencoder", 0) == 0) {
       // Its outputs: the sigmoid cross-entropy loss and the L2 error (weight 0).
       EXPECT_NE(log.find("Test net output #0: cross_entropy_loss"), string::npos) << log;
@@ -245,15 +255,11 @@ TEST_F(ExampleScriptTest, SiameseCreateTrainAndDeployedFeatures) {
   // MNIST-like idx files: digit i % 10, drawn as a bar whose row follows the digit.
   const fs::path data = root_ / "data" / "mnist";
   fs::create_directories(data);
-  auto pixel = [](uint32_t i, uint32_t j) -> unsigned char {
-    const uint32_t row = j / 28, col = j % 28;
-    return row == 2 + 2 * (i % 10) && col >= 4 && col < 24 ? 150 + i % 100 : 0;
-  };
   auto digit = [](uint32_t i) -> unsigned char { return i % 10; };
   WriteMnistIdx((data / "train-images-idx3-ubyte").string(),
-                (data / "train-labels-idx1-ubyte").string(), 200, 28, 28, pixel, digit);
+                (data / "train-labels-idx1-ubyte").string(), 200, 28, 28, DigitBarPixel, digit);
   WriteMnistIdx((data / "t10k-images-idx3-ubyte").string(),
-                (data / "t10k-labels-idx1-ubyte").string(), 60, 28, 28, pixel, digit);
+                (data / "t10k-labels-idx1-ubyte").string(), 60, 28, 28, DigitBarPixel, digit);
 
   string log;
   ASSERT_EQ(RunScript("examples/siamese/create_mnist_siamese.sh", "", &log), 0) << log;
@@ -269,9 +275,8 @@ TEST_F(ExampleScriptTest, SiameseCreateTrainAndDeployedFeatures) {
   ASSERT_EQ(RunScript("examples/siamese/train_mnist_siamese.sh", "", &log), 0) << log;
   EXPECT_NE(log.find("Optimization Done."), string::npos) << log;
   EXPECT_NE(log.find("Test net output #0: loss"), string::npos) << log;
-  std::smatch written;
-  const std::regex snapshot("Snapshotting to binary proto file (\\S+)");
-  ASSERT_TRUE(std::regex_search(log, written, snapshot)) << log;
+  const string written = SnapshotWritten(log);
+  ASSERT_NE(written, "") << log;
 
   // The deploy net (at batch 20) takes the trained weights layer by layer, and its 2-D features
   // put two images of one digit nearer each other than images of different digits.
@@ -280,10 +285,10 @@ TEST_F(ExampleScriptTest, SiameseCreateTrainAndDeployedFeatures) {
                  std::regex_replace(ReadWholeFile((example / "mnist_siamese.prototxt").string()),
                                     std::regex("dim: 10000"), "dim: 20"));
   Net<float> net(deploy.string(), TEST);
-  net.CopyTrainedLayersFrom((root_ / written[1].str()).string());
+  net.CopyTrainedLayersFrom((root_ / written).string());
   float* input = net.input_blobs()[0]->mutable_cpu_data();
   for (uint32_t i = 0; i < 20; ++i) {
-    for (uint32_t j = 0; j < 28 * 28; ++j) input[i * 28 * 28 + j] = pixel(i, j) / 256.f;
+    for (uint32_t j = 0; j < 28 * 28; ++j) input[i * 28 * 28 + j] = DigitBarPixel(i, j) / 256.f;
   }
   net.Forward();
   const float* feat = net.blob_by_name("feat")->cpu_data();
