@@ -3,7 +3,9 @@ PYTHONPATH=build/python python3 -m pytest python/test). Paths come from the envi
 sets: CAFFE_SOURCE_DIR (the repository), CAFFE_BINARY_DIR (the build, for its tools) and
 CAFFE_SHARED_DIR (the golden fixtures; default: ../shared next to the repository)."""
 import os
+import subprocess
 
+import numpy as np
 import pytest
 
 import caffe
@@ -52,3 +54,20 @@ def lenet_layers(n, hidden='ip1', score='ip2'):
     n.relu1 = L.ReLU(getattr(n, hidden), in_place=True)
     setattr(n, score, L.InnerProduct(n.relu1, num_output=10, weight_filler=dict(type='xavier')))
     return getattr(n, score)
+
+
+def mnist_lmdb(path, images, labels):
+    """Writes `images` (N x H x W, uint8) and `labels` as MNIST idx files beside `path` and turns
+    them into an LMDB at `path` with the build's convert_mnist_data; returns `path`."""
+    images = np.asarray(images, np.uint8)
+    count, height, width = images.shape
+    prefix = str(path) + '.idx'
+    with open(prefix + '-images', 'wb') as out:
+        out.write(np.array([2051, count, height, width], '>u4').tobytes() + images.tobytes())
+    with open(prefix + '-labels', 'wb') as out:
+        out.write(np.array([2049, count], '>u4').tobytes() +
+                  np.asarray(labels, np.uint8).tobytes())
+    subprocess.run([os.path.join(BINARY_DIR, 'bin', 'convert_mnist_data'), prefix + '-images',
+                    prefix + '-labels', str(path), '--backend=lmdb'],
+                   check=True, capture_output=True)
+    return str(path)

@@ -5,7 +5,6 @@ the notebook's inspection and manual training loop run as written, and a SolverP
 Python with a random_seed starts from the same weights every time."""
 import os
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ import pytest
 import caffe
 from caffe import layers as L, params as P
 from caffe.proto import caffe_pb2
-from conftest import BINARY_DIR, SOURCE_DIR, lenet_layers, write_file
+from conftest import BINARY_DIR, SOURCE_DIR, lenet_layers, mnist_lmdb, write_file
 
 
 def lenet(lmdb, batch_size):
@@ -26,18 +25,13 @@ def lenet(lmdb, batch_size):
     return n.to_proto()
 
 
-def write_idx(prefix, count, seed):
-    """MNIST idx files of `count` digit-like images: ten stroke templates plus noise."""
+def digit_like(count, seed):
+    """`count` digit-like 28 x 28 images and their labels: ten stroke templates plus noise."""
     templates = np.random.RandomState(7).rand(10, 28, 28) > 0.8
     rng = np.random.RandomState(seed)
-    labels = (np.arange(count) % 10).astype(np.uint8)
+    labels = np.arange(count) % 10
     images = np.clip(templates[labels] * 200 + rng.randn(count, 28, 28) * 40, 0, 255)
-    with open(prefix + '-images-idx3-ubyte', 'wb') as out:
-        out.write(np.array([2051, count, 28, 28], '>u4').tobytes())
-        out.write(images.astype(np.uint8).tobytes())
-    with open(prefix + '-labels-idx1-ubyte', 'wb') as out:
-        out.write(np.array([2049, count], '>u4').tobytes())
-        out.write(labels.tobytes())
+    return images.astype(np.uint8), labels
 
 
 @pytest.fixture
@@ -50,11 +44,7 @@ def examples_dir(tmp_path):
     if not os.path.exists(converter):
         pytest.skip('convert_mnist_data not built at {} (CAFFE_BINARY_DIR)'.format(converter))
     for split, count, seed in (('train', 600, 1), ('test', 300, 2)):
-        prefix = str(tmp_path / split)
-        write_idx(prefix, count, seed)
-        subprocess.run([converter, prefix + '-images-idx3-ubyte', prefix + '-labels-idx1-ubyte',
-                        str(mnist / 'mnist_{}_lmdb'.format(split))],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        mnist_lmdb(mnist / 'mnist_{}_lmdb'.format(split), *digit_like(count, seed))
     shutil.copy(os.path.join(SOURCE_DIR, 'examples', 'mnist', 'lenet_auto_solver.prototxt'),
                 str(mnist))
     write_file(mnist / 'lenet_auto_train.prototxt', str(lenet('mnist/mnist_train_lmdb', 64)))

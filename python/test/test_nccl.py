@@ -2,7 +2,6 @@
 and through python/train.py. Two processes at batch B end with the weights of one process at
 batch 2 x B; a process that fails ends the others."""
 import os
-import struct
 import subprocess
 import sys
 
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 
 import caffe
-from conftest import BINARY_DIR, SOURCE_DIR, write_file
+from conftest import SOURCE_DIR, mnist_lmdb, write_file
 
 BATCH = 4
 ITERATIONS = 5
@@ -61,18 +60,9 @@ if rank == 0:
 
 def write_digits_lmdb(folder, count):
     """count 28x28 images (MNIST's idx files) turned into an LMDB by convert_mnist_data."""
-    images = os.path.join(folder, 'images.idx')
-    labels = os.path.join(folder, 'labels.idx')
-    pixels = bytes((k * 37 + p * 11 + (k % 10) * p) % 256 for k in range(count)
-                   for p in range(28 * 28))
-    with open(images, 'wb') as out:
-        out.write(struct.pack('>iiii', 2051, count, 28, 28) + pixels)
-    with open(labels, 'wb') as out:
-        out.write(struct.pack('>ii', 2049, count) + bytes(k % 10 for k in range(count)))
-    source = os.path.join(folder, 'digits_lmdb')
-    subprocess.run([os.path.join(BINARY_DIR, 'bin', 'convert_mnist_data'), images, labels, source,
-                    '--backend=lmdb'], check=True, capture_output=True)
-    return source
+    pixels = [(k * 37 + p * 11 + (k % 10) * p) % 256 for k in range(count) for p in range(28 * 28)]
+    return mnist_lmdb(os.path.join(folder, 'digits_lmdb'),
+                      np.array(pixels).reshape(count, 28, 28), np.arange(count) % 10)
 
 
 def write_solver(folder, name, source, batch):
