@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -33,10 +34,10 @@ struct CommandResult {
 
 std::string CaffeBinary() { return std::string(CAFFE_TOOLS_DIR) + "/caffe"; }
 
-// `environment`: assignments the command starts with ("NAME=value ...").
-CommandResult RunCaffe(const std::string& arguments, const std::string& environment = "") {
+// Runs a shell command line, its stdout and stderr together.
+CommandResult RunCommand(const std::string& command_line) {
   CommandResult result;
-  const std::string command = environment + CaffeBinary() + " " + arguments + " 2>&1";
+  const std::string command = command_line + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> buffer;
@@ -45,6 +46,11 @@ CommandResult RunCaffe(const std::string& arguments, const std::string& environm
   int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
+}
+
+// `environment`: assignments the command starts with ("NAME=value ...").
+CommandResult RunCaffe(const std::string& arguments, const std::string& environment = "") {
+  return RunCommand(environment + CaffeBinary() + " " + arguments);
 }
 
 // Starts caffe with `arguments` in the background, its log (stderr) going to `log`, with the
@@ -462,6 +468,25 @@ TEST_F(CaffeToolTest, TimePrintsBvlcsSummaryLines) {
   CommandResult result = RunCaffe("time -model " + net_ + " -iterations 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   ExpectBvlcTimeSummary(result.output);
+}
+
+TEST_F(CaffeToolTest, BvlcsToolPathsRunTheTools) {
+  // Users' scripts call ./build/tools/caffe (BVLC's CMake build) or ./build/tools/caffe.bin
+  // (its Makefile build): both lead to the program in build/bin.
+  namespace fs = std::filesystem;
+  const fs::path bin(CAFFE_TOOLS_DIR), tools = fs::path(CAFFE_TOOLS_DIR) / ".." / "tools";
+  for (const char* name : {"caffe", "compute_image_mean", "convert_imageset", "convert_mnist_data",
+                           "convert_cifar_data", "extract_features", "upgrade_net_proto_text",
+                           "upgrade_net_proto_binary", "upgrade_solver_proto_text"}) {
+    for (const std::string& link : {std::string(name), std::string(name) + ".bin"}) {
+      ASSERT_TRUE(fs::exists(tools / link)) << tools / link;
+      EXPECT_TRUE(fs::equivalent(tools / link, bin / name)) << tools / link;
+    }
+  }
+  CommandResult result =
+      RunCommand((tools / "caffe.bin").string() + " time -model " + net_ + " -iterations 1");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("Average Forward-Backward"), std::string::npos) << result.output;
 }
 
 TEST_F(CaffeToolTest, TrainPrintsBvlcLogLinesAndTestScoresAWeightsFile) {
