@@ -4,6 +4,7 @@ sets: CAFFE_SOURCE_DIR (the repository), CAFFE_BINARY_DIR (the build, for its to
 CAFFE_SHARED_DIR (the golden fixtures; default: ../shared next to the repository)."""
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,6 +18,8 @@ SOURCE_DIR = os.environ.get('CAFFE_SOURCE_DIR',
 BINARY_DIR = os.environ.get('CAFFE_BINARY_DIR', os.path.join(SOURCE_DIR, 'build'))
 SHARED_DIR = os.environ.get('CAFFE_SHARED_DIR', os.path.join(SOURCE_DIR, '..', 'shared'))
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
+# BVLC's example Python layers (module 'pyloss'), which the tests use as users do.
+sys.path.insert(0, os.path.join(SOURCE_DIR, 'examples', 'pycaffe', 'layers'))
 
 
 @pytest.fixture(autouse=True)

@@ -1,11 +1,14 @@
-"""Python layers used by the tests (python_param module 'pyloss')."""
+"""A loss written in Python: BVLC's example of a Python layer (examples/pycaffe/linreg.prototxt
+uses it as python_param { module: 'pyloss' layer: 'EuclideanLossLayer' }, with this folder on
+PYTHONPATH)."""
 import numpy as np
 
 import caffe
 
 
 class EuclideanLossLayer(caffe.Layer):
-    """BVLC's example Python layer: loss = sum((bottom[0] - bottom[1])^2) / N / 2."""
+    """The Euclidean loss of Caffe's EuclideanLoss layer, in Python:
+    loss = sum((bottom[0] - bottom[1])^2) / N / 2, N the bottoms' first dimension."""
 
     def setup(self, bottom, top):
         if len(bottom) != 2:
@@ -15,7 +18,7 @@ class EuclideanLossLayer(caffe.Layer):
         if bottom[0].count != bottom[1].count:
             raise Exception('EuclideanLossLayer: the bottoms differ in size')
         self.diff = np.zeros_like(bottom[0].data, dtype=np.float32)
-        top[0].reshape(1)
+        top[0].reshape(1)  # the loss is a scalar
 
     def forward(self, bottom, top):
         self.diff[...] = bottom[0].data - bottom[1].data
@@ -27,18 +30,3 @@ class EuclideanLossLayer(caffe.Layer):
                 continue
             sign = 1 if i == 0 else -1
             bottom[i].diff[...] = sign * self.diff / bottom[i].num * top[0].diff[0]
-
-
-class FailingLayer(caffe.Layer):
-    """Passes its bottom through; forward raises when param_str says 'fail'."""
-
-    def reshape(self, bottom, top):
-        top[0].reshape(*bottom[0].shape)
-
-    def forward(self, bottom, top):
-        if self.param_str == 'fail':
-            raise ZeroDivisionError('this layer was told to fail')
-        top[0].data[...] = bottom[0].data
-
-    def backward(self, top, propagate_down, bottom):
-        bottom[0].diff[...] = top[0].diff

@@ -90,6 +90,13 @@ string TakePythonError() {
   return text;
 }
 
+/// ": " and the pending Python exception where it is one line (an import that found no module),
+/// else ":" and its traceback from the next line on.
+string ColonAndPythonError() {
+  const string text = TakePythonError();
+  return (text.find('\n') == string::npos ? ": " : ":\n") + text;
+}
+
 /// A Python list of caffe.Blob viewing `blobs` (through caffe._caffe._wrap_blobs).
 template <typename Dtype>
 PyRef WrapBlobs(const Blobs<Dtype>& blobs) {
@@ -135,14 +142,14 @@ void PythonLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   PyRef caffe_module(PyImport_ImportModule("caffe"));
   if (!caffe_module) {
     LAYER_THROW() << "cannot import the caffe Python package, which Python layers need (put "
-                     "the build's python/ folder on PYTHONPATH):\n"
-                  << TakePythonError();
+                     "the build's python/ folder on PYTHONPATH)"
+                  << ColonAndPythonError();
   }
   PyRef module(PyImport_ImportModule(param.module().c_str()));
   if (!module) {
     LAYER_THROW() << "cannot import python_param.module '" << param.module()
-                  << "' (is its folder on PYTHONPATH?):\n"
-                  << TakePythonError();
+                  << "' (is its folder on PYTHONPATH?)"
+                  << ColonAndPythonError();
   }
   PyRef layer_class(PyObject_GetAttrString(module.get(), param.layer().c_str()));
   if (!layer_class) {
@@ -168,11 +175,11 @@ void PythonLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtyp
                                                                  "O", bytes.get())
                                            : nullptr);
   if (!layer_param) {
-    LAYER_THROW() << "cannot convert the LayerParameter for Python:\n" << TakePythonError();
+    LAYER_THROW() << "cannot convert the LayerParameter for Python" << ColonAndPythonError();
   }
   PyRef self(PyObject_CallFunctionObjArgs(layer_class.get(), layer_param.get(), nullptr));
   if (!self) {
-    LAYER_THROW() << "constructing " << class_name() << " failed:\n" << TakePythonError();
+    LAYER_THROW() << "constructing " << class_name() << " failed" << ColonAndPythonError();
   }
   PyRef capsule(PyCapsule_New(static_cast<Layer<Dtype>*>(this), kPythonLayerCapsuleName, nullptr));
   PyRef bound(capsule ? PyObject_CallMethod(self.get(), "_bind", "O", capsule.get()) : nullptr);
@@ -181,12 +188,12 @@ void PythonLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   if (!bound || !param_str || !phase ||
       PyObject_SetAttrString(self.get(), "param_str", param_str.get()) != 0 ||
       PyObject_SetAttrString(self.get(), "phase", phase.get()) != 0) {
-    LAYER_THROW() << "cannot prepare " << class_name() << ":\n" << TakePythonError();
+    LAYER_THROW() << "cannot prepare " << class_name() << ColonAndPythonError();
   }
   self_ = self.release();
   PyRef bottom_list(WrapBlobs(bottom)), top_list(WrapBlobs(top));
   if (!bottom_list || !top_list) {
-    LAYER_THROW() << "cannot wrap the blobs for Python:\n" << TakePythonError();
+    LAYER_THROW() << "cannot wrap the blobs for Python" << ColonAndPythonError();
   }
   CallMethod("setup", {bottom_list.get(), top_list.get()});
 }
@@ -202,8 +209,8 @@ void PythonLayer<Dtype>::CallMethod(const char* method, const vector<_object*>& 
   }
   PyRef result(arguments ? PyObject_Call(function.get(), arguments.get(), nullptr) : nullptr);
   if (!result) {
-    LAYER_THROW() << class_name() << "." << method << "() raised an exception:\n"
-                  << TakePythonError();
+    LAYER_THROW() << class_name() << "." << method << "() raised an exception"
+                  << ColonAndPythonError();
   }
 }
 
@@ -212,7 +219,7 @@ void PythonLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>&
   GilLock gil;
   PyRef bottom_list(WrapBlobs(bottom)), top_list(WrapBlobs(top));
   if (!bottom_list || !top_list) {
-    LAYER_THROW() << "cannot wrap the blobs for Python:\n" << TakePythonError();
+    LAYER_THROW() << "cannot wrap the blobs for Python" << ColonAndPythonError();
   }
   CallMethod("reshape", {bottom_list.get(), top_list.get()});
 }
@@ -222,7 +229,7 @@ void PythonLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dty
   GilLock gil;
   PyRef bottom_list(WrapBlobs(bottom)), top_list(WrapBlobs(top));
   if (!bottom_list || !top_list) {
-    LAYER_THROW() << "cannot wrap the blobs for Python:\n" << TakePythonError();
+    LAYER_THROW() << "cannot wrap the blobs for Python" << ColonAndPythonError();
   }
   CallMethod("forward", {bottom_list.get(), top_list.get()});
 }
@@ -239,7 +246,7 @@ void PythonLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool
     PyList_SET_ITEM(propagate.get(), static_cast<Py_ssize_t>(i), flag);
   }
   if (!top_list || !bottom_list || !propagate) {
-    LAYER_THROW() << "cannot wrap the blobs for Python:\n" << TakePythonError();
+    LAYER_THROW() << "cannot wrap the blobs for Python" << ColonAndPythonError();
   }
   CallMethod("backward", {top_list.get(), propagate.get(), bottom_list.get()});
 }
