@@ -6,9 +6,11 @@
 // pair conversion, training and deploy net on MNIST-like idx files; ImageNet's
 // create_imagenet.sh with RESIZE=true and make_imagenet_mean.sh on a small
 // folder of JPEG images; train_full.sh's three stages; the training scripts' solver and net
-// files; and the download scripts of data/ on local archives (unpacking, size checks, errors).
+// files; the download scripts of data/ on local archives (unpacking, size checks, errors); and
+// the feature extraction readme's steps on a folder of generated images.
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +29,7 @@
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/db.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/upgrade_proto.hpp"
 
 namespace caffe {
 namespace {
@@ -451,6 +454,86 @@ TEST_F(ExampleScriptTest, ImagenetCreateWithResizeAndMean) {
   EXPECT_EQ(mean.channels(), 3);
   EXPECT_EQ(mean.height(), 256);
   EXPECT_EQ(mean.width(), 256);
+}
+
+TEST_F(ExampleScriptTest, FeatureExtractionOfAFolderOfImages) {
+  CopyExample("examples/feature_extraction");
+  fs::create_directories(root_ / "images");
+  for (int i = 0; i < 3; ++i) {
+    cv::imwrite((root_ / "images" / ("image" + std::to_string(i) + ".jpg")).string(),
+                PatternImage(300 - 20 * i, 280 + 30 * i, 3, i));
+  }
+  // The readme's steps for the list, as written.
+  WriteWholeFile((root_ / "list.sh").string(),
+                 "cd " + root_.string() + "\nmkdir -p examples/_temp\n"
+                 "find `pwd`/images -type f -exec echo {} \\; > examples/_temp/temp.txt\n"
+                 "sed \"s/$/ 0/\" examples/_temp/temp.txt > examples/_temp/file_list.txt\n");
+  string log;
+  ASSERT_EQ(RunScript("list.sh", "", &log), 0) << log;
+  EXPECT_EQ(NonLogLines(ReadWholeFile((root_ / "examples/_temp/file_list.txt").string())).size(),
+            3u);
+  BlobProto mean;
+  mean.set_num(1);
+  mean.set_channels(3);
+  mean.set_height(256);
+  mean.set_width(256);
+  for (int i = 0; i < 3 * 256 * 256; ++i) mean.add_data(100 + i % 50);
+  fs::create_directories(root_ / "data" / "ilsvrc12");
+  WriteProtoToBinaryFile(mean, (root_ / "data/ilsvrc12/imagenet_mean.binaryproto").string());
+
+  // The net as extract_features builds it, from here (the prototxt's paths made absolute), with
+  // random weights scaled so that values keep their size through the layers.
+  NetParameter param;
+  ReadNetParamsFromTextFile(
+      (root_ / "examples/feature_extraction/imagenet_val.prototxt").string(), &param);
+  LayerParameter* data = param.mutable_layer(0);
+  data->mutable_image_data_param()->set_source((root_ / "examples/_temp/file_list.txt").string());
+  data->mutable_transform_param()->set_mean_file(
+      (root_ / "data/ilsvrc12/imagenet_mean.binaryproto").string());
+  param.mutable_state()->set_phase(TEST);
+  Net<float> net(param);
+  unsigned int seed = 1;
+  for (Blob<float>* blob : net.learnable_params()) {
+    const int fan_in = blob->num_axes() > 1 ? blob->count(1) : 1000;
+    FillGaussian(blob, seed++, static_cast<float>(std::sqrt(2.0 / fan_in)));
+  }
+  NetParameter weights;
+  net.ToProto(&weights, false);
+  WriteProtoToBinaryFile(weights, (root_ / "caffenet.caffemodel").string());
+
+  WriteWholeFile((root_ / "extract.sh").string(),
+                 "cd " + root_.string() + "\n./build/bin/extract_features caffenet.caffemodel "
+                 "examples/feature_extraction/imagenet_val.prototxt fc7,prob "
+                 "examples/_temp/features,examples/_temp/prob 1 lmdb\n");
+  ASSERT_EQ(RunScript("extract.sh", "", &log), 0) << log;
+
+  net.Forward();
+  for (const auto& [blob_name, database] :
+       {std::pair<string, string>{"fc7", "features"}, {"prob", "prob"}}) {
+    const Blob<float>& blob = *net.blob_by_name(blob_name);
+    ASSERT_EQ(blob.num(), 50);
+    std::unique_ptr<db::DB> db = db::GetDB("lmdb");
+    db->Open((root_ / "examples/_temp" / database).string(), db::READ);
+    int records = 0;
+    float largest = 0;
+    for (auto cursor = db->NewCursor(); cursor->valid(); cursor->Next(), ++records) {
+      ASSERT_LT(records, 50);
+      char key[16];
+      std::snprintf(key, sizeof(key), "%010d", records);
+      EXPECT_EQ(cursor->key(), key);
+      Datum datum;
+      ASSERT_TRUE(datum.ParseFromString(cursor->value()));
+      ASSERT_EQ(datum.float_data_size(), blob.count(1)) << blob_name;
+      const float* expected = blob.cpu_data() + blob.offset(records);
+      for (int i = 0; i < blob.count(1); ++i) {
+        EXPECT_NEAR(datum.float_data(i), expected[i], 1e-4f * (1 + std::fabs(expected[i])))
+            << blob_name << " record " << records << " value " << i;
+        largest = std::max(largest, std::fabs(expected[i]));
+      }
+    }
+    EXPECT_EQ(records, 50);
+    EXPECT_GT(largest, 0) << blob_name << " is all zeros: the weights did not reach it";
+  }
 }
 #endif  // USE_OPENCV
 
