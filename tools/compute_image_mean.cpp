@@ -6,7 +6,6 @@
 #include <glog/logging.h>
 
 #include <cstdint>
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "caffe/util/db.hpp"
 #include "caffe/util/image_io.hpp"
 #include "caffe/util/io.hpp"
+#include "data_tool_main.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} containing the images");
 
@@ -99,20 +99,14 @@ void ComputeMean(const string& db_path, const string& output_file, const string&
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "Compute the mean_image of a set of images given by an lmdb\n"
-      "Usage:\n"
-      "    compute_image_mean [FLAGS] INPUT_DB [OUTPUT_FILE]\n");
-  try {
-    caffe::GlobalInit(&argc, &argv);
-    if (argc < 2 || argc > 3) {
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/compute_image_mean");
-      return 1;
-    }
-    ComputeMean(argv[1], argc == 3 ? argv[2] : "", FLAGS_backend);
-  } catch (const caffe::Error& error) {
-    std::cerr << "compute_image_mean: " << error.what() << std::endl;
-    return 1;
-  }
-  return 0;
+  return caffe::RunDataTool(
+      argc, argv,
+      {"tools/compute_image_mean",
+       "Compute the mean_image of a set of images given by an lmdb\n"
+       "Usage:\n"
+       "    compute_image_mean [FLAGS] INPUT_DB [OUTPUT_FILE]\n",
+       2, 3},
+      [](int argc, char** argv) {
+        ComputeMean(argv[1], argc == 3 ? argv[2] : "", FLAGS_backend);
+      });
 }

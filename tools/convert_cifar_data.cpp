@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/util/db.hpp"
 #include "caffe/util/io.hpp"
+#include "data_tool_main.hpp"
 
 namespace {
 
@@ -99,25 +99,17 @@ void ConvertDataset(const string& input_folder, const string& output_folder,
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "This script converts the CIFAR dataset to the leveldb format used\n"
-      "by caffe to perform classification.\n"
-      "Usage:\n"
-      "    convert_cifar_data input_folder output_folder db_type\n"
-      "Where the input folder should contain the binary batch files.\n"
-      "The CIFAR dataset could be downloaded at\n"
-      "    http://www.cs.toronto.edu/~kriz/cifar.html\n"
-      "You should gunzip them after downloading.\n");
-  try {
-    caffe::GlobalInit(&argc, &argv);
-    if (argc != 4) {
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/convert_cifar_data");
-      return 1;
-    }
-    ConvertDataset(argv[1], argv[2], argv[3]);
-  } catch (const caffe::Error& error) {
-    std::cerr << "convert_cifar_data: " << error.what() << std::endl;
-    return 1;
-  }
-  return 0;
+  return caffe::RunDataTool(
+      argc, argv,
+      {"tools/convert_cifar_data",
+       "This script converts the CIFAR dataset to the leveldb format used\n"
+       "by caffe to perform classification.\n"
+       "Usage:\n"
+       "    convert_cifar_data input_folder output_folder db_type\n"
+       "Where the input folder should contain the binary batch files.\n"
+       "The CIFAR dataset could be downloaded at\n"
+       "    http://www.cs.toronto.edu/~kriz/cifar.html\n"
+       "You should gunzip them after downloading.\n",
+       4, 4},
+      [](int, char** argv) { ConvertDataset(argv[1], argv[2], argv[3]); });
 }

@@ -12,7 +12,6 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
-#include <iostream>
 #include <memory>
 #include <random>
 #include <string>
@@ -24,6 +23,7 @@
 #include "caffe/util/db.hpp"
 #include "caffe/util/image_io.hpp"
 #include "caffe/util/worker_pool.hpp"
+#include "data_tool_main.hpp"
 
 DEFINE_bool(gray, false, "When this option is on, treat images as grayscale ones");
 DEFINE_bool(shuffle, false, "Randomly shuffle the order of images and their labels");
@@ -176,23 +176,15 @@ void ConvertImageset(const string& root_folder, const string& list_file, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "Convert a set of images to the leveldb/lmdb\n"
-      "format used as input for Caffe.\n"
-      "Usage:\n"
-      "    convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME\n"
-      "The ImageNet dataset for the training demo is at\n"
-      "    http://www.image-net.org/download-images\n");
-  try {
-    caffe::GlobalInit(&argc, &argv);
-    if (argc < 4) {
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/convert_imageset");
-      return 1;
-    }
-    ConvertImageset(argv[1], argv[2], argv[3]);
-  } catch (const caffe::Error& error) {
-    std::cerr << "convert_imageset: " << error.what() << std::endl;
-    return 1;
-  }
-  return 0;
+  return caffe::RunDataTool(
+      argc, argv,
+      {"tools/convert_imageset",
+       "Convert a set of images to the leveldb/lmdb\n"
+       "format used as input for Caffe.\n"
+       "Usage:\n"
+       "    convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME\n"
+       "The ImageNet dataset for the training demo is at\n"
+       "    http://www.image-net.org/download-images\n",
+       4},
+      [](int, char** argv) { ConvertImageset(argv[1], argv[2], argv[3]); });
 }

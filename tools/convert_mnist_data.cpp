@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/util/db.hpp"
 #include "caffe/util/mnist_idx.hpp"
+#include "data_tool_main.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} for storing the result");
 
@@ -61,24 +61,18 @@ void ConvertDataset(const string& image_filename, const string& label_filename,
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "This script converts the MNIST dataset to\n"
-      "the lmdb format used by Caffe to load data.\n"
-      "Usage:\n"
-      "    convert_mnist_data [FLAGS] input_image_file input_label_file output_db_file\n"
-      "The MNIST dataset could be downloaded at\n"
-      "    http://yann.lecun.com/exdb/mnist/\n"
-      "You should gunzip them after downloading, or directly use data/mnist/get_mnist.sh\n");
-  try {
-    caffe::GlobalInit(&argc, &argv);
-    if (argc != 4) {
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "tools/convert_mnist_data");
-      return 1;
-    }
-    ConvertDataset(argv[1], argv[2], argv[3], FLAGS_backend);
-  } catch (const caffe::Error& error) {
-    std::cerr << "convert_mnist_data: " << error.what() << std::endl;
-    return 1;
-  }
-  return 0;
+  return caffe::RunDataTool(
+      argc, argv,
+      {"tools/convert_mnist_data",
+       "This script converts the MNIST dataset to\n"
+       "the lmdb format used by Caffe to load data.\n"
+       "Usage:\n"
+       "    convert_mnist_data [FLAGS] input_image_file input_label_file output_db_file\n"
+       "The MNIST dataset could be downloaded at\n"
+       "    http://yann.lecun.com/exdb/mnist/\n"
+       "You should gunzip them after downloading, or directly use data/mnist/get_mnist.sh\n",
+       4, 4},
+      [](int, char** argv) {
+        ConvertDataset(argv[1], argv[2], argv[3], FLAGS_backend);
+      });
 }

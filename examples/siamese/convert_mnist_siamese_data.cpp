@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,6 +25,7 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/util/db.hpp"
 #include "caffe/util/mnist_idx.hpp"
+#include "data_tool_main.hpp"
 
 DEFINE_string(backend, "",
               "The backend {lmdb, leveldb} for storing the result; empty: leveldb where this build "
@@ -83,26 +83,21 @@ void ConvertPairs(const string& image_filename, const string& label_filename,
 }  // namespace
 
 int main(int argc, char** argv) {
-  gflags::SetUsageMessage(
-      "This script converts the MNIST dataset to pairs of images\n"
-      "in the database format used by Caffe to load data.\n"
-      "Usage:\n"
-      "    convert_mnist_siamese_data [FLAGS] input_image_file input_label_file output_db_file\n"
-      "The MNIST dataset could be downloaded at\n"
-      "    http://yann.lecun.com/exdb/mnist/\n"
-      "You should gunzip them after downloading, or directly use data/mnist/get_mnist.sh\n");
-  try {
-    caffe::GlobalInit(&argc, &argv);
-    if (argc != 4) {
-      gflags::ShowUsageWithFlagsRestrict(argv[0], "examples/siamese/convert_mnist_siamese_data");
-      return 1;
-    }
-    const string backend =
-        !FLAGS_backend.empty() ? FLAGS_backend : caffe::db::HaveLevelDB() ? "leveldb" : "lmdb";
-    ConvertPairs(argv[1], argv[2], argv[3], backend, FLAGS_seed);
-  } catch (const caffe::Error& error) {
-    std::cerr << "convert_mnist_siamese_data: " << error.what() << std::endl;
-    return 1;
-  }
-  return 0;
+  return caffe::RunDataTool(
+      argc, argv,
+      {"examples/siamese/convert_mnist_siamese_data",
+       "This script converts the MNIST dataset to pairs of images\n"
+       "in the database format used by Caffe to load data.\n"
+       "Usage:\n"
+       "    convert_mnist_siamese_data [FLAGS] input_image_file input_label_file output_db_file\n"
+       "The MNIST dataset could be downloaded at\n"
+       "    http://yann.lecun.com/exdb/mnist/\n"
+       "You should gunzip them after downloading, or directly use data/mnist/get_mnist.sh\n",
+       4, 4},
+      [](int, char** argv) {
+        const string backend = !FLAGS_backend.empty() ? FLAGS_backend
+                               : caffe::db::HaveLevelDB() ? "leveldb"
+                                                          : "lmdb";
+        ConvertPairs(argv[1], argv[2], argv[3], backend, FLAGS_seed);
+      });
 }
