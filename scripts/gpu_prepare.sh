@@ -9,6 +9,7 @@
 #   bundle/nets/           ResNet-50 (train_val with an Input layer) at batch 64, for `time`
 #   bundle/proto/          caffe_pb2.py, for benchmarks/torch_from_prototxt.py there (PyTorch's
 #                          side of `time`; that machine has no protoc)
+# and last runs the bundle's tests here as they run there (scripts/check_bundle.sh).
 #
 #   scripts/gpu_prepare.sh            # then: run with carry ["bundle"], scripts/gpu_verify.sh ...
 set -euo pipefail
@@ -51,3 +52,7 @@ else
   echo "gpu_prepare: no $SHARED/fixtures: the golden tests will skip on the GPU machine" >&2
 fi
 du -ch bundle/* | tail -1
+# The bundle's tests here as gpu_verify.sh runs them there (relocated; the GPU cases skip), so a
+# file the bundle lacks shows now rather than in a GPU session.
+scripts/check_bundle.sh bundle/gpu.tar.xz build-gpu | grep -v '^PASS ' ||
+  { echo "gpu_prepare: the bundle's tests fail here (logs: /tmp/check_bundle_logs)" >&2; exit 1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Makes a relocatable bundle of a build: bin/ (the caffe tools; with --tests also the test
-# programs), lib/ (libcaffe and every shared library they need that a plain machine may lack),
-# env.sh (sets LD_LIBRARY_PATH for the CUDA libraries found on the target) and run_tests.sh.
+# Makes a relocatable bundle of a build: bin/ (the caffe tools and C++ examples; with --tests also
+# the test programs), tools/ and examples/ (links to them at the paths BVLC's build has),
+# lib/ (libcaffe and every shared library they need that a plain machine may lack), env.sh (sets LD_LIBRARY_PATH for the CUDA libraries found on the target) and run_tests.sh.
 # Executables and libraries look in $ORIGIN/../lib (patchelf), so the folder runs from anywhere,
 # e.g. on cluster nodes or GPU machines that have a CUDA driver but none of the Debian packages.
 # The CUDA libraries (cudart, cuBLAS, cuRAND, cuDNN, NCCL) and the C library are NOT bundled:
@@ -64,6 +64,23 @@ for program in "$BUILD_DIR"/bin/*; do
     continue
   fi
   cp "$program" "$ROOT/bin/"
+done
+# BVLC's C++ examples (examples/<folder>/<name>.bin in the build) go to bin/ too, with links
+# where the build has them, as the build's tools/<name> and <name>.bin links to bin/: users'
+# scripts and the tests call the programs by those paths (a link's $ORIGIN is the real file's).
+for program in "$BUILD_DIR"/examples/*/*.bin; do
+  [ -f "$program" ] && [ -x "$program" ] || continue
+  name="$(basename "$program")"
+  if [ "$ONLY_GIVEN" = 1 ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
+  folder="$ROOT/examples/$(basename "$(dirname "$program")")"
+  mkdir -p "$folder"
+  cp "$program" "$ROOT/bin/"
+  ln -s "../../bin/$name" "$folder/$name"
+done
+for link in "$BUILD_DIR"/tools/*; do
+  [ -L "$link" ] && [ -f "$ROOT/bin/$(basename "$(readlink "$link")")" ] || continue
+  mkdir -p "$ROOT/tools"
+  ln -s "../bin/$(basename "$(readlink "$link")")" "$ROOT/tools/$(basename "$link")"
 done
 # libcaffe and the modules it loads on demand (libcaffe_image_opencv.so).
 cp "$BUILD_DIR"/lib/libcaffe*.so* "$ROOT/lib/"
@@ -262,6 +279,7 @@ cat > "$ROOT/run_tests.sh" <<'EOF'
 # and prints one line per run and a summary; extra gtest flags come from $GTEST_ARGS. The
 # programs that bin/mpi_tests.txt lists ("<program> <processes>") run under the bundle's mpirun,
 # once per listed count ("PASS test_ring_communicator (np 3)"); the others run alone.
+# $RUN_TESTS_JOBS runs that many at once (default 1; the lines keep the programs' order).
 # Exit status: the number of runs that failed (0 when all passed).
 set -uo pipefail
 BUNDLE_DIR="$(cd "$(dirname "$0")" && pwd)"
@@ -277,32 +295,53 @@ if [ -f "$BUNDLE_DIR/bin/mpi_tests.txt" ]; then
   done < "$BUNDLE_DIR/bin/mpi_tests.txt"
 fi
 LOG_DIR="${LOG_DIR:-$BUNDLE_DIR/test_logs}"
+JOBS="${RUN_TESTS_JOBS:-1}"
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || {
+  echo "run_tests: RUN_TESTS_JOBS must be a whole number of 1 or more, got '$JOBS'" >&2; exit 255; }
 mkdir -p "$LOG_DIR"
+RESULTS="$(mktemp -d)"
+trap 'rm -rf "$RESULTS"' EXIT
 runs=0
-failed=0
-run() {  # run <name> <log> <command...>
-  local name="$1" log="$2"
-  shift 2
-  runs=$((runs + 1))
+run() {  # run <result file> <name> <log> <command...>
+  local result="$1" name="$2" log="$3"
+  shift 3
   if "$@" ${GTEST_ARGS:-} > "$log" 2>&1; then
-    echo "PASS $name ($(grep -c '^\[       OK \]' "$log") ok, $(grep -c '^\[  SKIPPED \]' "$log") skipped)"
+    echo "PASS $name ($(grep -c '^\[       OK \]' "$log") ok, $(grep -c '^\[  SKIPPED \]' "$log") skipped)" > "$result"
   else
-    echo "FAIL $name: see $log"; grep '^\[  FAILED  \]' "$log" | sort -u | head -20
-    failed=$((failed + 1))
+    { echo "FAIL $name: see $log"; grep '^\[  FAILED  \]' "$log" | sort -u | head -20; } > "$result"
   fi
+  touch "$result.done"
+}
+printed=0
+print_done() {  # the finished runs' lines, in order, up to the first run still going
+  while [ -f "$RESULTS/$printed.done" ]; do
+    cat "$RESULTS/$printed"
+    printed=$((printed + 1))
+  done
+}
+start() {  # start <name> <log> <command...>, with at most $JOBS running
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+    wait -n
+    print_done
+  done
+  run "$RESULTS/$runs" "$@" &
+  runs=$((runs + 1))
 }
 for program in "${programs[@]}"; do
   if [ -z "${processes[$program]:-}" ]; then
-    run "$program" "$LOG_DIR/$program.log" "$BUNDLE_DIR/bin/$program"
+    start "$program" "$LOG_DIR/$program.log" "$BUNDLE_DIR/bin/$program"
     continue
   fi
   # One OpenMP thread per rank (the ranks share the cores); no colours (mpirun gives the ranks a
   # terminal, and the counts above look for plain lines).
   for np in ${processes[$program]}; do
-    run "$program (np $np)" "$LOG_DIR/$program.np$np.log" env OMP_NUM_THREADS=1 GTEST_COLOR=no \
+    start "$program (np $np)" "$LOG_DIR/$program.np$np.log" env OMP_NUM_THREADS=1 GTEST_COLOR=no \
       "$BUNDLE_DIR/bin/mpirun" --oversubscribe -n "$np" "$BUNDLE_DIR/bin/$program"
   done
 done
+wait
+print_done
+failed=$(cat /dev/null "$RESULTS"/[0-9]* 2>/dev/null | grep -c '^FAIL ')
 echo "run_tests: $runs runs of ${#programs[@]} programs, $failed failed"
 exit $failed
 EOF
