@@ -13,7 +13,8 @@
 #   scripts/gpu_verify.sh lmsfrac lmsfit
 #   scripts/gpu_verify.sh unetfit
 #   scripts/gpu_verify.sh unet
-# Logs and summaries go to $OUT (or gpu_verify_out/).
+# Logs and summaries go to $OUT (or gpu_verify_out/): each step's summary in <step>.txt, its logs
+# in logs_<step>.tar.gz (the device tool brings back 8 files of $OUT).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -21,17 +22,30 @@ OUT="${OUT:-$ROOT/gpu_verify_out}"
 mkdir -p "$OUT"
 BUNDLE_DIR=/tmp/caffe-bundle
 
+# Unpacks a .tar.xz: with tar where the machine has xz, else with Python's tarfile (the GPU
+# machine's image need not have xz; its python3 is there for PyTorch).
+unpack() {  # unpack <archive> <folder>
+  if command -v xz > /dev/null; then
+    tar -xJf "$1" -C "$2"
+  else
+    python3 -c 'import sys, tarfile
+trusted = {"filter": "fully_trusted"} if hasattr(tarfile, "data_filter") else {}  # our own archive
+tarfile.open(sys.argv[1]).extractall(sys.argv[2], **trusted)' "$1" "$2"
+  fi
+}
+
 # The test programs look for the sources, tools and shared fixtures where they were built
 # (/work/main, /work/main/build-gpu/bin, /work/shared): recreate those paths here.
 setup() {
   if [ ! -d "$BUNDLE_DIR" ]; then
-    tar -xJf bundle/gpu.tar.xz -C /tmp || { echo "gpu_verify: bundle/gpu.tar.xz missing" >&2; exit 1; }
+    unpack bundle/gpu.tar.xz /tmp ||
+      { echo "gpu_verify: cannot unpack bundle/gpu.tar.xz (scripts/gpu_prepare.sh)" >&2; exit 1; }
   fi
   mkdir -p /work
   [ "$ROOT" = /work/main ] || ln -sfn "$ROOT" /work/main
   ln -sfn "$BUNDLE_DIR" "$ROOT/build-gpu"
   if [ ! -e /work/shared ] && [ -f bundle/shared.tar.xz ]; then
-    mkdir -p /tmp/shared && tar -xJf bundle/shared.tar.xz -C /tmp/shared &&
+    mkdir -p /tmp/shared && unpack bundle/shared.tar.xz /tmp/shared &&
       ln -sfn /tmp/shared /work/shared
   fi
   # shellcheck disable=SC1091
@@ -79,7 +93,10 @@ run_lenet() {
   # Issue 5, must-show 3: LeNet on the digits with -gpu 0 (the CPU's accuracy is in
   # docs/PERFORMANCE.md), then -gpu all (one solver thread per GPU, NCCL between them).
   make_digits
-  /usr/bin/time -v caffe train --solver=examples/mnist/lenet_digits_solver.prototxt -gpu 0 \
+  # With GNU time's peak memory where the machine has it.
+  local gnu_time=()
+  [ -x /usr/bin/time ] && gnu_time=(/usr/bin/time -v)
+  "${gnu_time[@]}" caffe train --solver=examples/mnist/lenet_digits_solver.prototxt -gpu 0 \
       > "$OUT/lenet_gpu.log" 2>&1
   echo "LeNet -gpu 0: exit $?, accuracy $(last_accuracy "$OUT/lenet_gpu.log")" | tee -a "$OUT/lenet.txt"
   caffe train --solver=examples/mnist/lenet_digits_solver.prototxt -gpu all \
@@ -433,6 +450,23 @@ run_unet() {
     tee -a "$report"
 }
 
+# The device tool brings back 8 files of $OUT at most: after each step its logs go into one
+# archive, logs_<step>.tar.gz, beside the steps' summaries (<step>.txt), nvidia-smi.txt and
+# device_query.txt.
+SUMMARIES="tests.txt lenet.txt time.txt ddl.txt lms.txt lmsfrac.txt lmsfit.txt unetfit.txt unet.txt
+nvidia-smi.txt device_query.txt"
+pack_logs() {  # pack_logs <step>
+  local files=() file name
+  for file in "$OUT"/*; do
+    name="$(basename "$file")"
+    [ -f "$file" ] || continue
+    [[ " ${SUMMARIES//$'\n'/ } " == *" $name "* || "$name" == *.tar.gz ]] && continue
+    files+=("$name")
+  done
+  [ ${#files[@]} -gt 0 ] || return 0
+  tar -C "$OUT" -czf "$OUT/logs_$1.tar.gz" "${files[@]}" && (cd "$OUT" && rm -f "${files[@]}")
+}
+
 # scripts/test_gpu_verify.sh sources the functions above and runs them against a stand-in caffe.
 [ "${GPU_VERIFY_SOURCE_ONLY:-0}" = 1 ] && return 0
 setup
@@ -455,4 +489,5 @@ for step in "$@"; do
     *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, ddl, lms," \
             "lmsfrac, lmsfit, unetfit, unet)" >&2; exit 2 ;;
   esac
+  pack_logs "$step"
 done

@@ -126,4 +126,28 @@ check "run_time times BatchNorm nets with the layers apart too" \
   "  layers apart (CAFFE_GPU_FUSION=0, timed): 60.5 ms; apart / as one: 1.071" \
   "$(grep 'CAFFE_GPU_FUSION=0' "$OUT/time.txt")"
 unset -f python3
+
+# After a step its logs go into logs_<step>.tar.gz; the summaries and other archives stay.
+rm -rf "$OUT" && mkdir -p "$OUT"
+for name in time.txt time_googlenet.log torch_googlenet.txt time_googlenet.png nvidia-smi.txt \
+    device_query.txt logs_lenet.tar.gz lenet.txt; do
+  echo "$name" > "$OUT/$name"
+done
+pack_logs time
+check "pack_logs leaves the summaries and the archives" \
+  "device_query.txt lenet.txt logs_lenet.tar.gz logs_time.tar.gz nvidia-smi.txt time.txt" \
+  "$(cd "$OUT" && ls | tr '\n' ' ' | sed 's/ $//')"
+check "pack_logs packs the step's logs" "time_googlenet.log time_googlenet.png torch_googlenet.txt" \
+  "$(tar -tzf "$OUT/logs_time.tar.gz" | sort | tr '\n' ' ' | sed 's/ $//')"
+pack_logs lms
+check "pack_logs without logs makes no archive" "" "$(cd "$OUT" && ls logs_lms.tar.gz 2> /dev/null)"
+
+# Where the machine has no xz, unpack takes Python's tarfile.
+mkdir -p "$WORK/packed/caffe-bundle/bin" "$WORK/no_xz" "$WORK/unpacked"
+echo hello > "$WORK/packed/caffe-bundle/bin/tool"
+ln -s tool "$WORK/packed/caffe-bundle/bin/link"
+tar -C "$WORK/packed" -cJf "$WORK/bundle.tar.xz" caffe-bundle
+ln -s "$(python3 -c "import sys; print(sys.executable)")" "$WORK/no_xz/python3"
+PATH="$WORK/no_xz" unpack "$WORK/bundle.tar.xz" "$WORK/unpacked"
+check "unpack without xz: the files and links" "hello" "$(cat "$WORK/unpacked/caffe-bundle/bin/link")"
 exit $failures
