@@ -22,7 +22,8 @@ fi
 
 BUNDLE="${1:-$REPO/bundle/gpu.tar.xz}"
 BUILD_DIR="$(readlink -f "${2:-$REPO/build-gpu}")"
-[ -e "$BUNDLE" ] || { echo "check_bundle: $BUNDLE not found (scripts/gpu_prepare.sh)" >&2; exit 255; }
+[ -e "$BUNDLE" ] ||
+  { echo "check_bundle: $BUNDLE not found (scripts/gpu_prepare.sh)" >&2; exit 255; }
 [ -d "$BUILD_DIR" ] || { echo "check_bundle: $BUILD_DIR not found" >&2; exit 255; }
 if ! unshare -m true 2> /dev/null; then
   echo "check_bundle: SKIP: mount namespaces are not allowed here (unshare -m)"
@@ -37,5 +38,4 @@ else
   BUNDLE_DIR="$WORK/caffe-bundle"
 fi
 export LOG_DIR="${LOG_DIR:-/tmp/check_bundle_logs}" RUN_TESTS_JOBS="${RUN_TESTS_JOBS:-2}"
-rm -rf "$LOG_DIR"
 unshare -m "$SCRIPT" --inside "$BUNDLE_DIR" "$BUILD_DIR"

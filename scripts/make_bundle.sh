@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes a relocatable bundle of a build: bin/ (the caffe tools and C++ examples; with --tests also
-# the test programs), tools/ and examples/ (links to them at the paths BVLC's build has),
-# lib/ (libcaffe and every shared library they need that a plain machine may lack), env.sh (sets LD_LIBRARY_PATH for the CUDA libraries found on the target) and run_tests.sh.
+# the test programs), tools/ and examples/ (links to them at the paths BVLC's build has), lib/
+# (libcaffe and every shared library they need that a plain machine may lack), env.sh (sets
+# LD_LIBRARY_PATH for the CUDA libraries found on the target) and run_tests.sh.
 # Executables and libraries look in $ORIGIN/../lib (patchelf), so the folder runs from anywhere,
 # e.g. on cluster nodes or GPU machines that have a CUDA driver but none of the Debian packages.
 # The CUDA libraries (cudart, cuBLAS, cuRAND, cuDNN, NCCL) and the C library are NOT bundled:
@@ -306,7 +307,8 @@ run() {  # run <result file> <name> <log> <command...>
   local result="$1" name="$2" log="$3"
   shift 3
   if "$@" ${GTEST_ARGS:-} > "$log" 2>&1; then
-    echo "PASS $name ($(grep -c '^\[       OK \]' "$log") ok, $(grep -c '^\[  SKIPPED \]' "$log") skipped)" > "$result"
+    echo "PASS $name ($(grep -c '^\[       OK \]' "$log") ok," \
+         "$(grep -c '^\[  SKIPPED \]' "$log") skipped)" > "$result"
   else
     { echo "FAIL $name: see $log"; grep '^\[  FAILED  \]' "$log" | sort -u | head -20; } > "$result"
   fi

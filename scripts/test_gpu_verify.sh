@@ -137,7 +137,8 @@ pack_logs time
 check "pack_logs leaves the summaries and the archives" \
   "device_query.txt lenet.txt logs_lenet.tar.gz logs_time.tar.gz nvidia-smi.txt time.txt" \
   "$(cd "$OUT" && ls | tr '\n' ' ' | sed 's/ $//')"
-check "pack_logs packs the step's logs" "time_googlenet.log time_googlenet.png torch_googlenet.txt" \
+check "pack_logs packs the step's logs" \
+  "time_googlenet.log time_googlenet.png torch_googlenet.txt" \
   "$(tar -tzf "$OUT/logs_time.tar.gz" | sort | tr '\n' ' ' | sed 's/ $//')"
 pack_logs lms
 check "pack_logs without logs makes no archive" "" "$(cd "$OUT" && ls logs_lms.tar.gz 2> /dev/null)"
@@ -149,5 +150,6 @@ ln -s tool "$WORK/packed/caffe-bundle/bin/link"
 tar -C "$WORK/packed" -cJf "$WORK/bundle.tar.xz" caffe-bundle
 ln -s "$(python3 -c "import sys; print(sys.executable)")" "$WORK/no_xz/python3"
 PATH="$WORK/no_xz" unpack "$WORK/bundle.tar.xz" "$WORK/unpacked"
-check "unpack without xz: the files and links" "hello" "$(cat "$WORK/unpacked/caffe-bundle/bin/link")"
+check "unpack without xz: the files and links" "hello" \
+  "$(cat "$WORK/unpacked/caffe-bundle/bin/link")"
 exit $failures

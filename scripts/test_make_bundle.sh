@@ -80,7 +80,8 @@ fi
 cp "$(type -P false)" "$OUT_DIR/real/bin/test_a_fails"
 cp "$(type -P true)" "$OUT_DIR/real/bin/test_b_passes"
 cp "$(type -P true)" "$OUT_DIR/real/bin/test_c_passes"
-if "$SCRIPT" --build "$OUT_DIR/real" --tests --dir --out "$OUT_DIR/with_tests" > /dev/null 2>&1; then
+if "$SCRIPT" --build "$OUT_DIR/real" --tests --dir --out "$OUT_DIR/with_tests" > /dev/null 2>&1
+then
   summary="$(RUN_TESTS_JOBS=2 LOG_DIR="$OUT_DIR/logs" "$OUT_DIR/with_tests/run_tests.sh" 2>&1)"
   code=$?
   expected="FAIL test_a_fails: see $OUT_DIR/logs/test_a_fails.log
