@@ -453,14 +453,14 @@ run_unet() {
 # The device tool brings back 8 files of $OUT at most: after each step its logs go into one
 # archive, logs_<step>.tar.gz, beside the steps' summaries (<step>.txt), nvidia-smi.txt and
 # device_query.txt.
-SUMMARIES="tests.txt lenet.txt time.txt ddl.txt lms.txt lmsfrac.txt lmsfit.txt unetfit.txt unet.txt
-nvidia-smi.txt device_query.txt"
+SUMMARIES=(tests.txt lenet.txt time.txt ddl.txt lms.txt lmsfrac.txt lmsfit.txt unetfit.txt unet.txt
+           nvidia-smi.txt device_query.txt)
 pack_logs() {  # pack_logs <step>
   local files=() file name
   for file in "$OUT"/*; do
     name="$(basename "$file")"
     [ -f "$file" ] || continue
-    [[ " ${SUMMARIES//$'\n'/ } " == *" $name "* || "$name" == *.tar.gz ]] && continue
+    [[ " ${SUMMARIES[*]} " == *" $name "* || "$name" == *.tar.gz ]] && continue
     files+=("$name")
   done
   [ ${#files[@]} -gt 0 ] || return 0

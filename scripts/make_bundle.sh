@@ -343,7 +343,7 @@ for program in "${programs[@]}"; do
 done
 wait
 print_done
-failed=$(cat /dev/null "$RESULTS"/[0-9]* 2>/dev/null | grep -c '^FAIL ')
+failed=$(cat "$RESULTS"/[0-9]* 2> /dev/null | grep -c '^FAIL ')
 echo "run_tests: $runs runs of ${#programs[@]} programs, $failed failed"
 exit $failed
 EOF
