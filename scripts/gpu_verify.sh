@@ -186,11 +186,11 @@ run_time() {
     # Whether running layers as one (the default: BatchNorm with its Scale and ReLU, a sum with
     # its ReLU, a convolution with its ReLU) pays: the timed run again with every layer apart.
     if grep -q 'type: *"\(BatchNorm\|Eltwise\|ReLU\)"' "$model"; then
-      CAFFE_GPU_FUSION=0 CAFFE_CUDNN_ALGO=time caffe time -model "$model" -gpu 0 -iterations 20 \
+      CAFFE_FUSION=0 CAFFE_CUDNN_ALGO=time caffe time -model "$model" -gpu 0 -iterations 20 \
           > "$OUT/time_${name}_timed_apart.log" 2>&1
       local apart
       apart=$(average_ms "$OUT/time_${name}_timed_apart.log")
-      echo "  layers apart (CAFFE_GPU_FUSION=0, timed): ${apart:-failed} ms;" \
+      echo "  layers apart (CAFFE_FUSION=0, timed): ${apart:-failed} ms;" \
            "apart / as one: $(ratio "$apart" "$timed")" | tee -a "$OUT/time.txt"
     fi
     # Where the time goes, as a picture where this Python has matplotlib: the timed run, with

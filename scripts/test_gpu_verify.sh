@@ -36,7 +36,7 @@ caffe() {  # caffe time -model FILE -gpu 0 -iterations N [flags]
   [ "$lms" = 1 ] && echo "[LMS] swapped in 10 bytes (1 blocks, 0 prefetched)"
   [ "${CAFFE_CUDNN_ALGO:-}" = time ] && value=$((value - 8))  # timed algorithms: faster
   [ -n "${CAFFE_CUDNN_WORKSPACE_MB:-}" ] && value=$((value - 2))  # more workspace: faster still
-  [ "${CAFFE_GPU_FUSION:-1}" = 0 ] && value=$((value + 4))  # layers apart: slower
+  [ "${CAFFE_FUSION:-1}" = 0 ] && value=$((value + 4))  # layers apart: slower
   printf 'I1122 caffe.cpp:520]      conv1\tforward: 30 ms.\n'
   printf 'I1122 caffe.cpp:522]      conv1\tbackward: 50.5 ms.\n'
   printf 'I1122 caffe.cpp:520] inception/3x3\tforward: 10 ms.\n'
@@ -123,8 +123,8 @@ check "run_time's slowest layers of GoogLeNet's timed run" \
   "  slowest layers (timed run, GPU time): conv1 80.50 ms (67%), inception/3x3 30.00 ms (25%)" \
   "$(grep -A1 '^bvlc_googlenet' "$OUT/time.txt" | tail -1)"
 check "run_time times BatchNorm nets with the layers apart too" \
-  "  layers apart (CAFFE_GPU_FUSION=0, timed): 60.5 ms; apart / as one: 1.071" \
-  "$(grep 'CAFFE_GPU_FUSION=0' "$OUT/time.txt")"
+  "  layers apart (CAFFE_FUSION=0, timed): 60.5 ms; apart / as one: 1.071" \
+  "$(grep 'CAFFE_FUSION=0' "$OUT/time.txt")"
 unset -f python3
 
 # After a step its logs go into logs_<step>.tar.gz; the summaries and other archives stay.

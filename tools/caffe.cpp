@@ -493,7 +493,7 @@ int time() {
   const auto& layers = caffe_net.layers();
   for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
     if (!caffe_net.RunsFused(i)) continue;
-    LOG(INFO) << caffe_net.FusedGroupNames(i) << " run as one (CAFFE_GPU_FUSION=0 runs them "
+    LOG(INFO) << caffe_net.FusedGroupNames(i) << " run as one (CAFFE_FUSION=0 runs them "
               << "apart): their forward time shows under the first, their backward time under "
               << "the last";
   }

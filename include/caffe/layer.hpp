@@ -106,29 +106,30 @@ class Layer {
   virtual bool BackwardReadsTopData(int top_index) const { return true; }
   virtual bool BackwardReadsBottomData(int bottom_index) const { return true; }
 
-  // ---- Layers run as one on the GPU (Net::RunsFused) ----
+  // ---- Layers run as one (Net::RunsFused) ----
   // Where a layer can do the next layers' work in its own passes over memory (BatchNorm, the
-  // Scale after it and the ReLU after that), the group runs as one: fewer kernels read and write
-  // the activations. Every layer keeps its blobs and runs alone as usual (CPU mode, a forward
-  // that stops inside the group); the group's results are the layers' (within rounding: some
+  // Scale after it and the ReLU after that), the group runs as one: fewer passes read and write
+  // the activations. Every layer keeps its blobs and runs alone as usual (a forward that stops
+  // inside the group, debug_info); the group's results are the layers' (within rounding: some
   // sums differ in order).
 
-  /// Asked by the Net at setup in GPU mode: whether this layer takes `next` (with its bottoms and
-  /// tops) into its passes, after the followers it took already; if so it keeps `next`, and the
-  /// Net asks again with the layer after it. Default: no.
+  /// Asked by the Net at setup, in the mode of that time: whether this layer takes `next` (with
+  /// its bottoms and tops) into its passes, after the followers it took already; if so it keeps
+  /// `next`, and the Net asks again with the layer after it. Default: no.
   virtual bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
                             const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
                             const Blobs<Dtype>& next_top) {
     return false;
   }
-  /// The group's forward on the GPU (no loss: the Net fuses no layer with a loss weight).
-  virtual void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
-  /// The group's backward on the GPU: the followers' parameter and bottom gradients (where
+  /// The group's forward (no loss: the Net fuses no layer with a loss weight), on the mode's
+  /// device: ForwardFused_cpu or ForwardFused_gpu.
+  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
+  /// The group's backward: the followers' parameter and bottom gradients (where
   /// `followers_propagate_down`, one entry per follower, in net order), then this layer's
   /// (where `propagate_down`), leaving every diff as the layers' backward would.
-  virtual void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                             const Blobs<Dtype>& bottom,
-                             const vector<vector<bool>>& followers_propagate_down);
+  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                     const Blobs<Dtype>& bottom,
+                     const vector<vector<bool>>& followers_propagate_down);
   /// What the group's `pass` uses, for LMS (the planner asks this instead of the layers).
   virtual bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom,
                                      const Blobs<Dtype>& top, const vector<bool>& propagate_down,
@@ -145,6 +146,20 @@ class Layer {
   virtual void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                             const Blobs<Dtype>& bottom) {
     Backward_cpu(top, propagate_down, bottom);
+  }
+  /// A group's passes (see ForwardFused, BackwardFused). Only a layer whose FuseWithNext said
+  /// yes is asked; the GPU's fall back to the CPU's, which by default fail.
+  virtual void ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
+  virtual void ForwardFused_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+    ForwardFused_cpu(bottom, top);
+  }
+  virtual void BackwardFused_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                 const Blobs<Dtype>& bottom,
+                                 const vector<vector<bool>>& followers_propagate_down);
+  virtual void BackwardFused_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                                 const Blobs<Dtype>& bottom,
+                                 const vector<vector<bool>>& followers_propagate_down) {
+    BackwardFused_cpu(top, propagate_down, bottom, followers_propagate_down);
   }
 
   /// Checks the numbers of bottoms and tops against the declared arity.

@@ -127,15 +127,15 @@ class Net {
   /// apart.
   void set_debug_info(bool value) { debug_info_ = value; }
 
-  /// Layers set up to run as one on the GPU (Layer::FuseWithNext: a BatchNorm, the in-place
-  /// Scale after it and the in-place ReLU after that; a sum and its in-place ReLU): per layer,
-  /// how many of the layers right after it run in its passes (0: none, or it follows in a
-  /// group), and the group's first layer, the head, for each (the layer itself when alone).
-  /// RunsFused(i): whether layer i heads a group and the group runs as one now, in GPU mode
-  /// without debug_info. ForwardStep and BackwardStep run it as one where the whole group is in
-  /// range, in its head's step forward and its last layer's backward (the callbacks of the
-  /// other steps run with no work between them). CAFFE_GPU_FUSION=0 in the environment turns
-  /// it off.
+  /// Layers set up to run as one (Layer::FuseWithNext: a BatchNorm, the in-place Scale after
+  /// it and the in-place ReLU after that; a sum and its in-place ReLU; on the GPU a cuDNN
+  /// convolution and its in-place ReLU): per layer, how many of the layers right after it run
+  /// in its passes (0: none, or it follows in a group), and the group's first layer, the head,
+  /// for each (the layer itself when alone). RunsFused(i): whether layer i heads a group and the
+  /// group runs as one now: in the mode (CPU or GPU) the net was set up in, without debug_info.
+  /// ForwardStep and BackwardStep run it as one where the whole group is in range, in its
+  /// head's step forward and its last layer's backward (the callbacks of the other steps run
+  /// with no work between them). CAFFE_FUSION=0 in the environment turns it off.
   const vector<int>& fused_followers() const { return fused_followers_; }
   int FusedHead(int i) const { return fused_head_[i]; }
   bool RunsFused(int i) const;
@@ -169,7 +169,7 @@ class Net {
                    std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
   void AppendParam(const NetParameter& param, int layer_id, int param_id);
 
-  // Asks each layer whether it runs the next ones (GPU mode, CAFFE_GPU_FUSION not 0).
+  // Asks each layer whether it runs the next ones (CAFFE_FUSION not 0).
   void FuseLayers();
   // Whether layer i's group runs as one now with all its layers in [low, high].
   bool GroupRunsFused(int i, int low, int high) const;
@@ -213,6 +213,7 @@ class Net {
   bool debug_info_ = false;
   vector<int> fused_followers_;  // per layer: the layers after it that run in its passes
   vector<int> fused_head_;       // per layer: its group's first layer (itself when alone)
+  Caffe::Brew fused_mode_ = Caffe::CPU;  // the mode the groups were formed in, and run in
   vector<Callback*> before_forward_;
   vector<Callback*> after_forward_;
   vector<Callback*> before_backward_;

@@ -25,14 +25,14 @@ Error NamingTheLayer(const Error& error, const Layer<Dtype>& layer, const string
   return Error(doing + prefix + message);
 }
 
-// CAFFE_GPU_FUSION: 1 (or unset) lets layers that can run as one on the GPU do so, 0 runs every
-// layer alone (to compare the two, or to time each layer of a group).
-bool GpuFusionEnabled() {
-  const char* text = std::getenv("CAFFE_GPU_FUSION");
+// CAFFE_FUSION: 1 (or unset) lets layers that can run as one do so, 0 runs every layer alone (to
+// compare the two, or to time each layer of a group).
+bool FusionEnabled() {
+  const char* text = std::getenv("CAFFE_FUSION");
   if (text == nullptr || string(text) == "1") return true;
   CAFFE_CHECK(string(text) == "0")
-      << "CAFFE_GPU_FUSION is \"" << text << "\"; expected 1 (layers that can run as one on the "
-      << "GPU do so, the default) or 0 (every layer alone)";
+      << "CAFFE_FUSION is \"" << text << "\"; expected 1 (layers that can run as one do so, the "
+      << "default) or 0 (every layer alone)";
   return false;
 }
 }  // namespace
@@ -464,7 +464,8 @@ void Net<Dtype>::FuseLayers() {
   fused_followers_.assign(num_layers, 0);
   fused_head_.resize(num_layers);
   for (int i = 0; i < num_layers; ++i) fused_head_[i] = i;
-  if (Caffe::mode() != Caffe::GPU || !GpuFusionEnabled()) return;
+  fused_mode_ = Caffe::mode();
+  if (!FusionEnabled()) return;
   const auto has_loss = [this](int i) {
     for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
       if (layers_[i]->loss(static_cast<int>(t)) != Dtype(0)) return true;
@@ -481,7 +482,7 @@ void Net<Dtype>::FuseLayers() {
     }
     fused_followers_[head] = next - head - 1;
     if (next == head + 1) continue;
-    LOG_IF(INFO, Caffe::root_solver()) << FusedGroupNames(head) << " run as one on the GPU";
+    LOG_IF(INFO, Caffe::root_solver()) << FusedGroupNames(head) << " run as one";
     head = next - 1;  // a layer is in one group at most
   }
 }
@@ -489,7 +490,7 @@ void Net<Dtype>::FuseLayers() {
 template <typename Dtype>
 bool Net<Dtype>::RunsFused(int i) const {
   return i >= 0 && i < static_cast<int>(fused_followers_.size()) && fused_followers_[i] > 0 &&
-         Caffe::mode() == Caffe::GPU && !debug_info_;
+         Caffe::mode() == fused_mode_ && !debug_info_;
 }
 
 template <typename Dtype>

@@ -39,24 +39,19 @@ class BatchNormLayer : public Layer<Dtype> {
 
   /// With batch statistics, the Scale right after (in place on this layer's top, one learned
   /// value per channel, bias or not), and then an in-place ReLU (negative_slope >= 0) if one
-  /// follows, run in this layer's passes on the GPU. Forward: after the statistics, one pass
-  /// writes top = ReLU(scale * x_norm + bias) and x_norm (the Scale keeps no copy of its
-  /// bottom). Backward: the ReLU's gradient dv = dy where scale * x_norm + bias > 0 (else
-  /// negative_slope * dy), recomputed from x_norm rather than read from the top; one summing pass
-  /// gives the Scale's parameter gradients and this layer's gradient means, since with dz =
-  /// scale * dv the means of dz and dz * x_norm are scale times those of dv and dv * x_norm; one
-  /// more writes dx. In place, reads and writes of whole activations drop from 7 to 4 forward and
-  /// from 8 to 5 backward for BatchNorm and Scale, and the ReLU's 2 and 3 go. The top's diff
-  /// ends as the layers apart leave it: dx in place, else dz, or dv where the Scale passes no
-  /// gradient down.
+  /// follows, run in this layer's passes. Forward: after the statistics, one pass writes top =
+  /// ReLU(scale * x_norm + bias) and x_norm (the Scale keeps no copy of its bottom). Backward:
+  /// the ReLU's gradient dv = dy where scale * x_norm + bias > 0 (else negative_slope * dy),
+  /// recomputed from x_norm rather than read from the top; one summing pass gives the Scale's
+  /// parameter gradients and this layer's gradient means, since with dz = scale * dv the means
+  /// of dz and dz * x_norm are scale times those of dv and dv * x_norm; one more writes dx. In
+  /// place, reads and writes of whole activations drop from 7 to 4 forward and from 8 to 5
+  /// backward for BatchNorm and Scale, and the ReLU's 2 and 3 go (on the CPU each channel's
+  /// values stay in cache between the passes of a layer, so apart 8 forward and 9 backward, as
+  /// one 3 and 3). The top's diff ends as the layers apart leave it: dx in place, else dz, or dv
+  /// where the Scale passes no gradient down.
   bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                     const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
-#ifndef CPU_ONLY
-  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
-  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                     const Blobs<Dtype>& bottom,
-                     const vector<vector<bool>>& followers_propagate_down) override;
-#endif
   bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                              const vector<bool>& propagate_down,
                              const vector<vector<bool>>& followers_propagate_down,
@@ -69,10 +64,24 @@ class BatchNormLayer : public Layer<Dtype> {
   /// means over N and S of each channel. Never writes the blobs' diffs.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+  void ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                         const Blobs<Dtype>& bottom,
+                         const vector<vector<bool>>& followers_propagate_down) override;
+  // top = x_norm, or with `followers` (batch statistics only) the Scale's and ReLU's output
+  // from it. The statistics: with batch statistics those of bottom into mean_, sums_ (the
+  // variance) and inv_std_, the running sums updated, x_norm_ kept.
+  void Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, bool followers);
+  // The followers' shapes, in place on the top, before the group's forward.
+  void ReshapeGroup(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
 #ifndef CPU_ONLY
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+  void ForwardFused_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                         const Blobs<Dtype>& bottom,
+                         const vector<vector<bool>>& followers_propagate_down) override;
   // Batch statistics of bottom into mean_ and inv_std_, and the running sums updated.
   void BatchStats_gpu(const Blob<Dtype>& bottom);
   // y = x_norm, or with `followers` the Scale's and ReLU's output from it; x_norm_ kept with

@@ -39,10 +39,6 @@ class CuDNNConvolutionLayer : public ConvolutionLayer<Dtype> {
   /// then come from dv as apart.
   bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                     const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
-  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
-  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                     const Blobs<Dtype>& bottom,
-                     const vector<vector<bool>>& followers_propagate_down) override;
   bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                              const vector<bool>& propagate_down,
                              const vector<vector<bool>>& followers_propagate_down,
@@ -52,6 +48,11 @@ class CuDNNConvolutionLayer : public ConvolutionLayer<Dtype> {
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+  // The group runs on the GPU only: the Net forms it in GPU mode and runs it in that mode.
+  void ForwardFused_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                         const Blobs<Dtype>& bottom,
+                         const vector<vector<bool>>& followers_propagate_down) override;
 
  private:
   /// On cuDNN, each bottom's weight gradient (accumulated) and bottom gradient from its top's diff.

@@ -35,18 +35,12 @@ class EltwiseLayer : public Layer<Dtype> {
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
   /// A SUM of two bottoms and the ReLU right after it (in place on the top, negative_slope >=
-  /// 0; ResNet's residual sums) run as one on the GPU: forward writes ReLU(c0 * a + c1 * b) in
-  /// one pass; backward reads the top and its diff once and writes the ReLU's gradient dv (left
-  /// in the top's diff, as apart) and each bottom's c_i * dv. Whole activations read or written
-  /// drop from 5 to 3 forward and from 7 to 5 backward.
+  /// 0; ResNet's residual sums) run as one: forward writes ReLU(c0 * a + c1 * b) in one pass;
+  /// backward reads the top and its diff once and writes the ReLU's gradient dv (left in the
+  /// top's diff, as apart) and each bottom's c_i * dv. Whole activations read or written drop
+  /// from 5 to 3 forward and from 7 to 5 backward.
   bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                     const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
-#ifndef CPU_ONLY
-  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
-  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                     const Blobs<Dtype>& bottom,
-                     const vector<vector<bool>>& followers_propagate_down) override;
-#endif
   bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                              const vector<bool>& propagate_down,
                              const vector<vector<bool>>& followers_propagate_down,
@@ -58,10 +52,18 @@ class EltwiseLayer : public Layer<Dtype> {
   /// or top_diff * top / bottom[i]; SUM: coeff[i] * top_diff; MAX: top_diff where i won, else 0.
   void Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+  void ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                         const Blobs<Dtype>& bottom,
+                         const vector<vector<bool>>& followers_propagate_down) override;
 #ifndef CPU_ONLY
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                     const Blobs<Dtype>& bottom) override;
+  void ForwardFused_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void BackwardFused_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                         const Blobs<Dtype>& bottom,
+                         const vector<vector<bool>>& followers_propagate_down) override;
 #endif
 
   EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;

@@ -53,14 +53,15 @@
 #define INSTANTIATE_LAYER_GPU_FUNCS(classname) \
   INSTANTIATE_LAYER_GPU_FORWARD(classname);    \
   INSTANTIATE_LAYER_GPU_BACKWARD(classname)
-// The passes of a layer that runs the layers after it as one (Layer::FuseWithNext).
+// The GPU passes of a layer that runs the layers after it as one (Layer::FuseWithNext).
 #define INSTANTIATE_LAYER_GPU_FUSED_FUNCS(classname)                                          \
-  template void classname<float>::ForwardFused(const Blobs<float>&, const Blobs<float>&);     \
-  template void classname<double>::ForwardFused(const Blobs<double>&, const Blobs<double>&);  \
-  template void classname<float>::BackwardFused(const Blobs<float>&, const std::vector<bool>&, \
-                                                const Blobs<float>&,                          \
-                                                const std::vector<std::vector<bool>>&);       \
-  template void classname<double>::BackwardFused(                                             \
+  template void classname<float>::ForwardFused_gpu(const Blobs<float>&, const Blobs<float>&); \
+  template void classname<double>::ForwardFused_gpu(const Blobs<double>&,                     \
+                                                    const Blobs<double>&);                    \
+  template void classname<float>::BackwardFused_gpu(                                          \
+      const Blobs<float>&, const std::vector<bool>&, const Blobs<float>&,                     \
+      const std::vector<std::vector<bool>>&);                                                 \
+  template void classname<double>::BackwardFused_gpu(                                         \
       const Blobs<double>&, const std::vector<bool>&, const Blobs<double>&,                   \
       const std::vector<std::vector<bool>>&)
 

@@ -4,9 +4,157 @@
 
 #include "caffe/util/gpu_channel_sums.hpp"
 #include "caffe/util/parallel.hpp"
+#include "caffe/util/relu_math.hpp"
 #include "caffe/util/stream_copy.hpp"
 
 namespace caffe {
+
+namespace {
+
+// The element-wise work of the layers that run in BatchNorm's passes on the CPU: the Scale's
+// (scale not null; bias where it has one), then the ReLU's (relu). Default: none. The same
+// expressions as ScaleLayer's and ReLULayer's, so that the group and the layers apart agree.
+template <typename Dtype>
+struct CpuFollowers {
+  const Dtype* scale = nullptr;
+  const Dtype* bias = nullptr;
+  bool relu = false;
+  Dtype negative_slope = 0;
+
+  // values = the group's output from the normalized values of channel c, in place.
+  void Apply(Dtype* values, int size, int c) const {
+    if (scale == nullptr) return;
+    const Dtype factor = scale[c];
+    const Dtype shift = bias != nullptr ? bias[c] : Dtype(0);
+    const Dtype slope = negative_slope;
+    if (bias != nullptr && relu) {
+#pragma omp simd
+      for (int s = 0; s < size; ++s) values[s] = ReLUOf(values[s] * factor + shift, slope);
+    } else if (bias != nullptr) {
+#pragma omp simd
+      for (int s = 0; s < size; ++s) values[s] = values[s] * factor + shift;
+    } else if (relu) {
+#pragma omp simd
+      for (int s = 0; s < size; ++s) values[s] = ReLUOf(values[s] * factor, slope);
+    } else {
+#pragma omp simd
+      for (int s = 0; s < size; ++s) values[s] = values[s] * factor;
+    }
+  }
+};
+
+template <typename Dtype>
+CpuFollowers<Dtype> CpuFollowersOf(ScaleLayer<Dtype>& scale, const ReLULayer<Dtype>* relu) {
+  CpuFollowers<Dtype> followers;
+  followers.scale = scale.blobs()[0]->cpu_data();
+  const int bias_id = scale.bias_param_id();
+  if (bias_id >= 0) followers.bias = scale.blobs()[bias_id]->cpu_data();
+  followers.relu = relu != nullptr;
+  if (relu != nullptr) followers.negative_slope = relu->negative_slope();
+  return followers;
+}
+
+// What the group's backward on the CPU reads and writes (null where not wanted).
+template <typename Dtype>
+struct CpuGroupBackward {
+  CpuFollowers<Dtype> followers;
+  const Dtype* dy = nullptr;
+  const Dtype* x_norm = nullptr;
+  const Dtype* inv_std = nullptr;
+  bool sums = false;  // the Scale's gradients and this layer's means (dx)
+  Dtype* scale_diff = nullptr;
+  Dtype* bias_diff = nullptr;
+  Dtype* dx = nullptr;
+  Dtype* dz = nullptr;  // the Scale's bottom diff, kept in the top's diff
+  Dtype* dv = nullptr;  // the ReLU's bottom diff, kept there where the Scale passes none
+};
+
+// One channel per iteration, as in forward: the sums of dv and dv * x_norm (the Scale's
+// gradients and, times the scale, this layer's means of dz and dz * x_norm), then the
+// element-wise pass while the channel is in cache. kReLU: dv is dy through the ReLU, whose input
+// is recomputed from x_norm as forward computed it (x_norm * scale + 0 without a bias: the sign,
+// which is all the gradient's factor reads, is the same). Without followers (scale null) dv and
+// dz are dy: BatchNorm's own backward.
+template <bool kReLU, typename Dtype>
+void GroupBackward_cpu(const CpuGroupBackward<Dtype>& group, int num, int channels, int spatial) {
+  const long image_size = static_cast<long>(channels) * spatial;
+  const bool parallel = num * image_size >= kParallelMinElements;
+  const long long m = static_cast<long long>(num) * spatial;
+  const double inv_m = m > 0 ? 1.0 / m : 0.0;
+  const Dtype slope = group.followers.negative_slope;
+  const Dtype* dy = group.dy;
+  const Dtype* x_norm = group.x_norm;
+  // In place, dy, dx and the kept dz or dv are one array; each value of dy is read before any
+  // of them is written at its index.
+  Dtype* dx = group.dx;
+  Dtype* dz_out = group.dz;
+  Dtype* dv_out = group.dv;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int c = 0; c < channels; ++c) {
+    const Dtype scale_c = group.followers.scale != nullptr ? group.followers.scale[c] : Dtype(1);
+    const Dtype shift_c = group.followers.bias != nullptr ? group.followers.bias[c] : Dtype(0);
+    const auto dv_of = [=](Dtype dy_value, Dtype x_norm_value) {
+      if constexpr (kReLU) {
+        return dy_value * ReLUGradientFactor(x_norm_value * scale_c + shift_c, slope);
+      } else {
+        return dy_value;
+      }
+    };
+    const long channel_offset = static_cast<long>(c) * spatial;
+    Dtype mean_dz_c = 0, mean_dz_x_norm_c = 0;
+    if (group.sums) {
+      double sum_dv = 0, sum_dv_x_norm = 0;
+      for (int n = 0; n < num; ++n) {
+        const long offset = n * image_size + channel_offset;
+        const Dtype* dy_nc = dy + offset;
+        const Dtype* x_norm_nc = x_norm + offset;
+#pragma omp simd reduction(+ : sum_dv, sum_dv_x_norm)
+        for (int s = 0; s < spatial; ++s) {
+          const Dtype dv = dv_of(dy_nc[s], x_norm_nc[s]);
+          sum_dv += dv;
+          sum_dv_x_norm += dv * x_norm_nc[s];
+        }
+      }
+      if (group.bias_diff != nullptr) {
+        group.bias_diff[c] = static_cast<Dtype>(group.bias_diff[c] + sum_dv);
+      }
+      if (group.scale_diff != nullptr) {
+        group.scale_diff[c] = static_cast<Dtype>(group.scale_diff[c] + sum_dv_x_norm);
+      }
+      const double factor = scale_c * inv_m;
+      mean_dz_c = static_cast<Dtype>(sum_dv * factor);
+      mean_dz_x_norm_c = static_cast<Dtype>(sum_dv_x_norm * factor);
+    }
+    if (dx == nullptr && dz_out == nullptr && dv_out == nullptr) continue;
+    const Dtype inv_std_c = group.inv_std != nullptr ? group.inv_std[c] : Dtype(0);
+    for (int n = 0; n < num; ++n) {
+      const long offset = n * image_size + channel_offset;
+      const Dtype* dy_nc = dy + offset;
+      const Dtype* x_norm_nc = x_norm + offset;
+      if (dx != nullptr && dz_out == nullptr && dv_out == nullptr) {
+        // The usual case (in place, a gradient wanted below): dx alone.
+        Dtype* dx_nc = dx + offset;
+#pragma omp simd
+        for (int s = 0; s < spatial; ++s) {
+          const Dtype dz = dv_of(dy_nc[s], x_norm_nc[s]) * scale_c;
+          dx_nc[s] = (dz - mean_dz_c - mean_dz_x_norm_c * x_norm_nc[s]) * inv_std_c;
+        }
+        continue;
+      }
+      for (int s = 0; s < spatial; ++s) {
+        const Dtype dv = dv_of(dy_nc[s], x_norm_nc[s]);
+        const Dtype dz = dv * scale_c;
+        if (dv_out != nullptr) dv_out[offset + s] = dv;
+        if (dz_out != nullptr) dz_out[offset + s] = dz;
+        if (dx != nullptr) {
+          dx[offset + s] = (dz - mean_dz_c - mean_dz_x_norm_c * x_norm_nc[s]) * inv_std_c;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
 
 template <typename Dtype>
 void BatchNormLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
@@ -67,8 +215,16 @@ void BatchNormLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtyp
 
 template <typename Dtype>
 void BatchNormLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  const Dtype* x = bottom[0]->cpu_data();
-  Dtype* y = top[0]->mutable_cpu_data();
+  Normalize_cpu(*bottom[0], top[0], /*followers=*/false);
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>* top,
+                                          bool followers) {
+  const CpuFollowers<Dtype> group =
+      followers ? CpuFollowersOf(*scale_, relu_) : CpuFollowers<Dtype>();
+  const Dtype* x = bottom.cpu_data();
+  Dtype* y = top->mutable_cpu_data();
   Dtype* mean = mean_.mutable_cpu_data();
   Dtype* inv_std = inv_std_.mutable_cpu_data();
   const int channels = channels_;
@@ -143,6 +299,7 @@ void BatchNormLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<
 #pragma omp simd
         for (int s = 0; s < spatial; ++s) y_nc[s] = (x_nc[s] - mean_c) * inv_std_c;
         caffe_stream_copy(y_nc, spatial, x_norm + offset);
+        group.Apply(y_nc, spatial, c);  // while the plane is in cache
       }
     }
     caffe_stream_fence();
@@ -183,38 +340,13 @@ void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
     }
     return;
   }
-  const Dtype* y = x_norm_.cpu_data();
-  const int m = num * spatial;
-  const double inv_m = m > 0 ? 1.0 / m : 0.0;
-  // One channel per iteration, as in forward: the sums, then dx while the channel is in cache.
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int c = 0; c < channels; ++c) {
-    const long channel_offset = static_cast<long>(c) * spatial;
-    double sum_dy = 0, sum_dy_y = 0;
-    for (int n = 0; n < num; ++n) {
-      const long offset = n * image_size + channel_offset;
-      const Dtype* dy_nc = dy + offset;
-      const Dtype* y_nc = y + offset;
-#pragma omp simd reduction(+ : sum_dy, sum_dy_y)
-      for (int s = 0; s < spatial; ++s) {
-        sum_dy += dy_nc[s];
-        sum_dy_y += dy_nc[s] * y_nc[s];
-      }
-    }
-    const Dtype mean_dy_c = static_cast<Dtype>(sum_dy * inv_m);
-    const Dtype mean_dy_y_c = static_cast<Dtype>(sum_dy_y * inv_m);
-    const Dtype inv_std_c = inv_std[c];
-    for (int n = 0; n < num; ++n) {
-      const long offset = n * image_size + channel_offset;
-      const Dtype* dy_nc = dy + offset;
-      const Dtype* y_nc = y + offset;
-      Dtype* dx_nc = dx + offset;
-#pragma omp simd
-      for (int s = 0; s < spatial; ++s) {
-        dx_nc[s] = (dy_nc[s] - mean_dy_c - mean_dy_y_c * y_nc[s]) * inv_std_c;
-      }
-    }
-  }
+  CpuGroupBackward<Dtype> group;  // no followers
+  group.dy = dy;
+  group.x_norm = x_norm_.cpu_data();
+  group.inv_std = inv_std;
+  group.sums = true;
+  group.dx = dx;
+  GroupBackward_cpu<false>(group, num, channels, spatial);
 }
 
 template <typename Dtype>
@@ -255,9 +387,6 @@ template <typename Dtype>
 bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
                                          const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
                                          const Blobs<Dtype>& next_top) {
-#ifdef CPU_ONLY
-  return false;
-#else
   if (scale_ == nullptr) {
     // The Scale must work in place on this layer's top with one learned scale per channel;
     // the stored statistics of use_global_stats keep no normalized values for its gradient.
@@ -274,7 +403,52 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
   if (relu_ != nullptr) return false;
   relu_ = ReLULayer<Dtype>::FusableInPlaceOn(top[0], next, next_bottom, next_top);
   return relu_ != nullptr;
-#endif
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ReshapeGroup(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
+  this->Reshape(bottom, top);
+  scale_->Reshape(top, top);  // the followers work in place on this layer's top
+  if (relu_ != nullptr) relu_->Reshape(top, top);
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>& bottom,
+                                             const Blobs<Dtype>& top) {
+  ReshapeGroup(bottom, top);
+  Normalize_cpu(*bottom[0], top[0], /*followers=*/true);
+  scale_->set_saved_bottom(&x_norm_);  // the Scale's bottom, should it run backward alone
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::BackwardFused_cpu(
+    const Blobs<Dtype>& top, const vector<bool>& propagate_down, const Blobs<Dtype>& bottom,
+    const vector<vector<bool>>& followers_propagate_down) {
+  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
+  const FusedBackward work =
+      FusedBackwardWork(bottom, top, propagate_down, followers_propagate_down);
+  if (!work.sums() && !work.map()) return;
+  CpuGroupBackward<Dtype> group;
+  group.followers = CpuFollowersOf(*scale_, relu_);
+  group.dy = top[0]->cpu_diff();
+  group.x_norm = x_norm_.cpu_data();
+  group.sums = work.sums();
+  if (work.scale_diff) group.scale_diff = scale_->blobs()[0]->mutable_cpu_diff();
+  if (work.bias_diff) {
+    group.bias_diff = scale_->blobs()[scale_->bias_param_id()]->mutable_cpu_diff();
+  }
+  if (work.dx) {
+    group.inv_std = inv_std_.cpu_data();
+    group.dx = bottom[0]->mutable_cpu_diff();
+  }
+  if (work.dz) group.dz = top[0]->mutable_cpu_diff();
+  if (work.dv) group.dv = top[0]->mutable_cpu_diff();
+  if (relu_ != nullptr) {
+    GroupBackward_cpu<true>(group, num_, channels_, spatial_);
+  } else {
+    GroupBackward_cpu<false>(group, num_, channels_, spatial_);
+  }
 }
 
 template <typename Dtype>

@@ -231,11 +231,9 @@ void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
-  this->Reshape(bottom, top);
-  scale_->Reshape(top, top);  // the followers work in place on this layer's top
-  if (relu_ != nullptr) relu_->Reshape(top, top);
+void BatchNormLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
+                                             const Blobs<Dtype>& top) {
+  ReshapeGroup(bottom, top);
   if (channels_ == 0) return;
   BatchStats_gpu(*bottom[0]);
   Normalize_gpu(*bottom[0], top[0], /*followers=*/true);
@@ -282,10 +280,9 @@ void BatchNormLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::BackwardFused(const Blobs<Dtype>& top,
-                                          const vector<bool>& propagate_down,
-                                          const Blobs<Dtype>& bottom,
-                                          const vector<vector<bool>>& followers_propagate_down) {
+void BatchNormLayer<Dtype>::BackwardFused_gpu(
+    const Blobs<Dtype>& top, const vector<bool>& propagate_down, const Blobs<Dtype>& bottom,
+    const vector<vector<bool>>& followers_propagate_down) {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   const int count = top[0]->count();
   const int channels = channels_;

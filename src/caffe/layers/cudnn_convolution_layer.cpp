@@ -48,8 +48,11 @@ bool CuDNNConvolutionLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<
                                                 const Blobs<Dtype>& top,
                                                 const Blobs<Dtype>& next_bottom,
                                                 const Blobs<Dtype>& next_top) {
-  // Without a bias there is no pass to save; several tops would each need their ReLU.
-  if (relu_ != nullptr || !this->bias_term_ || top.size() != 1) return false;
+  // Without a bias there is no pass to save; several tops would each need their ReLU. The group
+  // runs on the GPU only.
+  if (relu_ != nullptr || !this->bias_term_ || top.size() != 1 || Caffe::mode() != Caffe::GPU) {
+    return false;
+  }
   relu_ = ReLULayer<Dtype>::FusableInPlaceOn(top[0], next, next_bottom, next_top);
   if (relu_ == nullptr) return false;
   ReshapePartials();

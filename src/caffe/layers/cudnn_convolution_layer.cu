@@ -91,8 +91,8 @@ void CuDNNConvolutionLayer<Dtype>::BackwardWeightsAndBottoms(const Blobs<Dtype>&
 }
 
 template <typename Dtype>
-void CuDNNConvolutionLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom,
-                                                const Blobs<Dtype>& top) {
+void CuDNNConvolutionLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
+                                                    const Blobs<Dtype>& top) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
   this->Reshape(bottom, top);
   relu_->Reshape(top, top);  // in place on this layer's top
@@ -115,7 +115,7 @@ void CuDNNConvolutionLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom,
 }
 
 template <typename Dtype>
-void CuDNNConvolutionLayer<Dtype>::BackwardFused(
+void CuDNNConvolutionLayer<Dtype>::BackwardFused_gpu(
     const Blobs<Dtype>& top, const vector<bool>& propagate_down, const Blobs<Dtype>& bottom,
     const vector<vector<bool>>& followers_propagate_down) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";

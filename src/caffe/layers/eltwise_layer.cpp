@@ -1,6 +1,20 @@
 #include "caffe/layers/eltwise_layer.hpp"
 
+#include "caffe/util/parallel.hpp"
+#include "caffe/util/relu_math.hpp"
+
 namespace caffe {
+
+namespace {
+
+// first_coeff * first + second_coeff * second: one expression for the SUM alone and with its
+// ReLU, so that both round alike.
+template <typename Dtype>
+inline Dtype PairSum(Dtype first_coeff, Dtype first, Dtype second_coeff, Dtype second) {
+  return first_coeff * first + second_coeff * second;
+}
+
+}  // namespace
 
 template <typename Dtype>
 void EltwiseLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
@@ -38,12 +52,21 @@ void EltwiseLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dt
         caffe_mul(count, top_data, bottom[i]->cpu_data(), top_data);
       }
       break;
-    case EltwiseParameter::SUM:
-      caffe_cpu_scale(count, coeffs_[0], bottom[0]->cpu_data(), top_data);
-      for (size_t i = 1; i < bottom.size(); ++i) {
+    case EltwiseParameter::SUM: {
+      // The first two bottoms in one pass (BVLC: a scaling, then an axpy, each a pass over the
+      // top), then an axpy for each further one.
+      const Dtype* first = bottom[0]->cpu_data();
+      const Dtype* second = bottom[1]->cpu_data();
+      const Dtype first_coeff = coeffs_[0];
+      const Dtype second_coeff = coeffs_[1];
+      caffe_parallel_for(count, [=](int j) {
+        top_data[j] = PairSum(first_coeff, first[j], second_coeff, second[j]);
+      });
+      for (size_t i = 2; i < bottom.size(); ++i) {
         caffe_axpy(count, coeffs_[i], bottom[i]->cpu_data(), top_data);
       }
       break;
+    }
     case EltwiseParameter::MAX: {
       int* mask = max_idx_.mutable_cpu_data();
       const Dtype* a = bottom[0]->cpu_data();
@@ -136,9 +159,6 @@ template <typename Dtype>
 bool EltwiseLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
                                        const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
                                        const Blobs<Dtype>& next_top) {
-#ifdef CPU_ONLY
-  return false;
-#else
   // The ReLU's gradient factor is read off its output (the top). A top that is also a bottom
   // would mix the diffs.
   if (relu_ != nullptr || op_ != EltwiseParameter::SUM || bottom.size() != 2 ||
@@ -147,7 +167,46 @@ bool EltwiseLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& b
   }
   relu_ = ReLULayer<Dtype>::FusableInPlaceOn(top[0], next, next_bottom, next_top);
   return relu_ != nullptr;
-#endif
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
+  this->Reshape(bottom, top);
+  relu_->Reshape(top, top);  // in place on this layer's top
+  const Dtype* first = bottom[0]->cpu_data();
+  const Dtype* second = bottom[1]->cpu_data();
+  Dtype* top_data = top[0]->mutable_cpu_data();
+  const Dtype first_coeff = coeffs_[0];
+  const Dtype second_coeff = coeffs_[1];
+  const Dtype slope = relu_->negative_slope();
+  caffe_parallel_for(top[0]->count(), [=](int j) {
+    top_data[j] = ReLUOf(PairSum(first_coeff, first[j], second_coeff, second[j]), slope);
+  });
+}
+
+template <typename Dtype>
+void EltwiseLayer<Dtype>::BackwardFused_cpu(const Blobs<Dtype>& top,
+                                            const vector<bool>& propagate_down,
+                                            const Blobs<Dtype>& bottom,
+                                            const vector<vector<bool>>& followers_propagate_down) {
+  CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
+  if (!followers_propagate_down[0][0]) return;  // nothing below wants a gradient
+  // dv, the ReLU's gradient (read from its output), over dy in the top's diff, as apart; each
+  // wanted bottom diff = its coefficient * dv (apart: 1 * dv, a copy, is the same value).
+  const Dtype* top_data = top[0]->cpu_data();
+  Dtype* top_diff = top[0]->mutable_cpu_diff();
+  Dtype* first_diff = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;
+  Dtype* second_diff = propagate_down[1] ? bottom[1]->mutable_cpu_diff() : nullptr;
+  const Dtype first_coeff = coeffs_[0];
+  const Dtype second_coeff = coeffs_[1];
+  const Dtype slope = relu_->negative_slope();
+  caffe_parallel_for(top[0]->count(), [=](int j) {
+    const Dtype dv = top_diff[j] * ReLUGradientFactor(top_data[j], slope);
+    top_diff[j] = dv;
+    if (first_diff != nullptr) first_diff[j] = first_coeff * dv;
+    if (second_diff != nullptr) second_diff[j] = second_coeff * dv;
+  });
 }
 
 template <typename Dtype>

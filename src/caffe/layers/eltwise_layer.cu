@@ -171,7 +171,8 @@ void EltwiseLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<boo
 }
 
 template <typename Dtype>
-void EltwiseLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+void EltwiseLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
+                                         const Blobs<Dtype>& top) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
   this->Reshape(bottom, top);
   relu_->Reshape(top, top);  // in place on this layer's top
@@ -184,10 +185,10 @@ void EltwiseLayer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom, const Blobs<D
 }
 
 template <typename Dtype>
-void EltwiseLayer<Dtype>::BackwardFused(const Blobs<Dtype>& top,
-                                        const vector<bool>& propagate_down,
-                                        const Blobs<Dtype>& bottom,
-                                        const vector<vector<bool>>& followers_propagate_down) {
+void EltwiseLayer<Dtype>::BackwardFused_gpu(const Blobs<Dtype>& top,
+                                            const vector<bool>& propagate_down,
+                                            const Blobs<Dtype>& bottom,
+                                            const vector<vector<bool>>& followers_propagate_down) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
   const int count = top[0]->count();
   if (count == 0 || !followers_propagate_down[0][0]) return;

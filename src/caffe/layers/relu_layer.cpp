@@ -1,10 +1,9 @@
 #include "caffe/layers/relu_layer.hpp"
 
-#include <algorithm>
-
 #include "caffe/layers/cudnn_relu_layer.hpp"
 #include "caffe/util/cudnn.hpp"
 #include "caffe/util/parallel.hpp"
+#include "caffe/util/relu_math.hpp"
 
 namespace caffe {
 
@@ -20,8 +19,7 @@ void ReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype
   const int count = bottom[0]->count();
   const Dtype negative_slope = negative_slope_;
   caffe_parallel_for(count, [=](int i) {
-    top_data[i] =
-        std::max(bottom_data[i], Dtype(0)) + negative_slope * std::min(bottom_data[i], Dtype(0));
+    top_data[i] = ReLUOf(bottom_data[i], negative_slope);
   });
 }
 
@@ -34,10 +32,8 @@ void ReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
   const int count = bottom[0]->count();
   const Dtype negative_slope = negative_slope_;
-  // Multiplying (rather than selecting) keeps BVLC's signed zeros where the gradient is cut.
   caffe_parallel_for(count, [=](int i) {
-    bottom_diff[i] =
-        top_diff[i] * (Dtype(bottom_data[i] > 0) + negative_slope * Dtype(bottom_data[i] <= 0));
+    bottom_diff[i] = top_diff[i] * ReLUGradientFactor(bottom_data[i], negative_slope);
   });
 }
 

@@ -399,7 +399,7 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
 // gradients (BatchNorm, Scale, PReLU, Bias). Random draws come from the same seed in both runs.
 // The BatchNorm/Scale groups (one in place with a ReLU after it, one with a top of its own) and
 // the residual sum with its ReLU run as one on the GPU (Net::RunsFused) and apart
-// (CAFFE_GPU_FUSION=0): both ways declare what they use.
+// (CAFFE_FUSION=0): both ways declare what they use.
 TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
   if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
   Caffe::SetDevice(0);
@@ -423,8 +423,8 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
   )";
   const std::string text = "state { phase: TRAIN }\n" + NetText(middle);
   for (const char* fusion : {"1", "0"}) {
-    SCOPED_TRACE(std::string("CAFFE_GPU_FUSION=") + fusion);
-    ScopedEnv env("CAFFE_GPU_FUSION", fusion);
+    SCOPED_TRACE(std::string("CAFFE_FUSION=") + fusion);
+    ScopedEnv env("CAFFE_FUSION", fusion);
     ExpectGpuLmsRunLikePlainOne([&] {
       std::unique_ptr<Net<float>> net = MakeNet(text);
       const std::vector<int>& followers = net->fused_followers();

@@ -249,7 +249,42 @@ void ExpectBvlcTimeSummary(const std::string& output) {
   EXPECT_LE(forward + backward, whole * (1 + 1e-5)) << output;
 }
 
+// A net with a BatchNorm, its in-place Scale and ReLU, in `dir`; returns its path.
+std::string WriteBatchNormNet(const std::string& dir) {
+  const std::string net = dir + "/bn.prototxt";
+  WriteFile(net, R"(
+    force_backward: true
+    layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 4 dim: 3 dim: 8 dim: 8 } } }
+    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
+      convolution_param { num_output: 6 kernel_size: 3 weight_filler { type: "xavier" } } }
+    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+    layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" scale_param { bias_term: true } }
+    layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
+    layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
+      inner_product_param { num_output: 5 weight_filler { type: "xavier" } } })");
+  return net;
+}
+
+// `caffe time` of WriteBatchNormNet's net ran the group as one: the log says so, the group's
+// forward time shows under the BatchNorm and its backward time under the ReLU, and the summary
+// adds up.
+void ExpectGroupTimedAsOne(const std::string& output) {
+  ExpectBvlcTimeSummary(output);
+  for (const char* line : {"bn, scale and relu run as one", "scale\tforward: 0 ms.",
+                           "relu\tforward: 0 ms.", "bn\tbackward: 0 ms.",
+                           "scale\tbackward: 0 ms."}) {
+    EXPECT_NE(output.find(line), std::string::npos) << line << "\n" << output;
+  }
+}
+
 }  // namespace
+
+TEST_F(CaffeToolTest, TimeRunsABatchNormAndTheLayersAfterItAsOne) {
+  const std::string net = WriteBatchNormNet(dir_);
+  const CommandResult result = RunCaffe("time -model " + net + " -iterations 2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  ExpectGroupTimedAsOne(result.output);
+}
 
 #ifdef CPU_ONLY
 TEST_F(CaffeToolTest, GpuFlagOnACpuOnlyBuildSaysSo) {
@@ -284,26 +319,11 @@ TEST_F(CaffeToolGpuTest, TimeGivesEachLayersGpuTime) {
 // group's forward time shows under the BatchNorm and its backward time under the ReLU, the
 // summary still adds up; the same under LMS, whose plan follows the group.
 TEST_F(CaffeToolGpuTest, TimeRunsABatchNormAndTheLayersAfterItAsOne) {
-  const std::string net = dir_ + "/bn.prototxt";
-  WriteFile(net, R"(
-    force_backward: true
-    layer { name: "data" type: "Input" top: "data" input_param { shape { dim: 4 dim: 3 dim: 8 dim: 8 } } }
-    layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
-      convolution_param { num_output: 6 kernel_size: 3 weight_filler { type: "xavier" } } }
-    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
-    layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" scale_param { bias_term: true } }
-    layer { name: "relu" type: "ReLU" bottom: "conv" top: "conv" }
-    layer { name: "ip" type: "InnerProduct" bottom: "conv" top: "ip"
-      inner_product_param { num_output: 5 weight_filler { type: "xavier" } } })");
+  const std::string net = WriteBatchNormNet(dir_);
   for (const std::string flags : {"", " -lms 0"}) {
     const CommandResult result = RunCaffe("time -model " + net + " -gpu 0 -iterations 2" + flags);
     ASSERT_EQ(result.exit_code, 0) << result.output;
-    ExpectBvlcTimeSummary(result.output);
-    for (const char* line : {"bn, scale and relu run as one", "scale\tforward: 0 ms.",
-                             "relu\tforward: 0 ms.", "bn\tbackward: 0 ms.",
-                             "scale\tbackward: 0 ms."}) {
-      EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
-    }
+    ExpectGroupTimedAsOne(result.output);
   }
 }
 
