@@ -448,8 +448,13 @@ Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
   const int head = fused_head_[i];
   try {
     if (GroupRunsFused(i, start, end)) {
-      // The head's step runs the whole group; its followers' steps are empty.
-      if (i == head) layers_[head]->ForwardFused(bottom_vecs_[head], top_vecs_[head]);
+      // The head's step runs the whole group; its followers' steps are empty. Each layer of
+      // the group is reshaped first, as Layer::Forward reshapes a layer that runs alone.
+      if (i != head) return 0;
+      for (int j = head; j <= head + fused_followers_[head]; ++j) {
+        layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
+      }
+      layers_[head]->ForwardFused(bottom_vecs_[head], top_vecs_[head]);
       return 0;
     }
     return layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);

@@ -72,8 +72,6 @@ class BatchNormLayer : public Layer<Dtype> {
   // from it. The statistics: with batch statistics those of bottom into mean_, sums_ (the
   // variance) and inv_std_, the running sums updated, x_norm_ kept.
   void Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, bool followers);
-  // The followers' shapes, in place on the top, before the group's forward.
-  void ReshapeGroup(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
 #ifndef CPU_ONLY
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,

@@ -406,17 +406,9 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::ReshapeGroup(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
-  this->Reshape(bottom, top);
-  scale_->Reshape(top, top);  // the followers work in place on this layer's top
-  if (relu_ != nullptr) relu_->Reshape(top, top);
-}
-
-template <typename Dtype>
 void BatchNormLayer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>& bottom,
                                              const Blobs<Dtype>& top) {
-  ReshapeGroup(bottom, top);
+  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   Normalize_cpu(*bottom[0], top[0], /*followers=*/true);
   scale_->set_saved_bottom(&x_norm_);  // the Scale's bottom, should it run backward alone
 }

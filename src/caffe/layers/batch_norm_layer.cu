@@ -233,7 +233,7 @@ void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<
 template <typename Dtype>
 void BatchNormLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
                                              const Blobs<Dtype>& top) {
-  ReshapeGroup(bottom, top);
+  CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   if (channels_ == 0) return;
   BatchStats_gpu(*bottom[0]);
   Normalize_gpu(*bottom[0], top[0], /*followers=*/true);

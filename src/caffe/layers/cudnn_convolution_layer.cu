@@ -94,8 +94,6 @@ template <typename Dtype>
 void CuDNNConvolutionLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
                                                     const Blobs<Dtype>& top) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
-  this->Reshape(bottom, top);
-  relu_->Reshape(top, top);  // in place on this layer's top
   Dtype* top_data = top[0]->mutable_gpu_data();
   const int count = top[0]->count();
   const Dtype slope = relu_->negative_slope();

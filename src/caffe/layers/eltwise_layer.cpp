@@ -172,8 +172,6 @@ bool EltwiseLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& b
 template <typename Dtype>
 void EltwiseLayer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
-  this->Reshape(bottom, top);
-  relu_->Reshape(top, top);  // in place on this layer's top
   const Dtype* first = bottom[0]->cpu_data();
   const Dtype* second = bottom[1]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();

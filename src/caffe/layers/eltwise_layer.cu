@@ -172,10 +172,8 @@ void EltwiseLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<boo
 
 template <typename Dtype>
 void EltwiseLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
-                                         const Blobs<Dtype>& top) {
+                                           const Blobs<Dtype>& top) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
-  this->Reshape(bottom, top);
-  relu_->Reshape(top, top);  // in place on this layer's top
   const int count = top[0]->count();
   if (count == 0) return;
   EltwiseSumReLUKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
