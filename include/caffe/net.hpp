@@ -135,7 +135,9 @@ class Net {
   /// group runs as one now: in the mode (CPU or GPU) the net was set up in, without debug_info.
   /// ForwardStep and BackwardStep run it as one where the whole group is in range, in its
   /// head's step forward and its last layer's backward (the callbacks of the other steps run
-  /// with no work between them). CAFFE_FUSION=0 in the environment turns it off.
+  /// with no work between them); backward as one only after the group's last forward ran as
+  /// one (a group's backward may read what only its forward keeps, and the layers' backward
+  /// what theirs keep). CAFFE_FUSION=0 in the environment turns it off.
   const vector<int>& fused_followers() const { return fused_followers_; }
   int FusedHead(int i) const { return fused_head_[i]; }
   bool RunsFused(int i) const;
@@ -214,6 +216,7 @@ class Net {
   vector<int> fused_followers_;  // per layer: the layers after it that run in its passes
   vector<int> fused_head_;       // per layer: its group's first layer (itself when alone)
   Caffe::Brew fused_mode_ = Caffe::CPU;  // the mode the groups were formed in, and run in
+  vector<bool> forward_ran_fused_;       // per head: whether its group's last forward was one
   vector<Callback*> before_forward_;
   vector<Callback*> after_forward_;
   vector<Callback*> before_backward_;

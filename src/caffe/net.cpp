@@ -455,8 +455,10 @@ Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
         layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
       }
       layers_[head]->ForwardFused(bottom_vecs_[head], top_vecs_[head]);
+      forward_ran_fused_[head] = true;
       return 0;
     }
+    forward_ran_fused_[head] = false;  // a layer of the group (or one alone) ran by itself
     return layers_[i]->Forward(bottom_vecs_[i], top_vecs_[i]);
   } catch (const Error& error) {
     throw NamingTheLayer(error, *layers_[i], "forward pass of ");
@@ -469,6 +471,7 @@ void Net<Dtype>::FuseLayers() {
   fused_followers_.assign(num_layers, 0);
   fused_head_.resize(num_layers);
   for (int i = 0; i < num_layers; ++i) fused_head_[i] = i;
+  forward_ran_fused_.assign(num_layers, false);
   fused_mode_ = Caffe::mode();
   if (!FusionEnabled()) return;
   const auto has_loss = [this](int i) {
@@ -554,7 +557,7 @@ void Net<Dtype>::BackwardStep(int i, int start, int end) {
   // A fused group runs in its last layer's step, the first of its steps in backward: the
   // group's parameter gradients are all ready after it, as the callbacks expect.
   const int head = fused_head_[i];
-  const bool fused = GroupRunsFused(i, end, start);
+  const bool fused = GroupRunsFused(i, end, start) && forward_ran_fused_[head];
   if (fused && i != head + fused_followers_[head]) return;  // runs in the last layer's step
   try {
     if (fused) {

@@ -37,7 +37,7 @@ class BatchNormLayer : public Layer<Dtype> {
   bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
 
-  /// With batch statistics, the Scale right after (in place on this layer's top, one learned
+  /// The Scale right after (in place on this layer's top, one learned
   /// value per channel, bias or not), and then an in-place ReLU (negative_slope >= 0) if one
   /// follows, run in this layer's passes. Forward: after the statistics, one pass writes top =
   /// ReLU(scale * x_norm + bias) and x_norm (the Scale keeps no copy of its bottom). Backward:
@@ -49,7 +49,9 @@ class BatchNormLayer : public Layer<Dtype> {
   /// backward for BatchNorm and Scale, and the ReLU's 2 and 3 go (on the CPU each channel's
   /// values stay in cache between the passes of a layer, so apart 8 forward and 9 backward, as
   /// one 3 and 3). The top's diff ends as the layers apart leave it: dx in place, else dz, or dv
-  /// where the Scale passes no gradient down.
+  /// where the Scale passes no gradient down. With stored statistics (use_global_stats) there
+  /// are no statistics to compute forward, and backward sums only for the Scale's gradients:
+  /// dx = scale * dv * inv_std.
   bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                     const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
   bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
@@ -68,9 +70,9 @@ class BatchNormLayer : public Layer<Dtype> {
   void BackwardFused_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                          const Blobs<Dtype>& bottom,
                          const vector<vector<bool>>& followers_propagate_down) override;
-  // top = x_norm, or with `followers` (batch statistics only) the Scale's and ReLU's output
-  // from it. The statistics: with batch statistics those of bottom into mean_, sums_ (the
-  // variance) and inv_std_, the running sums updated, x_norm_ kept.
+  // top = x_norm, or with `followers` the Scale's and ReLU's output from it. The statistics
+  // into mean_ and inv_std_: the stored ones, or those of bottom (sums_ takes the variance, the
+  // running sums are updated). x_norm_ is kept with batch statistics or followers.
   void Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, bool followers);
 #ifndef CPU_ONLY
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
@@ -80,10 +82,12 @@ class BatchNormLayer : public Layer<Dtype> {
   void BackwardFused_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                          const Blobs<Dtype>& bottom,
                          const vector<vector<bool>>& followers_propagate_down) override;
+  // The statistics into mean_ and inv_std_: the stored ones, or BatchStats_gpu's.
+  void Statistics_gpu(const Blob<Dtype>& bottom);
   // Batch statistics of bottom into mean_ and inv_std_, and the running sums updated.
   void BatchStats_gpu(const Blob<Dtype>& bottom);
   // y = x_norm, or with `followers` the Scale's and ReLU's output from it; x_norm_ kept with
-  // batch statistics.
+  // batch statistics or followers.
   void Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, bool followers);
 #endif
   // What the group's backward computes (BackwardFused), and so what it declares to LMS.
@@ -93,7 +97,8 @@ class BatchNormLayer : public Layer<Dtype> {
     bool dv = false;          // the ReLU's bottom diff, left there where the Scale passes none
     bool scale_diff = false;  // the Scale's parameter gradients
     bool bias_diff = false;
-    bool sums() const { return dx || scale_diff || bias_diff; }  // the summing pass
+    bool means = false;       // dx's means of dz and dz * x_norm (batch statistics)
+    bool sums() const { return means || scale_diff || bias_diff; }  // the summing pass
     bool map() const { return dx || dz || dv; }                   // the element-wise pass
   };
   FusedBackward FusedBackwardWork(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,

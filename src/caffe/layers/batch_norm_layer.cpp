@@ -54,6 +54,18 @@ CpuFollowers<Dtype> CpuFollowersOf(ScaleLayer<Dtype>& scale, const ReLULayer<Dty
   return followers;
 }
 
+// One plane (N = n, C = c) of `spatial` values: y = x_norm = (x - mean) * inv_std, kept in
+// `x_norm` (streamed) where that is not null, then the followers' output from it while the plane
+// is in cache. Reads of x precede writes of y at the same index, so y may be x.
+template <typename Dtype>
+void NormalizePlane(const Dtype* x, int spatial, Dtype mean, Dtype inv_std,
+                    const CpuFollowers<Dtype>& followers, int c, Dtype* y, Dtype* x_norm) {
+#pragma omp simd
+  for (int s = 0; s < spatial; ++s) y[s] = (x[s] - mean) * inv_std;
+  if (x_norm != nullptr) caffe_stream_copy(y, spatial, x_norm);
+  followers.Apply(y, spatial, c);
+}
+
 // What the group's backward on the CPU reads and writes (null where not wanted).
 template <typename Dtype>
 struct CpuGroupBackward {
@@ -61,7 +73,10 @@ struct CpuGroupBackward {
   const Dtype* dy = nullptr;
   const Dtype* x_norm = nullptr;
   const Dtype* inv_std = nullptr;
-  bool sums = false;  // the Scale's gradients and this layer's means (dx)
+  // dx subtracts the means of dz and dz * x_norm (batch statistics); else dx = dz * inv_std
+  // (stored statistics are constants).
+  bool means = true;
+  bool sums = false;  // the Scale's gradients and, where `means`, this layer's means (dx)
   Dtype* scale_diff = nullptr;
   Dtype* bias_diff = nullptr;
   Dtype* dx = nullptr;
@@ -122,8 +137,10 @@ void GroupBackward_cpu(const CpuGroupBackward<Dtype>& group, int num, int channe
         group.scale_diff[c] = static_cast<Dtype>(group.scale_diff[c] + sum_dv_x_norm);
       }
       const double factor = scale_c * inv_m;
-      mean_dz_c = static_cast<Dtype>(sum_dv * factor);
-      mean_dz_x_norm_c = static_cast<Dtype>(sum_dv_x_norm * factor);
+      if (group.means) {
+        mean_dz_c = static_cast<Dtype>(sum_dv * factor);
+        mean_dz_x_norm_c = static_cast<Dtype>(sum_dv_x_norm * factor);
+      }
     }
     if (dx == nullptr && dz_out == nullptr && dv_out == nullptr) continue;
     const Dtype inv_std_c = group.inv_std != nullptr ? group.inv_std[c] : Dtype(0);
@@ -134,6 +151,13 @@ void GroupBackward_cpu(const CpuGroupBackward<Dtype>& group, int num, int channe
       if (dx != nullptr && dz_out == nullptr && dv_out == nullptr) {
         // The usual case (in place, a gradient wanted below): dx alone.
         Dtype* dx_nc = dx + offset;
+        if (!group.means) {
+#pragma omp simd
+          for (int s = 0; s < spatial; ++s) {
+            dx_nc[s] = dv_of(dy_nc[s], x_norm_nc[s]) * scale_c * inv_std_c;
+          }
+          continue;
+        }
 #pragma omp simd
         for (int s = 0; s < spatial; ++s) {
           const Dtype dz = dv_of(dy_nc[s], x_norm_nc[s]) * scale_c;
@@ -146,9 +170,10 @@ void GroupBackward_cpu(const CpuGroupBackward<Dtype>& group, int num, int channe
         const Dtype dz = dv * scale_c;
         if (dv_out != nullptr) dv_out[offset + s] = dv;
         if (dz_out != nullptr) dz_out[offset + s] = dz;
-        if (dx != nullptr) {
-          dx[offset + s] = (dz - mean_dz_c - mean_dz_x_norm_c * x_norm_nc[s]) * inv_std_c;
-        }
+        if (dx == nullptr) continue;
+        dx[offset + s] = group.means
+                             ? (dz - mean_dz_c - mean_dz_x_norm_c * x_norm_nc[s]) * inv_std_c
+                             : dz * inv_std_c;
       }
     }
   }
@@ -241,18 +266,20 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>
       mean[c] = factor * mean_sum[c];
       inv_std[c] = Dtype(1) / std::sqrt(factor * var_sum[c] + eps_);
     }
-    // Planes (n, c) are independent. Reads of x precede writes of y at the same index, so top
-    // may be the bottom.
+    // Planes (n, c) are independent. With followers the group keeps x_norm for its backward
+    // (the Scale's gradients, the ReLU's cut), as the Scale apart keeps a copy of its bottom.
     const int planes = num * channels;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int plane = 0; plane < planes; ++plane) {
-      const int c = plane % channels;
-      const Dtype* x_nc = x + static_cast<long>(plane) * spatial;
-      Dtype* y_nc = y + static_cast<long>(plane) * spatial;
-      const Dtype mean_c = mean[c];
-      const Dtype inv_std_c = inv_std[c];
-#pragma omp simd
-      for (int s = 0; s < spatial; ++s) y_nc[s] = (x_nc[s] - mean_c) * inv_std_c;
+    Dtype* x_norm = followers ? x_norm_.mutable_cpu_data() : nullptr;
+#pragma omp parallel if (parallel)
+    {
+#pragma omp for schedule(static)
+      for (int plane = 0; plane < planes; ++plane) {
+        const int c = plane % channels;
+        const long offset = static_cast<long>(plane) * spatial;
+        NormalizePlane(x + offset, spatial, mean[c], inv_std[c], group, c, y + offset,
+                       x_norm != nullptr ? x_norm + offset : nullptr);
+      }
+      caffe_stream_fence();
     }
     return;
   }
@@ -291,15 +318,10 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>
       mean[c] = mean_c;
       var[c] = var_c;
       inv_std[c] = inv_std_c;
-      // Reads of x precede writes of y at the same index, so top may be the bottom.
       for (int n = 0; n < num; ++n) {
         const long offset = n * image_size + channel_offset;
-        const Dtype* x_nc = x + offset;
-        Dtype* y_nc = y + offset;
-#pragma omp simd
-        for (int s = 0; s < spatial; ++s) y_nc[s] = (x_nc[s] - mean_c) * inv_std_c;
-        caffe_stream_copy(y_nc, spatial, x_norm + offset);
-        group.Apply(y_nc, spatial, c);  // while the plane is in cache
+        NormalizePlane(x + offset, spatial, mean_c, inv_std_c, group, c, y + offset,
+                       x_norm + offset);
       }
     }
     caffe_stream_fence();
@@ -388,10 +410,9 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
                                          const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
                                          const Blobs<Dtype>& next_top) {
   if (scale_ == nullptr) {
-    // The Scale must work in place on this layer's top with one learned scale per channel;
-    // the stored statistics of use_global_stats keep no normalized values for its gradient.
+    // The Scale must work in place on this layer's top with one learned scale per channel.
     auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(next);
-    if (scale == nullptr || use_global_stats_ || bottom[0]->num_axes() < 2 ||
+    if (scale == nullptr || bottom[0]->num_axes() < 2 ||
         !scale->ScalesChannels(channels_) || next_bottom.size() != 1 || next_top.size() != 1 ||
         next_bottom[0] != top[0] || next_top[0] != top[0]) {
       return false;
@@ -425,6 +446,7 @@ void BatchNormLayer<Dtype>::BackwardFused_cpu(
   group.followers = CpuFollowersOf(*scale_, relu_);
   group.dy = top[0]->cpu_diff();
   group.x_norm = x_norm_.cpu_data();
+  group.means = work.means;
   group.sums = work.sums();
   if (work.scale_diff) group.scale_diff = scale_->blobs()[0]->mutable_cpu_diff();
   if (work.bias_diff) {
@@ -452,6 +474,7 @@ typename BatchNormLayer<Dtype>::FusedBackward BatchNormLayer<Dtype>::FusedBackwa
   // No gradient comes through the ReLU: nothing below it wants one.
   if (relu_ != nullptr && !followers_propagate_down[1][0]) return work;
   work.dx = propagate_down[0];
+  work.means = work.dx && !use_global_stats_;
   // The top's diff keeps the followers' last bottom diff where dx does not overwrite it: a top
   // apart from the bottom, or no dx (in place, dx takes its place, as apart). That is the
   // Scale's, dz, or the ReLU's, dv, where the Scale passes none down (nothing below wants one).
@@ -473,6 +496,7 @@ bool BatchNormLayer<Dtype>::DeclareMemoryUseFused(
   if (pass == lms::Pass::kForward) {
     DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
     for (const auto& param : scale_->blobs()) uses->AddData(*param, lms::kRead);
+    if (use_global_stats_) uses->AddData(x_norm_, lms::kOverwrite);  // kept for the group
     return true;
   }
   const FusedBackward work =
@@ -489,7 +513,7 @@ bool BatchNormLayer<Dtype>::DeclareMemoryUseFused(
   if (work.sums()) uses->AddData(partials_, lms::kScratch);
   if (work.dx) {
     uses->AddData(inv_std_, lms::kRead);
-    uses->AddData(sums_, lms::kScratch);
+    if (work.means) uses->AddData(sums_, lms::kScratch);
     uses->AddDiff(*bottom[0], lms::kOverwrite);
   }
   return true;

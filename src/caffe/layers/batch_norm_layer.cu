@@ -167,13 +167,15 @@ __global__ void BatchNormScaleGradientsKernel(int channels, int slices, const do
   }
 }
 
-// The followers' work as the fused kernels take it.
+// The followers' work as the fused kernels take it; the bias (where the Scale has one) only
+// `with_bias`: backward reads it only for the ReLU's cut, and declares it only then.
 template <typename Dtype>
-Followers<Dtype> FollowersOf(ScaleLayer<Dtype>& scale, const ReLULayer<Dtype>* relu) {
+Followers<Dtype> FollowersOf(ScaleLayer<Dtype>& scale, const ReLULayer<Dtype>* relu,
+                             bool with_bias = true) {
   Followers<Dtype> followers;
   followers.scale = scale.blobs()[0]->gpu_data();
   const int bias_id = scale.bias_param_id();
-  if (bias_id >= 0) followers.bias = scale.blobs()[bias_id]->gpu_data();
+  if (bias_id >= 0 && with_bias) followers.bias = scale.blobs()[bias_id]->gpu_data();
   followers.relu = relu != nullptr;
   if (relu != nullptr) followers.negative_slope = relu->negative_slope();
   return followers;
@@ -205,9 +207,9 @@ void BatchNormLayer<Dtype>::Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>
                                           bool followers) {
   const int count = top->count();
   if (count == 0) return;
-  // Backward with batch statistics needs the normalized values; a later in-place layer may
-  // overwrite the top, so keep a copy.
-  Dtype* x_norm = use_global_stats_ ? nullptr : x_norm_.mutable_gpu_data();
+  // Backward with batch statistics, or the group's, needs the normalized values; a later
+  // in-place layer may overwrite the top, so keep a copy.
+  Dtype* x_norm = use_global_stats_ && !followers ? nullptr : x_norm_.mutable_gpu_data();
   BatchNormNormalizeKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
       count, channels_, spatial_, bottom.gpu_data(), mean_.gpu_data(), inv_std_.gpu_data(),
       followers ? FollowersOf(*scale_, relu_) : Followers<Dtype>(), top->mutable_gpu_data(),
@@ -216,17 +218,22 @@ void BatchNormLayer<Dtype>::Normalize_gpu(const Blob<Dtype>& bottom, Blob<Dtype>
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+void BatchNormLayer<Dtype>::Statistics_gpu(const Blob<Dtype>& bottom) {
   const int channels = channels_;
-  if (channels == 0) return;
-  if (use_global_stats_) {
-    BatchNormGlobalStatsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
-        channels, eps_, this->blobs_[0]->gpu_data(), this->blobs_[1]->gpu_data(),
-        this->blobs_[2]->gpu_data(), mean_.mutable_gpu_data(), inv_std_.mutable_gpu_data());
-    CUDA_POST_KERNEL_CHECK;
-  } else {
-    BatchStats_gpu(*bottom[0]);
+  if (!use_global_stats_) {
+    BatchStats_gpu(bottom);
+    return;
   }
+  BatchNormGlobalStatsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
+      channels, eps_, this->blobs_[0]->gpu_data(), this->blobs_[1]->gpu_data(),
+      this->blobs_[2]->gpu_data(), mean_.mutable_gpu_data(), inv_std_.mutable_gpu_data());
+  CUDA_POST_KERNEL_CHECK;
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  if (channels_ == 0) return;
+  Statistics_gpu(*bottom[0]);
   Normalize_gpu(*bottom[0], top[0], /*followers=*/false);
 }
 
@@ -235,7 +242,7 @@ void BatchNormLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
                                              const Blobs<Dtype>& top) {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   if (channels_ == 0) return;
-  BatchStats_gpu(*bottom[0]);
+  Statistics_gpu(*bottom[0]);
   Normalize_gpu(*bottom[0], top[0], /*followers=*/true);
   scale_->set_saved_bottom(&x_norm_);  // the Scale's bottom, should it run backward alone
 }
@@ -289,13 +296,14 @@ void BatchNormLayer<Dtype>::BackwardFused_gpu(
   if (count == 0 || channels == 0) return;
   const FusedBackward work =
       FusedBackwardWork(bottom, top, propagate_down, followers_propagate_down);
-  const Followers<Dtype> followers = FollowersOf(*scale_, relu_);
+  const Followers<Dtype> followers = FollowersOf(*scale_, relu_, /*with_bias=*/relu_ != nullptr);
   Blob<Dtype>& scale = *scale_->blobs()[0];
   Dtype* scale_diff = work.scale_diff ? scale.mutable_gpu_diff() : nullptr;
   Dtype* bias_diff =
       work.bias_diff ? scale_->blobs()[scale_->bias_param_id()]->mutable_gpu_diff() : nullptr;
   const Dtype* dy = top[0]->gpu_diff();
-  const Dtype* x_norm = x_norm_.gpu_data();
+  // Read by the sums and the ReLU's cut only (as DeclareMemoryUseFused says).
+  const Dtype* x_norm = work.sums() || relu_ != nullptr ? x_norm_.gpu_data() : nullptr;
   Dtype* means = nullptr;
   if (work.sums()) {
     // One pass sums dv and dv * x_norm per channel: the Scale's gradients, and (times the
@@ -306,7 +314,7 @@ void BatchNormLayer<Dtype>::BackwardFused_gpu(
         grid, BatchNormGradientTerm<Dtype>{dy, x_norm, followers}, partials);
     CUDA_POST_KERNEL_CHECK;
     const long long m = static_cast<long long>(num_) * spatial_;
-    means = work.dx ? sums_.mutable_gpu_data() : nullptr;
+    means = work.means ? sums_.mutable_gpu_data() : nullptr;
     BatchNormScaleGradientsKernel<Dtype><<<CAFFE_GET_BLOCKS(channels), CAFFE_CUDA_NUM_THREADS>>>(
         channels, grid.slices, partials, m > 0 ? 1.0 / m : 0.0, scale.gpu_data(), scale_diff,
         bias_diff, means);
@@ -315,8 +323,9 @@ void BatchNormLayer<Dtype>::BackwardFused_gpu(
   if (!work.map()) return;
   Dtype* top_diff = work.dz || work.dv ? top[0]->mutable_gpu_diff() : nullptr;
   BatchNormBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-      count, channels, spatial_, dy, x_norm, means, work.dx ? means + channels : nullptr,
-      inv_std_.gpu_data(), followers, work.dx ? bottom[0]->mutable_gpu_diff() : nullptr,
+      count, channels, spatial_, dy, x_norm, means, means != nullptr ? means + channels : nullptr,
+      work.dx ? inv_std_.gpu_data() : nullptr, followers,
+      work.dx ? bottom[0]->mutable_gpu_diff() : nullptr,
       work.dz ? top_diff : nullptr, work.dv ? top_diff : nullptr);
   CUDA_POST_KERNEL_CHECK;
 }

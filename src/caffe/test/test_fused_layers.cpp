@@ -50,6 +50,14 @@ const char kInPlacePair[] = R"(
       scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 }
                     bias_filler { type: "gaussian" std: 0.4 } } })";
 
+// BatchNorm with stored statistics (use_global_stats) in FusionNet's place of `middle`.
+const char kStoredStatisticsPair[] = R"(
+    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv"
+      batch_norm_param { use_global_stats: true } }
+    layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
+      scale_param { bias_term: true filler { type: "uniform" min: -1.5 max: 1.5 }
+                    bias_filler { type: "gaussian" std: 0.4 } } })";
+
 std::unique_ptr<Net<float>> MakeNet(const std::string& text, const char* fusion) {
   ScopedEnv env("CAFFE_FUSION", fusion);
   NetParameter param;
@@ -58,6 +66,14 @@ std::unique_ptr<Net<float>> MakeNet(const std::string& text, const char* fusion)
   auto net = std::make_unique<Net<float>>(param);
   FillGaussian(net->blob_by_name("data").get(), 11, 2.0f);
   FillGaussian(net->blob_by_name("target").get(), 12);
+  if (net->has_layer("bn")) {
+    // Running statistics as training leaves them (sums over a normaliser of 2.5), which
+    // use_global_stats normalizes with.
+    const auto& stats = net->layer_by_name("bn")->blobs();
+    FillGaussian(stats[0].get(), 13, 2.0f);
+    FillUniform(stats[1].get(), 14, 0.5f, 6.0f);
+    stats[2]->mutable_cpu_data()[0] = 2.5f;
+  }
   return net;
 }
 
@@ -174,6 +190,8 @@ TEST_P(FusedLayersTest, LargeGroupsRunLikeTheLayersApart) {
       relu_param { negative_slope: 0.25 } })",
                                  "conv", "TanH", spatial),
                        2, "bn", tolerance);
+  ExpectFusedLikeApart(FusionNet(kStoredStatisticsPair, "conv", "ReLU", spatial), 2, "bn",
+                       tolerance);
   ExpectFusedLikeApart(FusionNet(R"(
     layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2"
       convolution_param { num_output: 8 kernel_size: 1 engine: CAFFE
@@ -186,6 +204,25 @@ TEST_P(FusedLayersTest, LargeGroupsRunLikeTheLayersApart) {
 // Without a ReLU after it (here a TanH) the pair runs as one.
 TEST_P(FusedLayersTest, InPlacePairRunsLikeTheLayersApart) {
   ExpectFusedLikeApart(FusionNet(kInPlacePair, "conv", "TanH"), 1);
+}
+
+// Stored statistics (use_global_stats, as in a TEST-phase net): no statistics forward, dx =
+// scale * dv * inv_std backward, the Scale's gradients from the normalized values kept.
+TEST_P(FusedLayersTest, StoredStatisticsRunLikeTheLayersApart) {
+  ExpectFusedLikeApart(FusionNet(kStoredStatisticsPair));
+  ExpectFusedLikeApart(FusionNet(kStoredStatisticsPair, "conv", "TanH"), 1);
+  ExpectFusedLikeApart(FusionNet(std::string(kStoredStatisticsPair) + R"(
+    layer { name: "leaky" type: "ReLU" bottom: "conv" top: "conv"
+      relu_param { negative_slope: 0.25 } })",
+                                 "conv", "TanH"));
+  // The test phase's default, with frozen parameters (no Scale gradients: no summing pass).
+  std::string text = FusionNet(R"(
+    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
+    layer { name: "scale" type: "Scale" bottom: "conv" top: "conv"
+      param { lr_mult: 0 } param { lr_mult: 0 }
+      scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 } } })");
+  text.replace(text.find("phase: TRAIN"), std::strlen("phase: TRAIN"), "phase: TEST");
+  ExpectFusedLikeApart(text);
 }
 
 // A leaky ReLU's gradient (negative_slope where the Scale's output is not positive; a TanH
@@ -283,9 +320,10 @@ TEST_P(FusedLayersTest, GroupOnTheInputRunsLikeTheLayersApart) {
 // forward the Scale's backward alone finds its bottom in the BatchNorm's normalized values, and
 // the ReLU's its output in the top.
 TEST_P(FusedLayersTest, PassesThatStopInsideTheGroupRunEachLayerAlone) {
-  const std::string text = FusionNet(kInPlacePair);
-  for (const std::string split : {"bn", "scale"}) {
-    SCOPED_TRACE("stopping after " + split);
+  for (const auto& [text, split] : {std::pair(FusionNet(kInPlacePair), "bn"),
+                                    std::pair(FusionNet(kInPlacePair), "scale"),
+                                    std::pair(FusionNet(kStoredStatisticsPair), "bn")}) {
+    SCOPED_TRACE(std::string("stopping after ") + split);
     std::unique_ptr<Net<float>> apart = MakeNet(text, "0");
     std::unique_ptr<Net<float>> fused = MakeNet(text, "1");
     const int stop = LayerIndex(*fused, split);
@@ -312,18 +350,37 @@ TEST_P(FusedLayersTest, PassesThatStopInsideTheGroupRunEachLayerAlone) {
   }
 }
 
-TEST_P(FusedLayersTest, OnlyABatchNormWithBatchStatisticsAndItsInPlaceFollowersFuse) {
+// A whole backward after a forward that ran the group's layers alone runs them alone too: the
+// group's backward reads what only its forward keeps (with stored statistics, the normalized
+// values, which the BatchNorm alone does not keep).
+TEST_P(FusedLayersTest, ABackwardAfterAForwardApartRunsApart) {
+  for (const std::string middle : {kInPlacePair, kStoredStatisticsPair}) {
+    std::unique_ptr<Net<float>> apart = MakeNet(FusionNet(middle), "0");
+    std::unique_ptr<Net<float>> fused = MakeNet(FusionNet(middle), "1");
+    const int bn = LayerIndex(*fused, "bn");
+    for (Net<float>* net : {apart.get(), fused.get()}) {
+      net->ForwardTo(bn);
+      net->ForwardFrom(bn + 1);
+      net->Backward();
+    }
+    ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
+    // A forward as one after it: the backward as one again.
+    for (Net<float>* net : {apart.get(), fused.get()}) {
+      net->ClearParamDiffs();
+      net->ForwardBackward();
+    }
+    ExpectSameState(apart.get(), fused.get(), /*exact_data=*/true);
+  }
+}
+
+TEST_P(FusedLayersTest, OnlyABatchNormAndItsInPlaceFollowersFuse) {
   // The layers that run with "bn" (0: it runs alone).
   const auto followers = [](const std::string& middle, const std::string& out = "conv") {
     std::unique_ptr<Net<float>> net = MakeNet(FusionNet(middle, out), "1");
     return net->fused_followers()[LayerIndex(*net, "bn")];
   };
   EXPECT_EQ(2, followers(kInPlacePair));
-  EXPECT_EQ(0, followers(R"(
-    layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv"
-      batch_norm_param { use_global_stats: true } }
-    layer { name: "scale" type: "Scale" bottom: "conv" top: "conv" })"))
-      << "stored statistics";
+  EXPECT_EQ(2, followers(kStoredStatisticsPair)) << "stored statistics";
   EXPECT_EQ(0, followers(R"(
     layer { name: "bn" type: "BatchNorm" bottom: "conv" top: "conv" }
     layer { name: "scale" type: "Scale" bottom: "conv" top: "scaled" })",

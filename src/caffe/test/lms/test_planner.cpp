@@ -397,9 +397,10 @@ TEST_F(PlannerTest, OnTheGpuANetSeveralTimesTheBudgetGivesBitIdenticalResults) {
 // normalized values, Dropout's mask, STOCHASTIC pooling's picks, in-place Scale's and PReLU's
 // copies of their bottoms, MAX Eltwise's winners; and the partial sums of the per-channel
 // gradients (BatchNorm, Scale, PReLU, Bias). Random draws come from the same seed in both runs.
-// The BatchNorm/Scale groups (one in place with a ReLU after it, one with a top of its own) and
-// the residual sum with its ReLU run as one on the GPU (Net::RunsFused) and apart
-// (CAFFE_FUSION=0): both ways declare what they use.
+// The BatchNorm/Scale groups (one in place with a ReLU after it, one with a top of its own, one
+// with stored statistics and a frozen Scale, whose backward needs no normalized values) and the
+// residual sum with its ReLU run as one on the GPU (Net::RunsFused) and apart (CAFFE_FUSION=0):
+// both ways declare what they use.
 TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
   if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
   Caffe::SetDevice(0);
@@ -420,6 +421,10 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
     layer { name: 'scale2' type: 'Scale' bottom: 'normed' top: 'normed' }
     layer { name: 'sum' type: 'Eltwise' bottom: 'emax' bottom: 'normed' top: 'mid' }
     layer { name: 'sum_relu' type: 'ReLU' bottom: 'mid' top: 'mid' }
+    layer { name: 'bn3' type: 'BatchNorm' bottom: 'mid' top: 'mid'
+      batch_norm_param { use_global_stats: true eps: 1 } }
+    layer { name: 'scale3' type: 'Scale' bottom: 'mid' top: 'mid'
+      param { lr_mult: 0 } param { lr_mult: 0 } scale_param { bias_term: true } }
   )";
   const std::string text = "state { phase: TRAIN }\n" + NetText(middle);
   for (const char* fusion : {"1", "0"}) {
@@ -430,9 +435,9 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
       const std::vector<int>& followers = net->fused_followers();
       // The groups in `middle`, and NetText's eight convolutions on cuDNN with their ReLUs.
 #ifdef USE_CUDNN
-      const int groups = 4 + 8;
+      const int groups = 5 + 8;
 #else
-      const int groups = 4;
+      const int groups = 5;
 #endif
       EXPECT_EQ(std::accumulate(followers.begin(), followers.end(), 0), fusion[0] == '1' ? groups : 0);
       Caffe::set_random_seed(4242);  // the same dropout masks and stochastic picks
