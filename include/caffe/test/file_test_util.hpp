@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "caffe/test/test_caffe_main.hpp"
+
 namespace caffe {
 
 /// A temporary folder removed with everything in it when the object goes away.
@@ -116,13 +118,11 @@ inline ToolResult RunProgram(const std::string& binary, const std::string& name,
   return result;
 }
 
-#ifdef CAFFE_TOOLS_DIR  // defined for the test executables: build/bin
-/// Runs CAFFE_TOOLS_DIR/<tool> with `args`; stdout and stderr go through files in `scratch_dir`.
+/// Runs the build's bin/<tool> with `args`; stdout and stderr go through files in `scratch_dir`.
 inline ToolResult RunTool(const std::string& tool, const std::vector<std::string>& args,
                           const std::string& scratch_dir) {
-  return RunProgram(std::string(CAFFE_TOOLS_DIR) + "/" + tool, tool, args, scratch_dir);
+  return RunProgram(BuildDir() + "/bin/" + tool, tool, args, scratch_dir);
 }
-#endif  // CAFFE_TOOLS_DIR
 
 /// The lines of `text` that are not glog lines ("I1121 00:55:32.123 ...", or with the year,
 /// "I20261121 00:55:32.123 ...").

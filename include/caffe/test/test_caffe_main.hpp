@@ -57,6 +57,10 @@ class MultiDeviceTest : public ::testing::Test {
 /// The shared folder holding reference files and golden fixtures: $CAFFE_SHARED_DIR if set, else
 /// ../shared beside the source tree. Returns "" when it does not exist.
 std::string SharedDir();
+/// The repository root this test program was built from (CMake's PROJECT_SOURCE_DIR).
+std::string SourceDir();
+/// The build folder this test program belongs to (PROJECT_BINARY_DIR); the tools are in its bin/.
+std::string BuildDir();
 /// Skips the current test with a reason when the shared folder is absent.
 #define CAFFE_REQUIRE_SHARED_DIR()                                                          \
   if (::caffe::SharedDir().empty()) {                                                       \

@@ -10,9 +10,15 @@
 
 namespace caffe {
 
-#ifndef CAFFE_DEFAULT_SHARED_DIR
-#define CAFFE_DEFAULT_SHARED_DIR "../shared"
+// Only this file is compiled with the checkout's paths (src/caffe/test/CMakeLists.txt), so the
+// test programs themselves compile the same wherever the checkout is, and ccache finds them.
+#if !defined(CAFFE_DEFAULT_SHARED_DIR) || !defined(CAFFE_BUILD_SOURCE_DIR) || \
+    !defined(CAFFE_BUILD_BINARY_DIR)
+#error "CAFFE_DEFAULT_SHARED_DIR, CAFFE_BUILD_SOURCE_DIR and CAFFE_BUILD_BINARY_DIR must be defined"
 #endif
+
+std::string SourceDir() { return CAFFE_BUILD_SOURCE_DIR; }
+std::string BuildDir() { return CAFFE_BUILD_BINARY_DIR; }
 
 std::string SharedDir() {
   const char* from_env = std::getenv("CAFFE_SHARED_DIR");

@@ -29,17 +29,13 @@
 #include "caffe/util/io.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
-#ifndef CAFFE_SOURCE_DIR
-#error "CAFFE_SOURCE_DIR (the repository root) must be defined for this test"
-#endif
-
 namespace caffe {
 
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSourceDir = CAFFE_SOURCE_DIR;
+const fs::path kSourceDir = SourceDir();
 const fs::path kModelsDir = kSourceDir / "models";
 const char* const kModelFiles[] = {"deploy.prototxt", "train_val.prototxt", "solver.prototxt",
                                    "readme.md"};

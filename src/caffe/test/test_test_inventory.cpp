@@ -11,17 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "caffe/test/test_caffe_main.hpp"
+
 namespace caffe {
 
 namespace {
 
 namespace fs = std::filesystem;
 
-#ifndef CAFFE_SOURCE_DIR
-#error "CAFFE_SOURCE_DIR (the repository root) must be defined for this test"
-#endif
-
-const fs::path kLibraryDir = fs::path(CAFFE_SOURCE_DIR) / "src" / "caffe";
+const fs::path kLibraryDir = fs::path(SourceDir()) / "src" / "caffe";
 const fs::path kTestDir = kLibraryDir / "test";
 
 // Sources whose tests live in a test named after another source (path relative to src/caffe,
@@ -72,7 +70,7 @@ std::string MissingTests(const std::vector<fs::path>& sources, bool allow_covere
 }  // namespace
 
 TEST(TestInventoryTest, FindsTheSourceTree) {
-  // Guards the checks below against passing vacuously on a wrong CAFFE_SOURCE_DIR.
+  // Guards the checks below against passing vacuously on a wrong SourceDir().
   ASSERT_TRUE(fs::is_directory(kLibraryDir)) << kLibraryDir;
   const std::vector<fs::path> layers = LibrarySources("layers");
   EXPECT_NE(std::find(layers.begin(), layers.end(), fs::path("layers/convolution_layer.cpp")),

@@ -23,10 +23,6 @@ namespace caffe {
 
 #ifdef WITH_PYTHON_LAYER
 
-#ifndef CAFFE_PYTHON_DIR
-#error "CAFFE_PYTHON_DIR (the build's python/ folder) must be defined for this test"
-#endif
-
 namespace {
 
 // Layers used below, in the module caffe_test_python_layers.
@@ -122,7 +118,7 @@ class PythonLayerTest : public ::testing::Test {
   static void SetUpTestSuite() {
     module_dir_ = new ScopedTempDir(MakeTempDir("python_layer_test"));
     std::ofstream(module_dir_->path() + "/caffe_test_python_layers.py") << kLayerModule;
-    const string path = string(CAFFE_PYTHON_DIR) + ":" + module_dir_->path();
+    const string path = BuildDir() + "/python:" + module_dir_->path();
     setenv("PYTHONPATH", path.c_str(), 1);
   }
   static void TearDownTestSuite() {

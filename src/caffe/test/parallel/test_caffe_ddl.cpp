@@ -75,7 +75,7 @@ CommandResult RunCommand(const std::string& command, const std::string& log, dou
   return result;
 }
 
-std::string CaffeTool() { return std::string(CAFFE_TOOLS_DIR) + "/caffe"; }
+std::string CaffeTool() { return BuildDir() + "/bin/caffe"; }
 
 int Count(const std::string& text, const std::string& what) {
   int count = 0;

@@ -32,7 +32,7 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-std::string CaffeBinary() { return std::string(CAFFE_TOOLS_DIR) + "/caffe"; }
+std::string CaffeBinary() { return BuildDir() + "/bin/caffe"; }
 
 // Runs a shell command line, its stdout and stderr together.
 CommandResult RunCommand(const std::string& command_line) {
@@ -494,7 +494,7 @@ TEST_F(CaffeToolTest, BvlcsToolPathsRunTheTools) {
   // Users' scripts call ./build/tools/caffe (BVLC's CMake build) or ./build/tools/caffe.bin
   // (its Makefile build): both lead to the program in build/bin.
   namespace fs = std::filesystem;
-  const fs::path bin(CAFFE_TOOLS_DIR), tools = fs::path(CAFFE_TOOLS_DIR) / ".." / "tools";
+  const fs::path bin = fs::path(BuildDir()) / "bin", tools = fs::path(BuildDir()) / "tools";
   for (const char* name : {"caffe", "compute_image_mean", "convert_imageset", "convert_mnist_data",
                            "convert_cifar_data", "extract_features", "upgrade_net_proto_text",
                            "upgrade_net_proto_binary", "upgrade_solver_proto_text"}) {

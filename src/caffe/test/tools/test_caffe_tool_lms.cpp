@@ -21,7 +21,7 @@ struct CommandResult {
 CommandResult RunCaffe(const std::string& arguments, const std::string& environment = "") {
   CommandResult result;
   const std::string command =
-      environment + " " + std::string(CAFFE_TOOLS_DIR) + "/caffe " + arguments + " 2>&1";
+      environment + " " + BuildDir() + "/bin/caffe " + arguments + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> buffer;

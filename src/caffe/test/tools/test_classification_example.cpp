@@ -125,8 +125,7 @@ class ClassificationExampleTest : public ::testing::Test {
   }
 
   ToolResult Run(const std::vector<std::string>& args) {
-    return RunProgram(std::string(CAFFE_TOOLS_DIR) +
-                          "/../examples/cpp_classification/classification.bin",
+    return RunProgram(BuildDir() + "/examples/cpp_classification/classification.bin",
                       "classification", args, dir_.path());
   }
 

@@ -321,7 +321,7 @@ TEST_F(ConvertImagesetTest, KilledConversionLeavesNoDatabaseThatLooksComplete) {
     std::ofstream list(list_);
     for (int i = 0; i < 40000; ++i) list << "img0.png " << i % 10 << "\n";
   }
-  const string binary = string(CAFFE_TOOLS_DIR) + "/convert_imageset";
+  const string binary = BuildDir() + "/bin/convert_imageset";
   const pid_t pid = fork();
   if (pid == 0) {
     const int null = open("/dev/null", O_WRONLY);

@@ -58,7 +58,7 @@ class MnistConverterTest : public ::testing::Test {
 class ConvertMnistDataTest : public MnistConverterTest {
  protected:
   ConvertMnistDataTest()
-      : MnistConverterTest(string(CAFFE_TOOLS_DIR) + "/convert_mnist_data",
+      : MnistConverterTest(BuildDir() + "/bin/convert_mnist_data",
                            "convert_mnist_data") {}
 };
 
@@ -186,7 +186,7 @@ class ConvertMnistSiameseDataTest : public MnistConverterTest {
  protected:
   ConvertMnistSiameseDataTest()
       : MnistConverterTest(
-            string(CAFFE_TOOLS_DIR) + "/../examples/siamese/convert_mnist_siamese_data.bin",
+            BuildDir() + "/examples/siamese/convert_mnist_siamese_data.bin",
             "convert_mnist_siamese_data") {}
 
   /// `count` images of 2 x 3 pixels, pixel j of image i = i * 10 + j, the digit of image i i % 3.

@@ -36,14 +36,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kSource(CAFFE_SOURCE_DIR);
+const fs::path kSource(SourceDir());
 
 /// A scratch repository root: example folders copied from the source tree, build/bin linked.
 class ExampleScriptTest : public ::testing::Test {
  protected:
   ExampleScriptTest() : dir_(MakeTempDir("caffe_test_examples")), root_(dir_.path()) {
     fs::create_directories(root_ / "build");
-    fs::create_directory_symlink(CAFFE_TOOLS_DIR, root_ / "build" / "bin");
+    fs::create_directory_symlink(fs::path(BuildDir()) / "bin", root_ / "build" / "bin");
   }
 
   void CopyExample(const string& folder) {
@@ -253,7 +253,7 @@ TEST_F(ExampleScriptTest, MnistTrainingScriptsTrainOnSmallLmdbs) {
 TEST_F(ExampleScriptTest, SiameseCreateTrainAndDeployedFeatures) {
   CopyExample("examples/siamese");
   fs::create_directories(root_ / "build" / "examples");
-  fs::create_directory_symlink(fs::path(CAFFE_TOOLS_DIR) / ".." / "examples" / "siamese",
+  fs::create_directory_symlink(fs::path(BuildDir()) / "examples" / "siamese",
                                root_ / "build" / "examples" / "siamese");
   // MNIST-like idx files: digit i % 10, drawn as a bar whose row follows the digit.
   const fs::path data = root_ / "data" / "mnist";
