@@ -1,19 +1,34 @@
 #include "caffe/blob.hpp"
 
+#include <climits>
+#include <cstdint>
 #include <sstream>
 
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {
 
+namespace {
+// The product of the dims (of the nonzero ones if `skip_zeros`), held at INT64_MAX or INT64_MIN
+// where it overflows, so that a shape error can state it however absurd the shape.
+int64_t DimsProduct(const vector<int>& shape, bool skip_zeros) {
+  int64_t product = 1;
+  for (int dim : shape) {
+    if (dim == 0 && skip_zeros) continue;
+    int64_t next;
+    if (__builtin_mul_overflow(product, static_cast<int64_t>(dim), &next)) {
+      return (product < 0) != (dim < 0) ? INT64_MIN : INT64_MAX;
+    }
+    product = next;
+  }
+  return product;
+}
+}  // namespace
+
 string ShapeString(const vector<int>& shape) {
   std::ostringstream stream;
-  int64_t count = 1;
-  for (int dim : shape) {
-    stream << dim << " ";
-    count *= dim;
-  }
-  stream << "(" << count << ")";
+  for (int dim : shape) stream << dim << " ";
+  stream << "(" << DimsProduct(shape, false) << ")";
   return stream.str();
 }
 
@@ -33,13 +48,14 @@ template <typename Dtype>
 void Blob<Dtype>::Reshape(const vector<int>& shape) {
   CAFFE_CHECK_LE(static_cast<int>(shape.size()), kMaxBlobAxes)
       << "blob shape " << ShapeString(shape) << " has too many axes";
-  int64_t count = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    CAFFE_CHECK_GE(shape[i], 0) << "blob shape " << ShapeString(shape) << " has a negative dim";
-    count *= shape[i];
-    CAFFE_CHECK_LE(count, static_cast<int64_t>(INT_MAX))
-        << "blob shape " << ShapeString(shape) << " holds more than INT_MAX values";
+  for (int dim : shape) {
+    CAFFE_CHECK_GE(dim, 0) << "blob shape " << ShapeString(shape) << " has a negative dim";
   }
+  // Every product of its dims, so every count(start, end), must fit an int: with a zero among
+  // them too (BVLC checks the running product, which misses dims after a zero).
+  CAFFE_CHECK_LE(DimsProduct(shape, true), static_cast<int64_t>(INT_MAX))
+      << "blob shape " << ShapeString(shape) << " has dims whose product exceeds INT_MAX";
+  const int64_t count = DimsProduct(shape, false);
   shape_ = shape;
   count_ = static_cast<int>(count);
   if (!shape_data_ || shape_data_->size() < shape.size() * sizeof(int)) {

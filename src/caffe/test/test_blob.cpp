@@ -43,6 +43,26 @@ TYPED_TEST(BlobTest, CountOverAxesAndNegativeAxes) {
 TYPED_TEST(BlobTest, RejectsNegativeAndOverflowingShapes) {
   EXPECT_THROW(this->blob_.Reshape(vector<int>{2, -1}), Error);
   EXPECT_THROW(this->blob_.Reshape(vector<int>{65536, 65536}), Error);
+  // The message states the whole shape's count, not the product of the dims checked so far.
+  const string error =
+      ErrorOf([this] { this->blob_.Reshape(vector<int>{100000, 100000, 1000}); });
+  EXPECT_NE(error.find("blob shape 100000 100000 1000 (10000000000000) has dims whose product "
+                       "exceeds INT_MAX (10000000000000 vs. 2147483647)"),
+            string::npos)
+      << error;
+  // Past int64 too: held at its largest, still rejected.
+  EXPECT_NE(ErrorOf([this] { this->blob_.Reshape(vector<int>(8, 1 << 30)); })
+                .find("(9223372036854775807) has dims whose product exceeds INT_MAX "
+                      "(9223372036854775807 vs. 2147483647)"),
+            string::npos);
+  // An empty blob's other dims must fit too: count(1) of this shape would overflow.
+  EXPECT_NE(ErrorOf([this] { this->blob_.Reshape(vector<int>{0, 1 << 16, 1 << 16}); })
+                .find("blob shape 0 65536 65536 (0) has dims whose product exceeds INT_MAX "
+                      "(4294967296 vs. 2147483647)"),
+            string::npos);
+  this->blob_.Reshape(vector<int>{0, 1 << 15, 1 << 15});
+  EXPECT_EQ(this->blob_.count(), 0);
+  EXPECT_EQ(this->blob_.count(1), 1 << 30);
 }
 
 TYPED_TEST(BlobTest, ReshapeKeepsMemoryWhenShrinking) {
