@@ -74,9 +74,12 @@ class Net {
   /// the first test.
   void CheckCanShareTrainedLayersWith(const Net& other) const;
   /// Copies weights from a NetParameter by layer name; layers absent here are ignored, a shape
-  /// mismatch throws with the layer, blob index and both shapes.
-  void CopyTrainedLayersFrom(const NetParameter& param);
-  /// Reads weights from a .caffemodel (binary proto) or .caffemodel.h5 / .h5 (HDF5) file.
+  /// mismatch throws with the layer, blob index and both shapes. Returns how many layers got
+  /// weights.
+  int CopyTrainedLayersFrom(const NetParameter& param);
+  /// Reads weights from a .caffemodel (binary proto) or .caffemodel.h5 / .h5 (HDF5) file. A file
+  /// with weights for none of this net's layers that have any (another net's, or an empty or
+  /// mangled file that still parses) throws, naming the layers on both sides.
   void CopyTrainedLayersFrom(const string& trained_filename);
   void CopyTrainedLayersFromBinaryProto(const string& trained_filename);
   void CopyTrainedLayersFromHDF5(const string& trained_filename);

@@ -744,7 +744,8 @@ void Net<Dtype>::ShareTrainedLayersWith(const Net* other) {
 }
 
 template <typename Dtype>
-void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
+int Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
+  int layers_copied = 0;
   for (const LayerParameter& source_layer : param.layer()) {
     const string& source_layer_name = source_layer.name();
     auto target = layer_names_index_.find(source_layer_name);
@@ -768,8 +769,33 @@ void Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
              "net, rename the layer.";
       target_blobs[j]->FromProto(source_layer.blobs(j), false);
     }
+    if (!target_blobs.empty()) ++layers_copied;
   }
+  return layers_copied;
 }
+
+namespace {
+// Throws where a weights file gave none of the net's layers that have weights any: a caffemodel
+// of another net, or a truncated or foreign file that happens to parse (protobuf reads an empty
+// file, and often random bytes, as a NetParameter without layers), which would otherwise leave
+// the net on its fillers with nothing said.
+template <typename Dtype>
+void CheckWeightsReachedTheNet(const Net<Dtype>& net, const string& filename, int layers_copied,
+                               const string& file_layers) {
+  if (layers_copied > 0) return;
+  string net_layers;
+  for (size_t i = 0; i < net.layers().size(); ++i) {
+    if (net.layers()[i]->blobs().empty()) continue;
+    net_layers += (net_layers.empty() ? "" : ", ") + net.layer_names()[i];
+  }
+  if (net_layers.empty()) return;  // nothing to copy into
+  CAFFE_THROW() << "weights file '" << filename << "' matches no layer of net '" << net.name()
+                << "': its layers with weights are " << (file_layers.empty() ? "none" : file_layers)
+                << ", the net's are " << net_layers
+                << " (weights are copied by layer name); is it another net's, or not a weights "
+                   "file?";
+}
+}  // namespace
 
 template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFrom(const string& trained_filename) {
@@ -784,7 +810,12 @@ template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const string& trained_filename) {
   NetParameter param;
   ReadNetParamsFromBinaryFile(trained_filename, &param);
-  CopyTrainedLayersFrom(param);
+  const int layers_copied = CopyTrainedLayersFrom(param);
+  string file_layers;
+  for (const LayerParameter& layer : param.layer()) {
+    if (layer.blobs_size() > 0) file_layers += (file_layers.empty() ? "" : ", ") + layer.name();
+  }
+  CheckWeightsReachedTheNet(*this, trained_filename, layers_copied, file_layers);
 }
 
 template <typename Dtype>
@@ -792,10 +823,12 @@ void Net<Dtype>::CopyTrainedLayersFromHDF5(const string& trained_filename) {
   Hdf5File file(trained_filename, H5F_ACC_RDONLY);
   CAFFE_CHECK(hdf5_path_exists(file.id(), "data"))
       << "'" << trained_filename << "' has no 'data' group; it is not a Caffe HDF5 weights file";
+  int layers_copied = 0;
   for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
     const string group = "data/" + layer_names_[layer_id];
     if (!hdf5_path_exists(file.id(), group)) continue;
     auto& target_blobs = layers_[layer_id]->blobs();
+    if (!target_blobs.empty()) ++layers_copied;
     for (size_t j = 0; j < target_blobs.size(); ++j) {
       const int net_param_id = param_id_vecs_[layer_id][j];
       const string dataset = group + "/" + std::to_string(j);
@@ -810,6 +843,18 @@ void Net<Dtype>::CopyTrainedLayersFromHDF5(const string& trained_filename) {
       hdf5_load_nd_dataset(file.id(), dataset.c_str(), 0, kMaxBlobAxes, target, false);
     }
   }
+  if (layers_copied > 0) return;
+  string file_layers;  // those of its layer groups that hold datasets, for the error
+  const hid_t data = H5Gopen2(file.id(), "data", H5P_DEFAULT);
+  for (int i = 0; data >= 0 && i < hdf5_get_num_links(data); ++i) {
+    const string name = hdf5_get_name_by_idx(data, i);
+    const hid_t group = H5Gopen2(data, name.c_str(), H5P_DEFAULT);
+    if (group < 0) continue;
+    if (hdf5_get_num_links(group) > 0) file_layers += (file_layers.empty() ? "" : ", ") + name;
+    H5Gclose(group);
+  }
+  if (data >= 0) H5Gclose(data);
+  CheckWeightsReachedTheNet(*this, trained_filename, layers_copied, file_layers);
 }
 
 template <typename Dtype>

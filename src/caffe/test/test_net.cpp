@@ -411,6 +411,42 @@ TYPED_TEST(NetTest, HDF5WeightsMissingADatasetNameTheLayerAndParam) {
   }
 }
 
+// A weights file that gives none of the net's weighted layers anything is a mistake (another
+// net's file; an empty or foreign file protobuf reads as a NetParameter without layers), not a
+// net left on its fillers with nothing said. Both formats; the error names both sides' layers.
+TYPED_TEST(NetTest, WeightsFileMatchingNoLayerIsAnErrorNamingBothSides) {
+  const std::string dir = MakeTempDir("net_no_match");
+  std::string renamed = kTinyNet;
+  renamed.replace(renamed.find("name: \"ip\""), 10, "name: \"fc\"");
+  auto other = this->MakeNet(renamed);
+  other->ToHDF5(dir + "/other.caffemodel.h5");
+  NetParameter weights;
+  other->ToProto(&weights);
+  WriteProtoToBinaryFile(weights, dir + "/other.caffemodel");
+  std::ofstream(dir + "/empty.caffemodel");
+  auto net = this->MakeNet(kTinyNet);
+  for (const std::string file : {"other.caffemodel", "other.caffemodel.h5", "empty.caffemodel"}) {
+    const std::string error = ErrorOf([&] { net->CopyTrainedLayersFrom(dir + "/" + file); });
+    const std::string file_layers = file == "empty.caffemodel" ? "none" : "fc";
+    EXPECT_NE(error.find("weights file '" + dir + "/" + file + "' matches no layer of net "
+                         "'TinyNet': its layers with weights are " + file_layers +
+                         ", the net's are ip (weights are copied by layer name)"),
+              std::string::npos)
+        << error;
+  }
+  // Some layer matching is enough (the rest keep their fillers, as in BVLC's fine-tuning), and a
+  // net with no weights takes any file.
+  net->ToHDF5(dir + "/tiny.caffemodel.h5");
+  auto larger = this->MakeNet(std::string(kTinyNet) + R"(
+    layer { name: "ip2" type: "InnerProduct" bottom: "ip" top: "ip2"
+      inner_product_param { num_output: 2 } })");
+  EXPECT_EQ(ErrorOf([&] { larger->CopyTrainedLayersFrom(dir + "/tiny.caffemodel.h5"); }), "");
+  auto unweighted = this->MakeNet(R"(
+    layer { name: "data" type: "DummyData" top: "data" dummy_data_param { shape { dim: 2 } } }
+    layer { name: "relu" type: "ReLU" bottom: "data" top: "out" })");
+  EXPECT_EQ(ErrorOf([&] { unweighted->CopyTrainedLayersFrom(dir + "/empty.caffemodel"); }), "");
+}
+
 TYPED_TEST(NetTest, InputFieldsInAFileAreUpgradedToAnInputLayer) {
   const std::string path = MakeTempDir("net_input") + "/deploy.prototxt";
   NetParameter param = ParseNet(R"(
