@@ -82,16 +82,16 @@ void BaseConvolutionLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const B
   for (int i = 0; i < num_spatial_axes_; ++i) {
     LAYER_CHECK_GT(kernel_shape_[i], 0)
         << "kernel size along spatial axis " << i << " is 0; must be >= 1";
-    LAYER_CHECK_GT(stride_[i], 0) << "stride along spatial axis " << i << " is 0; must be >= 1";
-    LAYER_CHECK_GT(dilation_[i], 0) << "dilation along spatial axis " << i << " is 0; must be >= 1";
+    LAYER_CHECK_GE(stride_[i], 1) << "stride along spatial axis " << i << " is 0; must be >= 1";
+    LAYER_CHECK_GE(dilation_[i], 1) << "dilation along spatial axis " << i << " is 0; must be >= 1";
     is_1x1_ = is_1x1_ && kernel_shape_[i] == 1 && stride_[i] == 1 && pad_[i] == 0;
   }
 
   channels_ = bottom[0]->shape(channel_axis_);
   num_output_ = static_cast<int>(conv_param.num_output());
-  LAYER_CHECK_GT(num_output_, 0) << "num_output must be >= 1";
+  LAYER_CHECK_GE(num_output_, 1) << "num_output must be >= 1";
   group_ = static_cast<int>(conv_param.group());
-  LAYER_CHECK_GT(group_, 0) << "group must be >= 1";
+  LAYER_CHECK_GE(group_, 1) << "group must be >= 1";
   LAYER_CHECK_EQ(channels_ % group_, 0)
       << "the " << channels_ << " input channels of bottom " << bottom[0]->shape_string()
       << " must be a multiple of group " << group_;

@@ -12,9 +12,9 @@ template <typename Dtype>
 void EmbedLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const EmbedParameter& param = this->layer_param_.embed_param();
   num_output_ = static_cast<int>(param.num_output());
-  LAYER_CHECK_GT(num_output_, 0) << "embed_param.num_output must be >= 1";
+  LAYER_CHECK_GE(num_output_, 1) << "embed_param.num_output must be >= 1";
   input_dim_ = static_cast<int>(param.input_dim());
-  LAYER_CHECK_GT(input_dim_, 0) << "embed_param.input_dim (the number of indices) must be >= 1";
+  LAYER_CHECK_GE(input_dim_, 1) << "embed_param.input_dim (the number of indices) must be >= 1";
   bias_term_ = param.bias_term();
   const std::vector<int> weight_shape{input_dim_, num_output_};
   const std::vector<int> bias_shape{num_output_};

@@ -61,8 +61,8 @@ void Im2colLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   for (int i = 0; i < num_spatial_axes_; ++i) {
     LAYER_CHECK_GT(kernel_shape_[i], 0)
         << "kernel size along spatial axis " << i << " is 0; must be >= 1";
-    LAYER_CHECK_GT(stride_[i], 0) << "stride along spatial axis " << i << " is 0; must be >= 1";
-    LAYER_CHECK_GT(dilation_[i], 0) << "dilation along spatial axis " << i << " is 0; must be >= 1";
+    LAYER_CHECK_GE(stride_[i], 1) << "stride along spatial axis " << i << " is 0; must be >= 1";
+    LAYER_CHECK_GE(dilation_[i], 1) << "dilation along spatial axis " << i << " is 0; must be >= 1";
   }
 }
 

@@ -12,7 +12,7 @@ template <typename Dtype>
 void InnerProductLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const InnerProductParameter& param = this->layer_param_.inner_product_param();
   outputs_ = static_cast<int>(param.num_output());
-  LAYER_CHECK_GT(outputs_, 0) << "num_output must be >= 1";
+  LAYER_CHECK_GE(outputs_, 1) << "num_output must be >= 1";
   bias_term_ = param.bias_term();
   transpose_ = param.transpose();
   axis_ = bottom[0]->CanonicalAxisIndex(param.axis());

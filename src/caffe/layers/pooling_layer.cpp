@@ -75,9 +75,9 @@ void PoolingLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dty
   bool padded = false;
   for (int a = first; a < kAxes; ++a) {
     if (!global_pooling_) {
-      LAYER_CHECK_GT(kernel_[a], 0) << "the kernel size is 0 on a spatial axis; must be >= 1";
+      LAYER_CHECK_GE(kernel_[a], 1) << "the kernel size is 0 on a spatial axis; must be >= 1";
     }
-    LAYER_CHECK_GT(stride_[a], 0) << "the stride is 0 on a spatial axis; must be >= 1";
+    LAYER_CHECK_GE(stride_[a], 1) << "the stride is 0 on a spatial axis; must be >= 1";
     padded = padded || pad_[a] != 0;
   }
   if (global_pooling_) {

@@ -41,7 +41,7 @@ template <typename Dtype>
 void RNNLayer<Dtype>::FillUnrolledNet(NetParameter* net_param) const {
   const RecurrentParameter& recurrent_param = this->layer_param_.recurrent_param();
   const int num_output = static_cast<int>(recurrent_param.num_output());
-  LAYER_CHECK_GT(num_output, 0) << "recurrent_param.num_output is 0; must be >= 1";
+  LAYER_CHECK_GE(num_output, 1) << "recurrent_param.num_output is 0; must be >= 1";
 
   // Templates of the layer kinds used below.
   LayerParameter hidden_param;  // W * input along axis 2, no bias

@@ -15,7 +15,7 @@ void TileLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& t
   const int axis = bottom[0]->CanonicalAxisIndex(param.axis());
   LAYER_CHECK(param.has_tiles()) << "tile_param.tiles (the number of copies) must be given";
   tiles_ = param.tiles();
-  LAYER_CHECK_GT(tiles_, 0) << "tile_param.tiles must be >= 1";
+  LAYER_CHECK_GE(tiles_, 1) << "tile_param.tiles must be >= 1";
   std::vector<int> top_shape = bottom[0]->shape();
   top_shape[axis] *= tiles_;
   top[0]->Reshape(top_shape);
