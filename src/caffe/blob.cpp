@@ -396,11 +396,13 @@ void Blob<Dtype>::FromProto(const BlobProto& proto, bool reshape) {
   Dtype* data = mutable_cpu_data();
   if (proto.double_data_size() > 0) {
     CAFFE_CHECK_EQ(count_, proto.double_data_size())
-        << "blob of shape " << shape_string() << " has the wrong number of values";
+        << "the file's blob of shape " << shape_string() << " holds " << proto.double_data_size()
+        << " values, not the " << count_ << " its shape has";
     for (int i = 0; i < count_; ++i) data[i] = static_cast<Dtype>(proto.double_data(i));
   } else {
     CAFFE_CHECK_EQ(count_, proto.data_size())
-        << "blob of shape " << shape_string() << " has the wrong number of values";
+        << "the file's blob of shape " << shape_string() << " holds " << proto.data_size()
+        << " values, not the " << count_ << " its shape has";
     for (int i = 0; i < count_; ++i) data[i] = static_cast<Dtype>(proto.data(i));
   }
   if (proto.double_diff_size() > 0) {

@@ -52,7 +52,11 @@ DataTransformer<Dtype>::DataTransformer(const TransformationParameter& param, Ph
   if (param_.has_mean_file()) {
     BlobProto blob_proto;
     ReadProtoFromBinaryFile(param_.mean_file(), &blob_proto);
-    data_mean_.FromProto(blob_proto);
+    try {
+      data_mean_.FromProto(blob_proto);
+    } catch (const Error& error) {  // the blob's own message does not know the file
+      CAFFE_THROW() << "mean file '" << param_.mean_file() << "': " << error.what();
+    }
     CAFFE_CHECK(data_mean_.count() > 0)
         << "mean file '" << param_.mean_file() << "' holds no values";
   }

@@ -148,6 +148,23 @@ TYPED_TEST(DataTransformerTest, MissingMeanFileIsAnErrorNamingIt) {
   }
 }
 
+// A mean file whose blob holds fewer values than its shape says (truncated, or another kind of
+// file that parses as a BlobProto): the error names the file and both counts.
+TYPED_TEST(DataTransformerTest, MeanFileWithTooFewValuesIsAnErrorNamingIt) {
+  BlobProto proto;
+  proto.mutable_shape()->add_dim(2);
+  proto.mutable_shape()->add_dim(3);
+  proto.add_data(1);
+  const string mean_file = this->dir_.path() + "/short.binaryproto";
+  WriteProtoToBinaryFile(proto, mean_file);
+  const string error = ErrorOf(
+      [&] { DataTransformer<TypeParam>(MakeParam("mean_file: '" + mean_file + "'"), TEST); });
+  EXPECT_NE(error.find("mean file '" + mean_file + "': the file's blob of shape 2 3 (6) holds 1 "
+                       "values, not the 6 its shape has"),
+            string::npos)
+      << error;
+}
+
 TYPED_TEST(DataTransformerTest, MeanFileOfAnotherShapeIsRefused) {
   const string mean_file = this->WriteMeanFile(1, 3, 3, 0);
   DataTransformer<TypeParam> transformer(MakeParam("mean_file: '" + mean_file + "'"), TEST);
