@@ -4,7 +4,7 @@
 # the repository root there, with the bundle/ folder that scripts/gpu_prepare.sh makes here (the
 # GPU build with its tests, the digits, ../shared's nets and fixtures, ResNet-50 at batch 64)
 # carried along. Steps: tests [programs...] (alone), or any of lenet, time, ddl, lms, lmsfrac,
-# lmsfit, unetfit, unet; each command may run 10 minutes, so give a few steps per call:
+# lmsfit, unetfit, unet, sanitize; each command may run 10 minutes, so give a few steps per call:
 #   scripts/gpu_verify.sh tests                       # every test program of the bundle
 #   scripts/gpu_verify.sh tests test_gpu_math_functions test_relu_layer
 #   scripts/gpu_verify.sh lenet time
@@ -13,6 +13,7 @@
 #   scripts/gpu_verify.sh lmsfrac lmsfit
 #   scripts/gpu_verify.sh unetfit
 #   scripts/gpu_verify.sh unet
+#   scripts/gpu_verify.sh sanitize                    # compute-sanitizer over the kernels' tests
 # Logs and summaries go to $OUT (or gpu_verify_out/): each step's summary in <step>.txt, its logs
 # in logs_<step>.tar.gz (the device tool brings back 8 files of $OUT).
 set -uo pipefail
@@ -254,6 +255,60 @@ EOF
   done
 }
 
+# What the CUDA emulator cannot see (docs/CUDA_EMU.md): device accesses out of bounds or
+# misaligned, races on shared memory inside a block, barriers that not every thread reaches.
+# NVIDIA's compute-sanitizer (that machine's CUDA has it) runs the test programs of the kernels
+# under each tool ($SANITIZE_TOOLS, $SANITIZE_PROGRAMS), half the cores' worth at once (8 at
+# most), each cut off after $SANITIZE_TIMEOUT seconds, so that the step fits a 10-minute call.
+# One line per run in sanitize.txt. KINDS.md saw it refuse the device under gVisor: the summary
+# then says so, after one short probe.
+SANITIZE_PROGRAMS_DEFAULT="test_gpu_math_functions test_gpu_neuron_layers test_gpu_vision_layers
+  test_gpu_loss_and_shape_layers test_gpu_data_layers test_fused_layers test_gpu_blob test_im2col"
+run_sanitize() {
+  local sanitizer tool program lines jobs=$(( $(nproc) / 2 )) limit="${SANITIZE_TIMEOUT:-240}"
+  [ "$jobs" -le 8 ] || jobs=8
+  [ "$jobs" -ge 1 ] || jobs=1
+  sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null |
+              head -1)
+  if [ -z "$sanitizer" ]; then
+    echo "sanitize: no compute-sanitizer on this machine" | tee -a "$OUT/sanitize.txt"
+    return 0
+  fi
+  if ! "$sanitizer" --tool memcheck "$BUNDLE_DIR/bin/caffe" device_query -gpu 0 \
+      > "$OUT/sanitize_probe.log" 2>&1; then
+    echo "sanitize: compute-sanitizer cannot run here:" \
+         "$(grep -m1 -i 'error\|not supported' "$OUT/sanitize_probe.log")" | tee -a "$OUT/sanitize.txt"
+    return 0
+  fi
+  lines=$(mktemp -d)
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+    for program in ${SANITIZE_PROGRAMS:-$SANITIZE_PROGRAMS_DEFAULT}; do
+      while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+      sanitize_one "$sanitizer" "$tool" "$program" "$limit" > "$lines/$tool.$program" &
+    done
+  done
+  wait
+  cat "$lines"/* | tee -a "$OUT/sanitize.txt"
+  rm -rf "$lines"
+}
+
+# One program under one tool: "<tool> <program>: clean|ERRORS|..." with the tool's summary line;
+# its output in sanitize_<tool>_<program>.log.
+sanitize_one() {  # sanitize_one <sanitizer> <tool> <program> <seconds>
+  local log="$OUT/sanitize_$2_$3.log" status result summary
+  timeout "$4" "$1" --tool "$2" --print-limit 20 --error-exitcode 86 "$BUNDLE_DIR/bin/$3" \
+      --gtest_brief=1 > "$log" 2>&1
+  status=$?
+  case $status in
+    0) result="clean" ;;
+    86) result="ERRORS" ;;
+    124) result="cut off after $4 s" ;;
+    *) result="exit $status (a test failed, or the program did not start)" ;;
+  esac
+  summary=$(grep -o "[A-Z]* SUMMARY: .*" "$log" | tail -1)
+  echo "$2 $3: $result${summary:+ ($summary)}"
+}
+
 # Whether one `caffe time` forward-backward of model $1 (flags after it) completes. 0: it did;
 # 1: it ran out of memory (GPU budget, LMS, or the host); anything else stops the search that
 # asked, with the log's last lines. The log is $OUT/probe_last.log.
@@ -454,7 +509,7 @@ run_unet() {
 # archive, logs_<step>.tar.gz, beside the steps' summaries (<step>.txt), nvidia-smi.txt and
 # device_query.txt.
 SUMMARIES=(tests.txt lenet.txt time.txt ddl.txt lms.txt lmsfrac.txt lmsfit.txt unetfit.txt unet.txt
-           nvidia-smi.txt device_query.txt)
+           sanitize.txt nvidia-smi.txt device_query.txt)
 pack_logs() {  # pack_logs <step>
   local files=() file name
   for file in "$OUT"/*; do
@@ -486,8 +541,9 @@ for step in "$@"; do
     lmsfit) run_lmsfit ;;
     unet) run_unet ;;
     unetfit) run_unetfit ;;
+    sanitize) run_sanitize ;;
     *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, ddl, lms," \
-            "lmsfrac, lmsfit, unetfit, unet)" >&2; exit 2 ;;
+            "lmsfrac, lmsfit, unetfit, unet, sanitize)" >&2; exit 2 ;;
   esac
   pack_logs "$step"
 done

@@ -143,6 +143,60 @@ check "pack_logs packs the step's logs" \
 pack_logs lms
 check "pack_logs without logs makes no archive" "" "$(cd "$OUT" && ls logs_lms.tar.gz 2> /dev/null)"
 
+# The sanitize step against a stand-in compute-sanitizer: a clean program, one with an error, one
+# that outlasts the limit, one whose test fails; each run's line names the tool and the program.
+mkdir -p "$WORK/sanitizer_bin" "$WORK/bundle/bin"
+cat > "$WORK/sanitizer_bin/compute-sanitizer" <<'SANITIZER'
+#!/usr/bin/env bash
+tool=memcheck
+while [ "${1#--}" != "$1" ]; do
+  [ "$1" = --tool ] && tool="$2" && shift
+  [ "$1" = --print-limit ] || [ "$1" = --error-exitcode ] && shift
+  shift
+done
+"$@"
+status=$?
+case "$(basename "$1")" in
+  test_bad) echo "========= ERROR SUMMARY: 2 errors"; exit 86 ;;
+  caffe|test_*) [ "$tool" = racecheck ] &&
+      echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)" ||
+      echo "========= ERROR SUMMARY: 0 errors" ;;
+esac
+exit $status
+SANITIZER
+printf '#!/bin/sh
+exit 0
+' > "$WORK/bundle/bin/caffe"
+printf '#!/bin/sh
+exit 0
+' > "$WORK/bundle/bin/test_good"
+printf '#!/bin/sh
+exit 0
+' > "$WORK/bundle/bin/test_bad"
+printf '#!/bin/sh
+sleep 5
+' > "$WORK/bundle/bin/test_slow"
+printf '#!/bin/sh
+exit 1
+' > "$WORK/bundle/bin/test_failing"
+chmod +x "$WORK/sanitizer_bin/compute-sanitizer" "$WORK/bundle/bin/"*
+rm -rf "$OUT" && mkdir -p "$OUT"
+(PATH="$WORK/sanitizer_bin:$PATH" BUNDLE_DIR="$WORK/bundle" SANITIZE_TIMEOUT=1 \
+  SANITIZE_PROGRAMS="test_good test_bad test_slow test_failing" run_sanitize > /dev/null)
+check "sanitize: a line per tool and program" \
+  "memcheck test_bad: ERRORS (ERROR SUMMARY: 2 errors)|memcheck test_failing: exit 1 (a test failed, or the program did not start) (ERROR SUMMARY: 0 errors)|memcheck test_good: clean (ERROR SUMMARY: 0 errors)|memcheck test_slow: cut off after 1 s|racecheck test_bad: ERRORS (ERROR SUMMARY: 2 errors)|racecheck test_failing: exit 1 (a test failed, or the program did not start) (RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))|racecheck test_good: clean (RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))|racecheck test_slow: cut off after 1 s" \
+  "$(sort "$OUT/sanitize.txt" | tr '\n' '|' | sed 's/|$//')"
+printf '#!/bin/sh
+echo "========= Error: Device not supported"
+exit 1
+' \
+  > "$WORK/sanitizer_bin/compute-sanitizer"
+rm -rf "$OUT" && mkdir -p "$OUT"
+(PATH="$WORK/sanitizer_bin:$PATH" BUNDLE_DIR="$WORK/bundle" run_sanitize > /dev/null)
+check "sanitize where the sanitizer refuses the device" \
+  "sanitize: compute-sanitizer cannot run here: ========= Error: Device not supported" \
+  "$(cat "$OUT/sanitize.txt")"
+
 # Where the machine has no xz, unpack takes Python's tarfile.
 mkdir -p "$WORK/packed/caffe-bundle/bin" "$WORK/no_xz" "$WORK/unpacked"
 echo hello > "$WORK/packed/caffe-bundle/bin/tool"
