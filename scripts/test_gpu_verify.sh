@@ -164,21 +164,10 @@ case "$(basename "$1")" in
 esac
 exit $status
 SANITIZER
-printf '#!/bin/sh
-exit 0
-' > "$WORK/bundle/bin/caffe"
-printf '#!/bin/sh
-exit 0
-' > "$WORK/bundle/bin/test_good"
-printf '#!/bin/sh
-exit 0
-' > "$WORK/bundle/bin/test_bad"
-printf '#!/bin/sh
-sleep 5
-' > "$WORK/bundle/bin/test_slow"
-printf '#!/bin/sh
-exit 1
-' > "$WORK/bundle/bin/test_failing"
+for program in "caffe:exit 0" "test_good:exit 0" "test_bad:exit 0" "test_slow:sleep 5" \
+    "test_failing:exit 1"; do
+  printf '#!/bin/sh\n%s\n' "${program#*:}" > "$WORK/bundle/bin/${program%%:*}"
+done
 chmod +x "$WORK/sanitizer_bin/compute-sanitizer" "$WORK/bundle/bin/"*
 rm -rf "$OUT" && mkdir -p "$OUT"
 (PATH="$WORK/sanitizer_bin:$PATH" BUNDLE_DIR="$WORK/bundle" SANITIZE_TIMEOUT=1 \
@@ -186,10 +175,7 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 check "sanitize: a line per tool and program" \
   "memcheck test_bad: ERRORS (ERROR SUMMARY: 2 errors)|memcheck test_failing: exit 1 (a test failed, or the program did not start) (ERROR SUMMARY: 0 errors)|memcheck test_good: clean (ERROR SUMMARY: 0 errors)|memcheck test_slow: cut off after 1 s|racecheck test_bad: ERRORS (ERROR SUMMARY: 2 errors)|racecheck test_failing: exit 1 (a test failed, or the program did not start) (RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))|racecheck test_good: clean (RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))|racecheck test_slow: cut off after 1 s" \
   "$(sort "$OUT/sanitize.txt" | tr '\n' '|' | sed 's/|$//')"
-printf '#!/bin/sh
-echo "========= Error: Device not supported"
-exit 1
-' \
+printf '#!/bin/sh\necho "========= Error: Device not supported"\nexit 1\n' \
   > "$WORK/sanitizer_bin/compute-sanitizer"
 rm -rf "$OUT" && mkdir -p "$OUT"
 (PATH="$WORK/sanitizer_bin:$PATH" BUNDLE_DIR="$WORK/bundle" run_sanitize > /dev/null)
