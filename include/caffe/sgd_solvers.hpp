@@ -14,12 +14,23 @@
 
 namespace caffe {
 
+/// Throws naming the mistake where `param`'s lr_policy is unknown (or missing), or lacks what it
+/// needs (step: stepsize; poly: max_iter); returns `param`.
+const SolverParameter& CheckLrPolicy(const SolverParameter& param);
+/// Reads a solver prototxt and checks its lr_policy.
+SolverParameter ReadSolverParamsWithLrPolicy(const string& param_file);
+
 /// Stochastic gradient descent with momentum: v = momentum * v + lr * g; w -= v.
 template <typename Dtype>
 class SGDSolver : public Solver<Dtype> {
  public:
-  explicit SGDSolver(const SolverParameter& param) : Solver<Dtype>(param) { PreSolve(); }
-  explicit SGDSolver(const string& param_file) : Solver<Dtype>(param_file) { PreSolve(); }
+  explicit SGDSolver(const SolverParameter& param) : Solver<Dtype>(CheckLrPolicy(param)) {
+    PreSolve();
+  }
+  explicit SGDSolver(const string& param_file)
+      : Solver<Dtype>(ReadSolverParamsWithLrPolicy(param_file)) {
+    PreSolve();
+  }
   const char* type() const override { return "SGD"; }
   const vector<shared_ptr<Blob<Dtype>>>& history() { return history_; }
   void ApplyUpdate() override;

@@ -9,8 +9,40 @@
 #include "caffe/util/hdf5.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/upgrade_proto.hpp"
 
 namespace caffe {
+
+// The learning-rate policy, checked before any net is built rather than at the first iteration
+// (after the nets' setup and, with test_initialization, a whole test pass): SGDSolver's
+// constructors pass the parameters through this to Solver's, which builds the nets.
+const SolverParameter& CheckLrPolicy(const SolverParameter& param) {
+  static const char* const known[] = {"fixed", "step", "exp", "inv", "multistep", "poly",
+                                      "sigmoid"};
+  const string& policy = param.lr_policy();
+  bool is_known = false;
+  string names;
+  for (const char* name : known) {
+    is_known = is_known || policy == name;
+    names += (names.empty() ? "" : ", ") + string(name);
+  }
+  CAFFE_CHECK(is_known) << "solver: "
+                        << (policy.empty() ? "no lr_policy given" : "unknown lr_policy \"" +
+                                                                        policy + "\"")
+                        << "; known: " << names;
+  CAFFE_CHECK(policy != "step" || param.stepsize() > 0)
+      << "solver: lr_policy \"step\" needs a positive stepsize (" << param.stepsize() << ")";
+  CAFFE_CHECK(policy != "poly" || param.max_iter() > 0)
+      << "solver: lr_policy \"poly\" needs a positive max_iter (" << param.max_iter() << ")";
+  return param;
+}
+
+SolverParameter ReadSolverParamsWithLrPolicy(const string& param_file) {
+  SolverParameter param;
+  ReadSolverParamsFromTextFile(param_file, &param);
+  CheckLrPolicy(param);
+  return param;
+}
 
 template <typename Dtype>
 Dtype SGDSolver<Dtype>::GetLearningRate() {
@@ -21,7 +53,6 @@ Dtype SGDSolver<Dtype>::GetLearningRate() {
   const int iter = this->iter_;
   if (lr_policy == "fixed") return base_lr;
   if (lr_policy == "step") {
-    CAFFE_CHECK_GT(this->param_.stepsize(), 0) << "lr_policy \"step\" needs a positive stepsize";
     this->current_step_ = iter / this->param_.stepsize();
     return base_lr * std::pow(gamma, Dtype(this->current_step_));
   }
@@ -36,15 +67,13 @@ Dtype SGDSolver<Dtype>::GetLearningRate() {
     return base_lr * std::pow(gamma, Dtype(this->current_step_));
   }
   if (lr_policy == "poly") {
-    CAFFE_CHECK_GT(this->param_.max_iter(), 0) << "lr_policy \"poly\" needs a positive max_iter";
     return base_lr * std::pow(Dtype(1) - Dtype(iter) / Dtype(this->param_.max_iter()), power);
   }
   if (lr_policy == "sigmoid") {
     return base_lr *
            (Dtype(1) / (Dtype(1) + std::exp(-gamma * (Dtype(iter) - Dtype(this->param_.stepsize())))));
   }
-  CAFFE_THROW() << "unknown lr_policy \"" << lr_policy
-                << "\"; known: fixed, step, exp, inv, multistep, poly, sigmoid";
+  CAFFE_THROW() << "lr_policy \"" << lr_policy << "\" passed CheckLrPolicy but has no rule here";
 }
 
 template <typename Dtype>

@@ -120,17 +120,24 @@ TEST_F(SolverTest, LearningRatePoliciesFollowTheirFormulas) {
   }
 }
 
-TEST_F(SolverTest, UnknownLrPolicyIsAClearError) {
-  auto solver = MakeSolver(
-      R"(base_lr: 0.1 lr_policy: "cosine" max_iter: 1 snapshot_after_train: false)"
-      R"( net_param { layer { name: "d" type: "DummyData" top: "d"
-          dummy_data_param { shape { dim: 2 } } }
-        layer { name: "s" type: "Silence" bottom: "d" } })");
-  try {
-    solver->Solve();
-    FAIL() << "expected caffe::Error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("\"cosine\""), std::string::npos) << e.what();
+// Policy mistakes are found when the solver is made, before any net is built (so before a long
+// setup or a first test pass), each naming what is wrong.
+TEST_F(SolverTest, LrPolicyMistakesAreClearErrorsBeforeTheNetsAreBuilt) {
+  // The net would fail to build (an unknown layer type): the policy's error must come first.
+  const std::string net = R"( net_param { layer { name: "d" type: "NoSuchLayer" top: "d" } })";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"(lr_policy: "cosine")",
+       R"(solver: unknown lr_policy "cosine"; known: fixed, step, exp, inv, multistep, poly, )"
+       R"(sigmoid)"},
+      {"base_lr: 0.1", "solver: no lr_policy given; known: fixed, step"},
+      {R"(lr_policy: "step" gamma: 0.1)",
+       R"(solver: lr_policy "step" needs a positive stepsize (0))"},
+      {R"(lr_policy: "poly" power: 2)",
+       R"(solver: lr_policy "poly" needs a positive max_iter (0))"},
+  };
+  for (const auto& [policy, expected] : cases) {
+    const std::string error = ErrorOf([&] { MakeSolver(policy + net); });
+    EXPECT_NE(error.find(expected), std::string::npos) << policy << ": " << error;
   }
 }
 

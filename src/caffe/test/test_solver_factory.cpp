@@ -60,8 +60,8 @@ TYPED_TEST(SolverFactoryTest, RegistryHoldsTheBvlcSolversInOrder) {
 
 TYPED_TEST(SolverFactoryTest, TypeStringSelectsTheSolverClass) {
   for (const char* type : {"SGD", "Nesterov", "AdaGrad", "RMSProp", "AdaDelta", "Adam"}) {
-    std::unique_ptr<Solver<TypeParam>> solver(SolverRegistry<TypeParam>::CreateSolver(
-        ParseSolver(std::string("base_lr: 0.01 type: '") + type + "'" + kTinyNet)));
+    std::unique_ptr<Solver<TypeParam>> solver(SolverRegistry<TypeParam>::CreateSolver(ParseSolver(
+        std::string("base_lr: 0.01 lr_policy: 'fixed' type: '") + type + "'" + kTinyNet)));
     ASSERT_TRUE(solver) << type;
     EXPECT_STREQ(solver->type(), type);
     EXPECT_EQ(solver->param().type(), type);
@@ -71,8 +71,8 @@ TYPED_TEST(SolverFactoryTest, TypeStringSelectsTheSolverClass) {
 }
 
 TYPED_TEST(SolverFactoryTest, DefaultTypeIsSgd) {
-  std::unique_ptr<Solver<TypeParam>> solver(
-      SolverRegistry<TypeParam>::CreateSolver(ParseSolver(std::string("base_lr: 1") + kTinyNet)));
+  std::unique_ptr<Solver<TypeParam>> solver(SolverRegistry<TypeParam>::CreateSolver(
+      ParseSolver(std::string("base_lr: 1 lr_policy: 'fixed'") + kTinyNet)));
   EXPECT_STREQ(solver->type(), "SGD");
 }
 
