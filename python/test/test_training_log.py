@@ -133,7 +133,16 @@ def test_plot_training_log_writes_png(real_log, tmp_path):
     not_a_log = write_file(tmp_path / 'empty.log', 'nothing here\n')
     result = subprocess.run([sys.executable, script, not_a_log, '-o', str(tmp_path / 'x.png')],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
-    assert result.returncode != 0 and b'not a caffe training log' in result.stdout
+    assert result.returncode == 1 and b'not a caffe training log' in result.stdout
+    assert b'Traceback' not in result.stdout, result.stdout
+    # BVLC's numbered form: a log without the chart's data, and a missing log, are one line each.
+    for args, message in (([not_a_log], b'no test accuracy in the log'),
+                          ([str(tmp_path / 'missing.log')], b'no such log file')):
+        result = subprocess.run([sys.executable, script, '0', bvlc_form] + args,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+        assert result.returncode == 1 and result.stdout.startswith(
+            b'plot_training_log.py: error: ') and message in result.stdout, result.stdout
+        assert len(result.stdout.splitlines()) == 1, result.stdout
 
 
 def test_bvlc_shell_tools_write_their_tables(tmp_path):

@@ -136,13 +136,25 @@ def plot_bvlc_chart(chart_type, output_path, log_paths):
     plt.close(figure)
 
 
+def _fail(message):
+    """A user's mistake (a missing log, a log without the chart's data): one line, exit 1."""
+    print('plot_training_log.py: error: ' + message, file=sys.stderr)
+    return 1
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0].isdigit():
         if len(argv) < 3 or int(argv[0]) not in BVLC_CHARTS:
             print(__doc__, file=sys.stderr)
             return 2
-        plot_bvlc_chart(int(argv[0]), argv[1], argv[2:])
+        missing = [path for path in argv[2:] if not os.path.isfile(path)]
+        if missing:
+            return _fail('no such log file: ' + missing[0])
+        try:
+            plot_bvlc_chart(int(argv[0]), argv[1], argv[2:])
+        except ValueError as error:
+            return _fail(str(error))
         return 0
     parser = argparse.ArgumentParser(
         description='Plot loss, accuracy and learning rate of caffe training logs.')
@@ -155,7 +167,10 @@ def main(argv=None):
     for path in args.logs:
         if not os.path.isfile(path):
             parser.error('no such log file: ' + path)
-    plot_logs(args.logs, args.output, args.x, args.title)
+    try:
+        plot_logs(args.logs, args.output, args.x, args.title)
+    except ValueError as error:
+        return _fail(str(error))
     return 0
 
 
