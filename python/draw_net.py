@@ -32,12 +32,22 @@ def main(argv=None):
                         help='show each layer\'s lr_mult and decay_mult')
     args = parser.parse_args(argv)
     net = caffe_pb2.NetParameter()
-    with open(args.input_net_proto_file) as source:
-        text_format.Merge(source.read(), net)
+    path = args.input_net_proto_file
+    try:
+        with open(path) as source:
+            text_format.Merge(source.read(), net)
+    except OSError as error:
+        parser.error('cannot read {}: {}'.format(path, error.strerror))
+    except text_format.ParseError as error:
+        parser.error('{} is not a valid net prototxt: {}'.format(path, error))
     phase = {'TRAIN': caffe.TRAIN, 'TEST': caffe.TEST, 'ALL': None}[args.phase]
     print('Drawing net to ' + args.output_image_file)
-    caffe.draw.draw_net_to_file(net, args.output_image_file, args.rankdir, phase,
-                                args.display_lrm)
+    try:
+        caffe.draw.draw_net_to_file(net, args.output_image_file, args.rankdir, phase,
+                                    args.display_lrm)
+    except (OSError, RuntimeError) as error:  # no Graphviz, an unknown format, an unwritable path
+        print('draw_net.py: error: ' + str(error), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -71,3 +71,18 @@ def test_draw_net_script_renders_lenet_png(tmp_path):
     assert '<svg' in svg and 'conv1' in svg
     with pytest.raises(RuntimeError, match='dot -Tnosuchformat failed'):
         caffe.draw.draw_net(lenet_train_test(), 'LR', 'nosuchformat')
+
+
+def test_draw_net_script_mistakes_are_error_lines(tmp_path):
+    """A missing or malformed prototxt is an argparse error naming it, not a traceback."""
+    malformed = tmp_path / 'bad.prototxt'
+    malformed.write_text('layer { name: "a" type: }\n')
+    for path, message in ((str(tmp_path / 'missing.prototxt'), 'cannot read'),
+                          (str(malformed), 'is not a valid net prototxt')):
+        result = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, 'python', 'draw_net.py'),
+                                 path, str(tmp_path / 'out.png')],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+        output = result.stdout.decode('utf-8', 'replace')
+        assert result.returncode == 2, output
+        assert 'draw_net.py: error: ' in output and path in output and message in output, output
+        assert 'Traceback' not in output, output
