@@ -60,13 +60,19 @@ setup() {
   caffe device_query -gpu 0 > "$OUT/device_query.txt" 2>&1
 }
 
-# Half the cores' worth of test programs at once (8 at most; they share the GPU), so that the
-# whole suite fits one 10-minute call; RUN_TESTS_JOBS=1 runs them one by one.
-run_tests() {
+# How many test programs run at once: half the cores, 1 to 8 (they share the GPU).
+half_the_cores() {
   local jobs=$(( $(nproc) / 2 ))
   [ "$jobs" -le 8 ] || jobs=8
   [ "$jobs" -ge 1 ] || jobs=1
-  local start=$SECONDS
+  echo "$jobs"
+}
+
+# half_the_cores() test programs at once, so that the whole suite fits one 10-minute call;
+# RUN_TESTS_JOBS=1 runs them one by one.
+run_tests() {
+  local jobs start=$SECONDS
+  jobs=$(half_the_cores)
   RUN_TESTS_JOBS="${RUN_TESTS_JOBS:-$jobs}" LOG_DIR=/tmp/test_logs "$BUNDLE_DIR/run_tests.sh" "$@" \
       2>&1 | tee "$OUT/tests.txt"
   echo "gpu_verify: tests took $((SECONDS - start)) s with RUN_TESTS_JOBS=${RUN_TESTS_JOBS:-$jobs}" |
@@ -258,18 +264,17 @@ EOF
 # What the CUDA emulator cannot see (docs/CUDA_EMU.md): device accesses out of bounds or
 # misaligned, races on shared memory inside a block, barriers that not every thread reaches.
 # NVIDIA's compute-sanitizer (that machine's CUDA has it) runs the test programs of the kernels
-# under each tool ($SANITIZE_TOOLS, $SANITIZE_PROGRAMS), half the cores' worth at once (8 at
-# most), each cut off after $SANITIZE_TIMEOUT seconds, so that the step fits a 10-minute call.
-# One line per run in sanitize.txt. KINDS.md saw it refuse the device under gVisor: the summary
-# then says so, after one short probe.
+# under each tool ($SANITIZE_TOOLS, $SANITIZE_PROGRAMS), half_the_cores() at once, each cut off
+# after $SANITIZE_TIMEOUT seconds, so that the step fits a 10-minute call. One line per run in
+# sanitize.txt. KINDS.md saw it refuse the device under gVisor: the summary then says so, after
+# one short probe.
 SANITIZE_PROGRAMS_DEFAULT="test_gpu_math_functions test_gpu_neuron_layers test_gpu_vision_layers
   test_gpu_loss_and_shape_layers test_gpu_data_layers test_fused_layers test_gpu_blob test_im2col"
 run_sanitize() {
-  local sanitizer tool program lines jobs=$(( $(nproc) / 2 )) limit="${SANITIZE_TIMEOUT:-240}"
-  [ "$jobs" -le 8 ] || jobs=8
-  [ "$jobs" -ge 1 ] || jobs=1
-  sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null |
-              head -1)
+  local sanitizer tool program lines jobs limit="${SANITIZE_TIMEOUT:-240}"
+  jobs=$(half_the_cores)
+  sanitizer=$(command -v compute-sanitizer ||
+              ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
   if [ -z "$sanitizer" ]; then
     echo "sanitize: no compute-sanitizer on this machine" | tee -a "$OUT/sanitize.txt"
     return 0
@@ -277,7 +282,8 @@ run_sanitize() {
   if ! "$sanitizer" --tool memcheck "$BUNDLE_DIR/bin/caffe" device_query -gpu 0 \
       > "$OUT/sanitize_probe.log" 2>&1; then
     echo "sanitize: compute-sanitizer cannot run here:" \
-         "$(grep -m1 -i 'error\|not supported' "$OUT/sanitize_probe.log")" | tee -a "$OUT/sanitize.txt"
+         "$(grep -m1 -i 'error\|not supported' "$OUT/sanitize_probe.log")" |
+      tee -a "$OUT/sanitize.txt"
     return 0
   fi
   lines=$(mktemp -d)

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 
 #include "caffe/layer.hpp"
+#include "caffe/util/io.hpp"
 
 namespace caffe {
 
@@ -82,13 +82,7 @@ vector<string> LayerRegistry<Dtype>::LayerTypeList() {
 
 template <typename Dtype>
 string LayerRegistry<Dtype>::LayerTypeListString() {
-  std::ostringstream list;
-  bool first = true;
-  for (const string& type : LayerTypeList()) {
-    list << (first ? "" : ", ") << type;
-    first = false;
-  }
-  return list.str();
+  return Join(LayerTypeList(), ", ");
 }
 
 template class LayerRegistry<float>;

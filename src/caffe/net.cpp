@@ -775,23 +775,22 @@ int Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
 }
 
 namespace {
-// Throws where a weights file gave none of the net's layers that have weights any: a caffemodel
-// of another net, or a truncated or foreign file that happens to parse (protobuf reads an empty
-// file, and often random bytes, as a NetParameter without layers), which would otherwise leave
-// the net on its fillers with nothing said.
+// Called where a weights file gave none of the net's layers anything: throws unless the net has
+// no weights. A caffemodel of another net, or a truncated or foreign file that happens to parse
+// (protobuf reads an empty file, and often random bytes, as a NetParameter without layers),
+// would otherwise leave the net on its fillers with nothing said.
 template <typename Dtype>
-void CheckWeightsReachedTheNet(const Net<Dtype>& net, const string& filename, int layers_copied,
-                               const string& file_layers) {
-  if (layers_copied > 0) return;
-  string net_layers;
+void CheckNetTakesNoWeights(const Net<Dtype>& net, const string& filename,
+                            const vector<string>& file_layers) {
+  vector<string> net_layers;
   for (size_t i = 0; i < net.layers().size(); ++i) {
-    if (net.layers()[i]->blobs().empty()) continue;
-    net_layers += (net_layers.empty() ? "" : ", ") + net.layer_names()[i];
+    if (!net.layers()[i]->blobs().empty()) net_layers.push_back(net.layer_names()[i]);
   }
   if (net_layers.empty()) return;  // nothing to copy into
   CAFFE_THROW() << "weights file '" << filename << "' matches no layer of net '" << net.name()
-                << "': its layers with weights are " << (file_layers.empty() ? "none" : file_layers)
-                << ", the net's are " << net_layers
+                << "': its layers with weights are "
+                << (file_layers.empty() ? "none" : Join(file_layers, ", ")) << ", the net's are "
+                << Join(net_layers, ", ")
                 << " (weights are copied by layer name); is it another net's, or not a weights "
                    "file?";
 }
@@ -810,12 +809,12 @@ template <typename Dtype>
 void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const string& trained_filename) {
   NetParameter param;
   ReadNetParamsFromBinaryFile(trained_filename, &param);
-  const int layers_copied = CopyTrainedLayersFrom(param);
-  string file_layers;
+  if (CopyTrainedLayersFrom(param) > 0) return;
+  vector<string> file_layers;
   for (const LayerParameter& layer : param.layer()) {
-    if (layer.blobs_size() > 0) file_layers += (file_layers.empty() ? "" : ", ") + layer.name();
+    if (layer.blobs_size() > 0) file_layers.push_back(layer.name());
   }
-  CheckWeightsReachedTheNet(*this, trained_filename, layers_copied, file_layers);
+  CheckNetTakesNoWeights(*this, trained_filename, file_layers);
 }
 
 template <typename Dtype>
@@ -844,17 +843,17 @@ void Net<Dtype>::CopyTrainedLayersFromHDF5(const string& trained_filename) {
     }
   }
   if (layers_copied > 0) return;
-  string file_layers;  // those of its layer groups that hold datasets, for the error
+  vector<string> file_layers;  // those of its layer groups that hold datasets, for the error
   const hid_t data = H5Gopen2(file.id(), "data", H5P_DEFAULT);
   for (int i = 0; data >= 0 && i < hdf5_get_num_links(data); ++i) {
     const string name = hdf5_get_name_by_idx(data, i);
     const hid_t group = H5Gopen2(data, name.c_str(), H5P_DEFAULT);
     if (group < 0) continue;
-    if (hdf5_get_num_links(group) > 0) file_layers += (file_layers.empty() ? "" : ", ") + name;
+    if (hdf5_get_num_links(group) > 0) file_layers.push_back(name);
     H5Gclose(group);
   }
   if (data >= 0) H5Gclose(data);
-  CheckWeightsReachedTheNet(*this, trained_filename, layers_copied, file_layers);
+  CheckNetTakesNoWeights(*this, trained_filename, file_layers);
 }
 
 template <typename Dtype>

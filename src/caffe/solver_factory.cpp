@@ -1,8 +1,7 @@
 #include "caffe/solver_factory.hpp"
 
-#include <sstream>
-
 #include "caffe/solver.hpp"
+#include "caffe/util/io.hpp"
 
 namespace caffe {
 
@@ -23,9 +22,8 @@ Solver<Dtype>* SolverRegistry<Dtype>::CreateSolver(const SolverParameter& param)
   const string& type = param.type();
   auto creator = Registry().find(type);
   if (creator == Registry().end()) {
-    std::ostringstream known;
-    for (const string& name : SolverTypeList()) known << (known.tellp() ? ", " : "") << name;
-    CAFFE_THROW() << "unknown solver type \"" << type << "\"; known types: " << known.str();
+    CAFFE_THROW() << "unknown solver type \"" << type
+                  << "\"; known types: " << Join(SolverTypeList(), ", ");
   }
   return creator->second(param);
 }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "caffe/common.hpp"
 
@@ -37,6 +38,8 @@ void AtomicWrite(const string& filename, const std::function<void(const string&)
 /// The path without its extension after the last '.', if any (".caffemodel" -> "").
 string StripExtension(const string& path);
 bool EndsWith(const string& value, const string& suffix);
+/// The items with `separator` between them: "a, b, c" for Join({"a", "b", "c"}, ", ").
+string Join(const vector<string>& items, const string& separator);
 
 }  // namespace caffe
 

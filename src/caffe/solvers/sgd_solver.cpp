@@ -1,5 +1,6 @@
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -17,19 +18,13 @@ namespace caffe {
 // (after the nets' setup and, with test_initialization, a whole test pass): SGDSolver's
 // constructors pass the parameters through this to Solver's, which builds the nets.
 const SolverParameter& CheckLrPolicy(const SolverParameter& param) {
-  static const char* const known[] = {"fixed", "step", "exp", "inv", "multistep", "poly",
-                                      "sigmoid"};
+  static const vector<string> known = {"fixed", "step", "exp", "inv", "multistep", "poly",
+                                       "sigmoid"};
   const string& policy = param.lr_policy();
-  bool is_known = false;
-  string names;
-  for (const char* name : known) {
-    is_known = is_known || policy == name;
-    names += (names.empty() ? "" : ", ") + string(name);
-  }
-  CAFFE_CHECK(is_known) << "solver: "
-                        << (policy.empty() ? "no lr_policy given" : "unknown lr_policy \"" +
-                                                                        policy + "\"")
-                        << "; known: " << names;
+  CAFFE_CHECK(std::find(known.begin(), known.end(), policy) != known.end())
+      << "solver: "
+      << (policy.empty() ? "no lr_policy given" : "unknown lr_policy \"" + policy + "\"")
+      << "; known: " << Join(known, ", ");
   CAFFE_CHECK(policy != "step" || param.stepsize() > 0)
       << "solver: lr_policy \"step\" needs a positive stepsize (" << param.stepsize() << ")";
   CAFFE_CHECK(policy != "poly" || param.max_iter() > 0)

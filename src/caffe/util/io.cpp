@@ -36,6 +36,12 @@ bool EndsWith(const string& value, const string& suffix) {
          value.compare(value.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+string Join(const vector<string>& items, const string& separator) {
+  string joined;
+  for (size_t i = 0; i < items.size(); ++i) joined += (i > 0 ? separator : "") + items[i];
+  return joined;
+}
+
 string StripExtension(const string& path) {
   size_t dot = path.find_last_of('.');
   size_t slash = path.find_last_of('/');

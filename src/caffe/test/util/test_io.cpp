@@ -203,6 +203,12 @@ TEST(IoPathTest, StripExtensionRemovesOnlyTheLastExtensionOfTheFileName) {
   EXPECT_EQ(StripExtension(".caffemodel"), "");
 }
 
+TEST(IoPathTest, JoinPutsTheSeparatorBetweenItemsOnly) {
+  EXPECT_EQ(Join({}, ", "), "");
+  EXPECT_EQ(Join({"a"}, ", "), "a");
+  EXPECT_EQ(Join({"a", "", "c"}, ", "), "a, , c");
+}
+
 TEST(IoPathTest, EndsWithAndFileQueries) {
   EXPECT_TRUE(EndsWith("w.caffemodel.h5", ".h5"));
   EXPECT_TRUE(EndsWith("x", ""));
