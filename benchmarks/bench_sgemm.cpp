@@ -7,12 +7,19 @@
 #include <cstdlib>
 #include <vector>
 
+#include <glog/logging.h>
+
+#include "caffe/util/blas_core.hpp"
 #include "caffe/util/math_functions.hpp"
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int i = 1; i < argc; ++i) sizes.push_back(std::atoi(argv[i]));
   if (sizes.empty()) sizes = {1024, 2048};
+  google::InitGoogleLogging(argv[0]);
+  FLAGS_logtostderr = true;
+  caffe::FitBlasCoreToCpu();  // the kernels caffe's GEMMs run with
+  std::printf("OpenBLAS core: %s\n", caffe::BlasCoreName().c_str());
   double best = 0;
   for (int n : sizes) {
     std::vector<float> a(static_cast<size_t>(n) * n, 1.f), b(a), c(a);

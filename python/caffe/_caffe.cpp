@@ -30,6 +30,7 @@
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/util/benchmark.hpp"
+#include "caffe/util/blas_core.hpp"
 #include "caffe/util/image_io.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/upgrade_proto.hpp"
@@ -416,6 +417,7 @@ PYBIND11_MODULE(_caffe, m) {
     FLAGS_logtostderr = true;
     google::InitGoogleLogging("pycaffe");
   }
+  FitBlasCoreToCpu();
 
   // caffe::Error (and its subclasses, e.g. CommError) -> caffe.Error, a RuntimeError.
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);

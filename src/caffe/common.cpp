@@ -7,6 +7,8 @@
 #include <sstream>
 #include <string>
 
+#include "caffe/util/blas_core.hpp"
+
 #if !defined(CPU_ONLY) && defined(USE_CUDNN)
 #include <cudnn.h>
 #endif
@@ -25,6 +27,7 @@ void GlobalInit(int* pargc, char*** pargv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(*(pargv)[0]);
   google::InstallFailureSignalHandler();
+  FitBlasCoreToCpu();
 }
 
 int64_t cluster_seedgen() {
@@ -65,7 +68,10 @@ Caffe::~Caffe() {
 }
 
 Caffe& Caffe::Get() {
-  if (!thread_instance) thread_instance.reset(new Caffe());
+  if (!thread_instance) {
+    FitBlasCoreToCpu();  // before the first BLAS call, in programs that skip GlobalInit
+    thread_instance.reset(new Caffe());
+  }
   return *thread_instance;
 }
 

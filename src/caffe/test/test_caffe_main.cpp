@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <random>
 
+#include "caffe/util/blas_core.hpp"
+
 namespace caffe {
 
 // Only this file is compiled with the checkout's paths (src/caffe/test/CMakeLists.txt), so the
@@ -89,6 +91,7 @@ int main(int argc, char** argv) {
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = false;
   FLAGS_minloglevel = 2;  // tests keep quiet unless something breaks
+  caffe::FitBlasCoreToCpu();
   caffe::Caffe::set_random_seed(1701);
   const int result = RUN_ALL_TESTS();
   // Temporary folders go, unless the run failed and they may help to see why.

@@ -1,0 +1,123 @@
+#include "caffe/util/blas_core.hpp"
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <glog/logging.h>
+#include <strings.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace caffe {
+
+namespace {
+
+constexpr char kCoreTypeVariable[] = "OPENBLAS_CORETYPE";
+
+// OpenBLAS's x86 cores whose kernels stop short of AVX2: the generic fallback for CPUs its table
+// lacks ("Prescott", or "Unknown") and the Intel cores before Haswell. AMD's cores are left alone:
+// OpenBLAS knows their families and picks kernels for them that it has tuned.
+constexpr const char* kCoresWithoutAvx2[] = {
+    "Unknown", "Katmai",  "Coppermine", "Northwood",  "Prescott", "Banias",
+    "Atom",    "Core2",   "Penryn",     "Dunnington", "Nehalem",  "Sandybridge"};
+
+bool SameName(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
+
+// OpenBLAS's DYNAMIC_ARCH entry points that choose the kernels: `init` reads OPENBLAS_CORETYPE
+// (or the CPU) and installs a core when none is installed, `quit` uninstalls it. Looked up in the
+// library that defines openblas_get_corename, which pycaffe's import loads into a local scope
+// where RTLD_DEFAULT would not see it.
+struct CoreEntryPoints {
+  void (*init)() = nullptr;
+  void (*quit)() = nullptr;
+};
+
+CoreEntryPoints FindCoreEntryPoints() {
+  CoreEntryPoints entry;
+  Dl_info info;
+  if (!dladdr(reinterpret_cast<void*>(&openblas_get_corename), &info) || !info.dli_fname) {
+    return entry;
+  }
+  void* library = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (!library) return entry;
+  entry.init = reinterpret_cast<void (*)()>(dlsym(library, "gotoblas_dynamic_init"));
+  entry.quit = reinterpret_cast<void (*)()>(dlsym(library, "gotoblas_dynamic_quit"));
+  dlclose(library);  // only drops the reference NOLOAD took; the library stays loaded
+  if (!entry.init || !entry.quit) entry = CoreEntryPoints();
+  return entry;
+}
+
+}  // namespace
+
+CpuVectorSupport DetectCpuVectorSupport() {
+  CpuVectorSupport cpu;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  cpu.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  cpu.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+               __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512vl");
+#endif
+  return cpu;
+}
+
+std::string BlasCoreFor(const std::string& chosen, const CpuVectorSupport& cpu) {
+  bool without_avx2 = false;
+  for (const char* core : kCoresWithoutAvx2) without_avx2 = without_avx2 || SameName(chosen, core);
+  if (!without_avx2) return "";
+  if (cpu.avx512) return "SkylakeX";
+  if (cpu.avx2_fma) return "Haswell";
+  return "";
+}
+
+std::string BlasCoreName() {
+  const char* name = openblas_get_corename();
+  return name ? name : "";
+}
+
+bool BlasCoreSwitchable() { return FindCoreEntryPoints().init != nullptr; }
+
+bool SwitchBlasCore(const std::string& core) {
+  const CoreEntryPoints entry = FindCoreEntryPoints();
+  if (!entry.init) return false;
+  // OPENBLAS_CORETYPE names the core to install; the user's value (if any) comes back afterwards.
+  const char* user_value = std::getenv(kCoreTypeVariable);
+  const std::string saved = user_value ? user_value : "";
+  setenv(kCoreTypeVariable, core.c_str(), 1);
+  entry.quit();
+  entry.init();
+  if (user_value) {
+    setenv(kCoreTypeVariable, saved.c_str(), 1);
+  } else {
+    unsetenv(kCoreTypeVariable);
+  }
+  return SameName(BlasCoreName(), core.c_str());
+}
+
+std::string FitBlasCoreToCpuNow() {
+  if (std::getenv(kCoreTypeVariable)) return "";
+  const CpuVectorSupport cpu = DetectCpuVectorSupport();
+  const std::string chosen = BlasCoreName();
+  const std::string better = BlasCoreFor(chosen, cpu);
+  if (better.empty()) return "";
+  const char* instructions = cpu.avx512 ? "AVX-512" : "AVX2";
+  if (!SwitchBlasCore(better)) {
+    LOG(WARNING) << "OpenBLAS does not know this CPU and runs its " << chosen
+                 << " kernels, which leave its " << instructions << " unused (GEMM runs several "
+                 << "times slower), and it could not switch to its " << better
+                 << " kernels; a newer OpenBLAS, or " << kCoreTypeVariable << "=" << better
+                 << ", may help";
+    return "";
+  }
+  LOG(INFO) << "OpenBLAS chose its " << chosen << " kernels, which leave this CPU's "
+            << instructions << " unused; using its " << better << " kernels instead ("
+            << kCoreTypeVariable << " chooses otherwise)";
+  return better;
+}
+
+void FitBlasCoreToCpu() {
+  static std::once_flag once;
+  std::call_once(once, [] { FitBlasCoreToCpuNow(); });
+}
+
+}  // namespace caffe
