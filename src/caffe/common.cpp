@@ -27,7 +27,8 @@ void GlobalInit(int* pargc, char*** pargv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(*(pargv)[0]);
   google::InstallFailureSignalHandler();
-  FitBlasCoreToCpu();
+  const BlasCoreFit& fit = FitBlasCoreToCpu();
+  if (!fit.switched_to.empty()) LOG(INFO) << DescribeBlasCoreFit(fit);
 }
 
 int64_t cluster_seedgen() {

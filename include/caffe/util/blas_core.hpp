@@ -6,7 +6,7 @@
 // Rapids (family 6, model 207), where sgemm then runs at 37 GFLOP/s instead of 226 with the
 // AVX-512 kernels (2 cores). FitBlasCoreToCpu puts that right once per process: where OpenBLAS
 // chose kernels without AVX2 although the CPU has AVX2 (or AVX-512), it switches to Haswell's (or
-// SkylakeX's) kernels and says so in the log. A user's OPENBLAS_CORETYPE is always respected.
+// SkylakeX's) kernels; the tools say so in their log. A user's OPENBLAS_CORETYPE is respected.
 #ifndef CAFFE_UTIL_BLAS_CORE_HPP_
 #define CAFFE_UTIL_BLAS_CORE_HPP_
 
@@ -38,13 +38,22 @@ bool BlasCoreSwitchable();
 /// the core in use is now `core`. No BLAS call may run meanwhile, in any thread.
 bool SwitchBlasCore(const std::string& core);
 
-/// Applies BlasCoreFor to this machine: switches and logs one line where it gives a core, does
-/// nothing where OPENBLAS_CORETYPE is set. Returns the core switched to, or "".
-std::string FitBlasCoreToCpuNow();
+/// What fitting did: OpenBLAS's own choice, and the core switched to ("" where it was kept).
+struct BlasCoreFit {
+  std::string chosen;
+  std::string switched_to;
+};
+
+/// Applies BlasCoreFor to this machine: switches where it gives a core, does nothing where
+/// OPENBLAS_CORETYPE is set. Silent, except for a warning where a switch was needed and failed.
+BlasCoreFit FitBlasCoreToCpuNow();
 
 /// FitBlasCoreToCpuNow, the first time a process calls it (GlobalInit, pycaffe's import and the
-/// first Caffe context call it, before any BLAS work).
-void FitBlasCoreToCpu();
+/// first Caffe context call it, before any BLAS work); later calls return that first result.
+const BlasCoreFit& FitBlasCoreToCpu();
+
+/// One line for the log about a switch: which kernels OpenBLAS chose and which run instead.
+std::string DescribeBlasCoreFit(const BlasCoreFit& fit);
 
 }  // namespace caffe
 

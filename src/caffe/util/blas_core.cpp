@@ -94,30 +94,37 @@ bool SwitchBlasCore(const std::string& core) {
   return SameName(BlasCoreName(), core.c_str());
 }
 
-std::string FitBlasCoreToCpuNow() {
-  if (std::getenv(kCoreTypeVariable)) return "";
+BlasCoreFit FitBlasCoreToCpuNow() {
+  BlasCoreFit fit;
+  fit.chosen = BlasCoreName();
+  if (std::getenv(kCoreTypeVariable)) return fit;
   const CpuVectorSupport cpu = DetectCpuVectorSupport();
-  const std::string chosen = BlasCoreName();
-  const std::string better = BlasCoreFor(chosen, cpu);
-  if (better.empty()) return "";
-  const char* instructions = cpu.avx512 ? "AVX-512" : "AVX2";
-  if (!SwitchBlasCore(better)) {
-    LOG(WARNING) << "OpenBLAS does not know this CPU and runs its " << chosen
-                 << " kernels, which leave its " << instructions << " unused (GEMM runs several "
-                 << "times slower), and it could not switch to its " << better
-                 << " kernels; a newer OpenBLAS, or " << kCoreTypeVariable << "=" << better
-                 << ", may help";
-    return "";
+  const std::string better = BlasCoreFor(fit.chosen, cpu);
+  if (better.empty()) return fit;
+  if (SwitchBlasCore(better)) {
+    fit.switched_to = better;
+  } else {
+    LOG(WARNING) << "OpenBLAS does not know this CPU and runs its " << fit.chosen
+                 << " kernels, which leave its " << (cpu.avx512 ? "AVX-512" : "AVX2")
+                 << " unused (GEMM runs several times slower), and it could not switch to its "
+                 << better << " kernels; a newer OpenBLAS, or " << kCoreTypeVariable << "="
+                 << better << ", may help";
   }
-  LOG(INFO) << "OpenBLAS chose its " << chosen << " kernels, which leave this CPU's "
-            << instructions << " unused; using its " << better << " kernels instead ("
-            << kCoreTypeVariable << " chooses otherwise)";
-  return better;
+  return fit;
 }
 
-void FitBlasCoreToCpu() {
+const BlasCoreFit& FitBlasCoreToCpu() {
   static std::once_flag once;
-  std::call_once(once, [] { FitBlasCoreToCpuNow(); });
+  static BlasCoreFit fit;
+  std::call_once(once, [] { fit = FitBlasCoreToCpuNow(); });
+  return fit;
+}
+
+std::string DescribeBlasCoreFit(const BlasCoreFit& fit) {
+  if (fit.switched_to.empty()) return "OpenBLAS runs its " + fit.chosen + " kernels";
+  return "OpenBLAS does not know this CPU and chose its " + fit.chosen + " kernels, which use " +
+         "no AVX2; running its " + fit.switched_to + " kernels instead (" + kCoreTypeVariable +
+         " chooses otherwise)";
 }
 
 }  // namespace caffe

@@ -35,7 +35,9 @@ class BlasCoreTest : public ::testing::Test {
     } else {
       unsetenv(kCoreType);
     }
-    if (BlasCoreName() != original_core_) EXPECT_TRUE(SwitchBlasCore(original_core_));
+    if (BlasCoreName() != original_core_) {
+      EXPECT_TRUE(SwitchBlasCore(original_core_));
+    }
   }
   std::string original_core_;
   std::string original_core_type_;
@@ -91,14 +93,25 @@ TEST_F(BlasCoreTest, FittingSwitchesFromGenericKernelsButKeepsTheUsersChoice) {
   if (!BlasCoreSwitchable()) GTEST_SKIP() << "this OpenBLAS was built for one CPU type";
   ASSERT_TRUE(SwitchBlasCore("Prescott"));
   setenv(kCoreType, "Prescott", 1);
-  EXPECT_EQ(FitBlasCoreToCpuNow(), "");
+  BlasCoreFit fit = FitBlasCoreToCpuNow();
+  EXPECT_EQ(fit.chosen, "Prescott");
+  EXPECT_EQ(fit.switched_to, "");
   EXPECT_EQ(BlasCoreName(), "Prescott");
+  EXPECT_EQ(DescribeBlasCoreFit(fit), "OpenBLAS runs its Prescott kernels");
 
   unsetenv(kCoreType);
   const std::string better = BlasCoreFor("Prescott", DetectCpuVectorSupport());
-  EXPECT_EQ(FitBlasCoreToCpuNow(), better);
+  fit = FitBlasCoreToCpuNow();
+  EXPECT_EQ(fit.chosen, "Prescott");
+  EXPECT_EQ(fit.switched_to, better);
   EXPECT_EQ(BlasCoreName(), better.empty() ? "Prescott" : better);
   EXPECT_EQ(std::getenv(kCoreType), nullptr) << "the switch must not leave its setting behind";
+  if (!better.empty()) {
+    EXPECT_EQ(DescribeBlasCoreFit(fit),
+              "OpenBLAS does not know this CPU and chose its Prescott kernels, which use no "
+              "AVX2; running its " + better + " kernels instead (OPENBLAS_CORETYPE chooses "
+              "otherwise)");
+  }
 }
 
 }  // namespace
