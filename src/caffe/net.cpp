@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "caffe/util/denormals.hpp"
 #include "caffe/util/hdf5.hpp"
 #include "caffe/util/insert_splits.hpp"
 #include "caffe/util/io.hpp"
@@ -57,6 +58,7 @@ Net<Dtype>::Net(const string& param_file, Phase phase, int level, const vector<s
 
 template <typename Dtype>
 void Net<Dtype>::Init(const NetParameter& in_param) {
+  FlushDenormalsEnabled();  // a bad CAFFE_FLUSH_DENORMALS is an error now, not in a layer's step
   phase_ = in_param.state().phase();
   NetParameter filtered_param;
   FilterNet(in_param, &filtered_param);
@@ -445,6 +447,7 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
 
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
+  ScopedFlushDenormals flush_denormals;
   const int head = fused_head_[i];
   try {
     if (GroupRunsFused(i, start, end)) {
@@ -559,6 +562,7 @@ void Net<Dtype>::BackwardStep(int i, int start, int end) {
   const int head = fused_head_[i];
   const bool fused = GroupRunsFused(i, end, start) && forward_ran_fused_[head];
   if (fused && i != head + fused_followers_[head]) return;  // runs in the last layer's step
+  ScopedFlushDenormals flush_denormals;
   try {
     if (fused) {
       layers_[head]->BackwardFused(top_vecs_[head], bottom_need_backward_[head],

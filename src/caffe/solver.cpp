@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "caffe/resumable_layer.hpp"
+#include "caffe/util/denormals.hpp"
 #include "caffe/util/hdf5.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/upgrade_proto.hpp"
@@ -177,6 +178,7 @@ void Solver<Dtype>::Step(int iters) {
   smoothed_loss_ = 0;
   iteration_timer_.Start();
   while (iter_ < stop_iter) {
+    ScopedFlushDenormals flush_denormals;  // the update's arithmetic too (momentum decays)
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
