@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "caffe/sgd_solvers.hpp"
@@ -10,9 +11,30 @@
 #include "caffe/util/hdf5.hpp"
 #include "caffe/util/io.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
 namespace caffe {
+
+namespace {
+
+// Plain SGD's whole CPU update of one parameter in one pass over memory: L2 decay, momentum,
+// the step, and the step left in the diff as BVLC leaves it. Apart (BVLC's Regularize,
+// ComputeUpdateValue and Net::Update) the same arithmetic takes 4 passes that read 8 and write 4
+// parameter-sized arrays; here 3 and 3. CaffeNet's 61 million weights: 2.9 -> 1.5 GB a step.
+template <typename Dtype, bool kDecay>
+void SgdUpdateInOnePass(int count, Dtype decay, Dtype rate, Dtype momentum, Dtype* data,
+                        Dtype* diff, Dtype* history) {
+  caffe_parallel_for(count, [=](int i) {
+    const Dtype gradient = kDecay ? decay * data[i] + diff[i] : diff[i];
+    const Dtype step = rate * gradient + momentum * history[i];
+    history[i] = step;
+    diff[i] = step;
+    data[i] -= step;
+  });
+}
+
+}  // namespace
 
 // The learning-rate policy, checked before any net is built rather than at the first iteration
 // (after the nets' setup and, with test_initialization, a whole test pass): SGDSolver's
@@ -111,12 +133,28 @@ void SGDSolver<Dtype>::ApplyUpdate() {
     LOG_IF(INFO, Caffe::root_solver()) << "Iteration " << this->iter_ << ", lr = " << rate;
   }
   ClipGradients();
-  for (size_t param_id = 0; param_id < this->net_->learnable_params().size(); ++param_id) {
+  // SGD itself (not a subclass with its own rule), on the CPU, with L2 decay and without the
+  // debug output that shows each step between the passes: one pass per parameter.
+  const bool one_pass = Caffe::mode() == Caffe::CPU && typeid(*this) == typeid(SGDSolver) &&
+                        this->param_.regularization_type() == "L2" && !this->param_.debug_info();
+  const auto& params = this->net_->learnable_params();
+  for (size_t param_id = 0; param_id < params.size(); ++param_id) {
     Normalize(static_cast<int>(param_id));
+    if (one_pass) {
+      Blob<Dtype>* param = params[param_id];
+      const Dtype decay =
+          this->param_.weight_decay() * this->net_->params_weight_decay()[param_id];
+      const Dtype local_rate = rate * this->net_->params_lr()[param_id];
+      const auto update = decay ? SgdUpdateInOnePass<Dtype, true> : SgdUpdateInOnePass<Dtype, false>;
+      update(param->count(), decay, local_rate, this->param_.momentum(),
+             param->mutable_cpu_data(), param->mutable_cpu_diff(),
+             history_[param_id]->mutable_cpu_data());
+      continue;
+    }
     Regularize(static_cast<int>(param_id));
     ComputeUpdateValue(static_cast<int>(param_id), rate);
   }
-  this->net_->Update();
+  if (!one_pass) this->net_->Update();
 }
 
 template <typename Dtype>
