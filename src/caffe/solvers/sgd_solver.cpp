@@ -145,7 +145,8 @@ void SGDSolver<Dtype>::ApplyUpdate() {
       const Dtype decay =
           this->param_.weight_decay() * this->net_->params_weight_decay()[param_id];
       const Dtype local_rate = rate * this->net_->params_lr()[param_id];
-      const auto update = decay ? SgdUpdateInOnePass<Dtype, true> : SgdUpdateInOnePass<Dtype, false>;
+      const auto update =
+          decay ? SgdUpdateInOnePass<Dtype, true> : SgdUpdateInOnePass<Dtype, false>;
       update(param->count(), decay, local_rate, this->param_.momentum(),
              param->mutable_cpu_data(), param->mutable_cpu_diff(),
              history_[param_id]->mutable_cpu_data());
