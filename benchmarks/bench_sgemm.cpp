@@ -18,8 +18,11 @@ int main(int argc, char** argv) {
   if (sizes.empty()) sizes = {1024, 2048};
   google::InitGoogleLogging(argv[0]);
   FLAGS_logtostderr = true;
-  caffe::FitBlasCoreToCpu();  // the kernels caffe's GEMMs run with
+  const caffe::BlasCoreFit& fit = caffe::FitBlasCoreToCpu();  // the kernels caffe's GEMMs run
   std::printf("OpenBLAS core: %s\n", caffe::BlasCoreName().c_str());
+  if (caffe::BlasCoreFitWorthLogging(fit)) {
+    std::printf("%s\n", caffe::DescribeBlasCoreFit(fit).c_str());
+  }
   double best = 0;
   for (int n : sizes) {
     std::vector<float> a(static_cast<size_t>(n) * n, 1.f), b(a), c(a);

@@ -28,7 +28,7 @@ void GlobalInit(int* pargc, char*** pargv) {
   google::InitGoogleLogging(*(pargv)[0]);
   google::InstallFailureSignalHandler();
   const BlasCoreFit& fit = FitBlasCoreToCpu();
-  if (!fit.switched_to.empty()) LOG(INFO) << DescribeBlasCoreFit(fit);
+  if (BlasCoreFitWorthLogging(fit)) LOG(INFO) << DescribeBlasCoreFit(fit);
 }
 
 int64_t cluster_seedgen() {

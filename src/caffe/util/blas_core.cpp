@@ -21,7 +21,18 @@ constexpr const char* kCoresWithoutAvx2[] = {
     "Unknown", "Katmai",  "Coppermine", "Northwood",  "Prescott", "Banias",
     "Atom",    "Core2",   "Penryn",     "Dunnington", "Nehalem",  "Sandybridge"};
 
+// Its cores with AVX2 kernels but none for AVX-512.
+constexpr const char* kAvx2Cores[] = {"Haswell", "Zen", "Excavator"};
+
 bool SameName(const std::string& a, const char* b) { return strcasecmp(a.c_str(), b) == 0; }
+
+template <size_t kCount>
+bool NamedIn(const std::string& name, const char* const (&names)[kCount]) {
+  for (const char* listed : names) {
+    if (SameName(name, listed)) return true;
+  }
+  return false;
+}
 
 // OpenBLAS's DYNAMIC_ARCH entry points that choose the kernels: `init` reads OPENBLAS_CORETYPE
 // (or the CPU) and installs a core when none is installed, `quit` uninstalls it. Looked up in the
@@ -61,10 +72,16 @@ CpuVectorSupport DetectCpuVectorSupport() {
   return cpu;
 }
 
+std::string UnusedVectorUnits(const std::string& core, const CpuVectorSupport& cpu) {
+  if (NamedIn(core, kCoresWithoutAvx2)) {
+    if (cpu.avx512) return "AVX2 and AVX-512";
+    return cpu.avx2_fma ? "AVX2" : "";
+  }
+  return NamedIn(core, kAvx2Cores) && cpu.avx512 ? "AVX-512" : "";
+}
+
 std::string BlasCoreFor(const std::string& chosen, const CpuVectorSupport& cpu) {
-  bool without_avx2 = false;
-  for (const char* core : kCoresWithoutAvx2) without_avx2 = without_avx2 || SameName(chosen, core);
-  if (!without_avx2) return "";
+  if (!NamedIn(chosen, kCoresWithoutAvx2)) return "";
   if (cpu.avx512) return "SkylakeX";
   if (cpu.avx2_fma) return "Haswell";
   return "";
@@ -97,16 +114,20 @@ bool SwitchBlasCore(const std::string& core) {
 BlasCoreFit FitBlasCoreToCpuNow() {
   BlasCoreFit fit;
   fit.chosen = BlasCoreName();
-  if (std::getenv(kCoreTypeVariable)) return fit;
   const CpuVectorSupport cpu = DetectCpuVectorSupport();
+  if (const char* core_type = std::getenv(kCoreTypeVariable)) {
+    fit.core_type = core_type;
+    fit.unused = UnusedVectorUnits(fit.chosen, cpu);
+    return fit;
+  }
   const std::string better = BlasCoreFor(fit.chosen, cpu);
   if (better.empty()) return fit;
+  fit.unused = UnusedVectorUnits(fit.chosen, cpu);
   if (SwitchBlasCore(better)) {
     fit.switched_to = better;
   } else {
     LOG(WARNING) << "OpenBLAS does not know this CPU and runs its " << fit.chosen
-                 << " kernels, which leave its " << (cpu.avx512 ? "AVX-512" : "AVX2")
-                 << " unused (GEMM runs several times slower), and it could not switch to its "
+                 << " kernels, which leave its " << fit.unused << " unused (GEMM runs several times slower), and it could not switch to its "
                  << better << " kernels; a newer OpenBLAS, or " << kCoreTypeVariable << "="
                  << better << ", may help";
   }
@@ -120,11 +141,22 @@ const BlasCoreFit& FitBlasCoreToCpu() {
   return fit;
 }
 
+bool BlasCoreFitWorthLogging(const BlasCoreFit& fit) {
+  return !fit.switched_to.empty() || (!fit.core_type.empty() && !fit.unused.empty());
+}
+
 std::string DescribeBlasCoreFit(const BlasCoreFit& fit) {
-  if (fit.switched_to.empty()) return "OpenBLAS runs its " + fit.chosen + " kernels";
-  return "OpenBLAS does not know this CPU and chose its " + fit.chosen + " kernels, which use " +
-         "no AVX2; running its " + fit.switched_to + " kernels instead (" + kCoreTypeVariable +
-         " chooses otherwise)";
+  if (!fit.switched_to.empty()) {
+    return "OpenBLAS does not know this CPU and chose its " + fit.chosen + " kernels, which " +
+           "leave its " + fit.unused + " unused; running its " + fit.switched_to +
+           " kernels instead (" + kCoreTypeVariable + " chooses otherwise)";
+  }
+  if (!fit.core_type.empty() && !fit.unused.empty()) {
+    return std::string(kCoreTypeVariable) + "=" + fit.core_type + " runs OpenBLAS's " +
+           fit.chosen + " kernels, which leave this CPU's " + fit.unused +
+           " unused (GEMM runs slower; unset " + kCoreTypeVariable + " to let Caffe choose)";
+  }
+  return "OpenBLAS runs its " + fit.chosen + " kernels";
 }
 
 }  // namespace caffe

@@ -60,6 +60,18 @@ TEST_F(BlasCoreTest, CoresWithAvx2KernelsAndNamesItDoesNotKnowAreKept) {
   }
 }
 
+TEST_F(BlasCoreTest, UnusedVectorUnitsAreTheCpusThatTheKernelsLackFor) {
+  EXPECT_EQ(UnusedVectorUnits("Prescott", Support(true, true)), "AVX2 and AVX-512");
+  EXPECT_EQ(UnusedVectorUnits("Sandybridge", Support(true, false)), "AVX2");
+  EXPECT_EQ(UnusedVectorUnits("Nehalem", Support(false, false)), "");
+  EXPECT_EQ(UnusedVectorUnits("HASWELL", Support(true, true)), "AVX-512");
+  EXPECT_EQ(UnusedVectorUnits("Zen", Support(true, true)), "AVX-512");
+  EXPECT_EQ(UnusedVectorUnits("Haswell", Support(true, false)), "");
+  for (const char* core : {"SkylakeX", "Cooperlake", "SapphireRapids", "SomethingNew"}) {
+    EXPECT_EQ(UnusedVectorUnits(core, Support(true, true)), "") << core;
+  }
+}
+
 TEST_F(BlasCoreTest, ThisProcessRunsKernelsFitForItsCpu) {
   // test_caffe_main calls FitBlasCoreToCpu, as GlobalInit does for the tools.
   if (had_core_type_) GTEST_SKIP() << kCoreType << " is set, and chooses the kernels";
@@ -97,7 +109,10 @@ TEST_F(BlasCoreTest, FittingSwitchesFromGenericKernelsButKeepsTheUsersChoice) {
   EXPECT_EQ(fit.chosen, "Prescott");
   EXPECT_EQ(fit.switched_to, "");
   EXPECT_EQ(BlasCoreName(), "Prescott");
-  EXPECT_EQ(DescribeBlasCoreFit(fit), "OpenBLAS runs its Prescott kernels");
+  EXPECT_EQ(fit.core_type, "Prescott");
+  const CpuVectorSupport cpu = DetectCpuVectorSupport();
+  EXPECT_EQ(fit.unused, UnusedVectorUnits("Prescott", cpu));
+  EXPECT_EQ(BlasCoreFitWorthLogging(fit), cpu.avx2_fma || cpu.avx512);
 
   unsetenv(kCoreType);
   const std::string better = BlasCoreFor("Prescott", DetectCpuVectorSupport());
@@ -106,12 +121,30 @@ TEST_F(BlasCoreTest, FittingSwitchesFromGenericKernelsButKeepsTheUsersChoice) {
   EXPECT_EQ(fit.switched_to, better);
   EXPECT_EQ(BlasCoreName(), better.empty() ? "Prescott" : better);
   EXPECT_EQ(std::getenv(kCoreType), nullptr) << "the switch must not leave its setting behind";
+  EXPECT_EQ(fit.core_type, "");
+  EXPECT_EQ(BlasCoreFitWorthLogging(fit), !better.empty());
   if (!better.empty()) {
     EXPECT_EQ(DescribeBlasCoreFit(fit),
-              "OpenBLAS does not know this CPU and chose its Prescott kernels, which use no "
-              "AVX2; running its " + better + " kernels instead (OPENBLAS_CORETYPE chooses "
-              "otherwise)");
+              "OpenBLAS does not know this CPU and chose its Prescott kernels, which leave its " +
+              UnusedVectorUnits("Prescott", cpu) + " unused; running its " + better +
+              " kernels instead (OPENBLAS_CORETYPE chooses otherwise)");
   }
+}
+
+TEST(BlasCoreFitTest, TheLogTellsWhereTheUsersCoreTypeLeavesVectorUnitsUnused) {
+  BlasCoreFit fit;
+  fit.chosen = "Haswell";
+  fit.core_type = "haswell";
+  fit.unused = "AVX-512";
+  EXPECT_TRUE(BlasCoreFitWorthLogging(fit));
+  EXPECT_EQ(DescribeBlasCoreFit(fit),
+            "OPENBLAS_CORETYPE=haswell runs OpenBLAS's Haswell kernels, which leave this CPU's "
+            "AVX-512 unused (GEMM runs slower; unset OPENBLAS_CORETYPE to let Caffe choose)");
+  fit.unused = "";  // the kernels suit the CPU: nothing to say
+  EXPECT_FALSE(BlasCoreFitWorthLogging(fit));
+  EXPECT_EQ(DescribeBlasCoreFit(fit), "OpenBLAS runs its Haswell kernels");
+  fit.core_type = "";  // OpenBLAS's own choice, kept
+  EXPECT_FALSE(BlasCoreFitWorthLogging(fit));
 }
 
 }  // namespace
