@@ -216,6 +216,21 @@ void CheckIterations() {
   CAFFE_CHECK_GT(FLAGS_iterations, 0) << "-iterations must be positive";
 }
 
+// BVLC's tools ignore flags a command has no use for; one line says so for the training-only
+// ones, since `mpirun ... caffe test -ddl ...` would otherwise run N independent tests quietly.
+void WarnOfTrainOnlyFlags(const char* command) {
+  vector<string> given;
+  if (!FLAGS_ddl.empty()) given.push_back("-ddl");
+  if (FLAGS_bvlc) given.push_back("-bvlc");
+  if (!FLAGS_solver.empty()) given.push_back("-solver");
+  if (!FLAGS_snapshot.empty()) given.push_back("-snapshot");
+  if (given.empty()) return;
+  std::ostringstream names;
+  for (size_t i = 0; i < given.size(); ++i) names << (i ? ", " : "") << given[i];
+  LOG(WARNING) << names.str() << (given.size() > 1 ? " are" : " is") << " for caffe train; caffe "
+               << command << " ignores " << (given.size() > 1 ? "them" : "it");
+}
+
 int device_query() {
   CAFFE_CHECK(!FLAGS_gpu.empty()) << "device_query needs a GPU id: caffe device_query -gpu 0";
   for (int gpu : GetGpus()) {
@@ -419,6 +434,7 @@ int test() {
   CAFFE_CHECK(!FLAGS_model.empty()) << "test needs a model definition: -model FILE";
   CAFFE_CHECK(!FLAGS_weights.empty()) << "test needs model weights: -weights FILE";
   CheckIterations();
+  WarnOfTrainOnlyFlags("test");
   const vector<string> stages = SplitList(FLAGS_stage);
   const vector<int> gpus = GetGpus();
   SetModeFromGpus(gpus);
@@ -472,6 +488,7 @@ REGISTER_CAFFE_COMMAND(test, "score a model");
 int time() {
   CAFFE_CHECK(!FLAGS_model.empty()) << "time needs a model definition: -model FILE";
   CheckIterations();
+  WarnOfTrainOnlyFlags("time");
   const caffe::Phase phase = GetPhase(caffe::TRAIN);
   const vector<string> stages = SplitList(FLAGS_stage);
   const vector<int> gpus = GetGpus();

@@ -216,6 +216,19 @@ TEST_F(CaffeToolTest, MissingLmdbIsNamed) {
   ExpectOneClearError(RunCaffe("time -model " + net), "examples/mnist/no_such_lmdb");
 }
 
+TEST_F(CaffeToolTest, TrainOnlyFlagsGivenToTimeOrTestAreNamedAsIgnored) {
+  CommandResult result = RunCaffe("time -model " + net_ + " -iterations 1 -ddl '-mode r:1'");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("-ddl is for caffe train; caffe time ignores it"),
+            std::string::npos) << result.output;
+  result = RunCaffe("time -model " + net_ + " -iterations 1");
+  EXPECT_EQ(result.output.find("caffe train"), std::string::npos) << result.output;
+  result = RunCaffe("test -model " + net_ + " -weights " + dir_ + "/missing.caffemodel -bvlc "
+                    "-snapshot s.solverstate");
+  EXPECT_NE(result.output.find("-bvlc, -snapshot are for caffe train; caffe test ignores them"),
+            std::string::npos) << result.output;
+}
+
 TEST_F(CaffeToolTest, SnapshotAndWeightsTogetherIsAnError) {
   ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -snapshot a -weights b"), "not both");
 }
