@@ -9,6 +9,11 @@ DATA=data/digits
 BUILD=build/bin
 BACKEND="lmdb"
 
+. examples/require_files.sh
+require_files "run data/digits/get_digits.sh first" $DATA/train-images-idx3-ubyte \
+  $DATA/train-labels-idx1-ubyte $DATA/t10k-images-idx3-ubyte $DATA/t10k-labels-idx1-ubyte
+require_files "build Caffe first: scripts/build.sh" $BUILD/convert_mnist_data
+
 echo "Creating ${BACKEND}..."
 rm -rf $EXAMPLE/digits_train_${BACKEND} $EXAMPLE/digits_test_${BACKEND}
 $BUILD/convert_mnist_data $DATA/train-images-idx3-ubyte \

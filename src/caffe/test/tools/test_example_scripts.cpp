@@ -44,6 +44,9 @@ class ExampleScriptTest : public ::testing::Test {
   ExampleScriptTest() : dir_(MakeTempDir("caffe_test_examples")), root_(dir_.path()) {
     fs::create_directories(root_ / "build");
     fs::create_directory_symlink(fs::path(BuildDir()) / "bin", root_ / "build" / "bin");
+    fs::create_directories(root_ / "examples");
+    fs::copy_file(kSource / "examples" / "require_files.sh",
+                  root_ / "examples" / "require_files.sh");
   }
 
   void CopyExample(const string& folder) {
@@ -51,7 +54,8 @@ class ExampleScriptTest : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator(kSource / folder)) {
       const string extension = entry.path().extension().string();
       if (extension == ".sh" || extension == ".prototxt") {
-        fs::copy_file(entry.path(), root_ / folder / entry.path().filename());
+        fs::copy_file(entry.path(), root_ / folder / entry.path().filename(),
+                      fs::copy_options::overwrite_existing);
       }
     }
   }
@@ -206,6 +210,31 @@ void ShortenSolver(const fs::path& solver, int iterations, bool keep_mode) {
     text = std::regex_replace(text, std::regex(pattern), replacement);
   }
   WriteWholeFile(solver.string(), text);
+}
+
+TEST_F(ExampleScriptTest, CreateScriptsWithoutTheirInputsSaySoAndKeepTheDatabases) {
+  // Script, the database it would rebuild, the first input it names, how to get that input.
+  const std::tuple<string, string, string, string> cases[] = {
+      {"examples/mnist/create_digits.sh", "examples/mnist/digits_train_lmdb",
+       "data/digits/train-images-idx3-ubyte", "run data/digits/get_digits.sh first"},
+      {"examples/mnist/create_mnist.sh", "examples/mnist/mnist_test_lmdb",
+       "data/mnist/train-images-idx3-ubyte", "run data/mnist/get_mnist.sh first"},
+      {"examples/cifar10/create_cifar10.sh", "examples/cifar10/cifar10_train_lmdb",
+       "data/cifar10/data_batch_1.bin", "run data/cifar10/get_cifar10.sh first"},
+      {"examples/siamese/create_mnist_siamese.sh", "examples/siamese/mnist_siamese_train_leveldb",
+       "./data/mnist/train-images-idx3-ubyte", "run data/mnist/get_mnist.sh first"},
+  };
+  for (const auto& [script, database, input, hint] : cases) {
+    CopyExample(fs::path(script).parent_path().string());
+    fs::create_directories(root_ / database);
+    WriteWholeFile((root_ / database / "data.mdb").string(), "records");
+    string log;
+    EXPECT_EQ(RunScript(script, "", &log), 1) << script << "\n" << log;
+    EXPECT_EQ(log, fs::path(script).filename().string() + ": error: " + input + " not found: " +
+                       hint + (script.find("siamese") != string::npos
+                                   ? " (or set DATA=data/digits)\n" : "\n"));
+    EXPECT_EQ(ReadWholeFile((root_ / database / "data.mdb").string()), "records") << script;
+  }
 }
 
 TEST_F(ExampleScriptTest, MnistTrainingScriptsTrainOnSmallLmdbs) {
