@@ -146,6 +146,7 @@ struct DnnlConvolutionLayer::Primitives {
   size_t src_image = 0, dst_image = 0;               // floats per image in the blobs
   memory::dims strides, dilates, pad_left, pad_right;
   bool bias = false;
+  bool partial_src = false;  // src_md leaves out input that no window reads
   dnnl::convolution_forward::primitive_desc forward_pd;
   dnnl::convolution_backward_data::primitive_desc data_pd;
   dnnl::convolution_backward_weights::primitive_desc weights_pd;
@@ -226,22 +227,43 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   memory::dims src_dims{p->images, channels_}, dst_dims{p->images, num_output_}, weights_dims;
   if (group_ > 1) weights_dims = {group_, num_output_ / group_, channels_ / group_};
   else weights_dims = {num_output_, channels_};
+  // A strided 1x1 convolution without padding (ResNet's downsampling ones) reads every
+  // stride-th input: oneDNN is shown only those, through a strided view of the input, as a 1x1
+  // convolution of stride 1, so the reorder into its layout gathers a quarter of the input at
+  // stride 2 instead of copying all of it. oneDNN takes such a view where output x stride fits
+  // the input on every axis (even sizes at stride 2); other sizes get the plain path.
+  bool subsample = true;
+  for (int i = 0; i < num_spatial_axes_; ++i) {
+    subsample = subsample && kernel_shape_[i] == 1 && pad_[i] == 0 &&
+                output_shape_[i] * stride_[i] <= bottom[0]->shape(2 + i);
+  }
+  // The input's plain layout, strided per axis as oneDNN is to read it.
+  memory::dims steps(2 + num_spatial_axes_, 1);
+  for (int axis = num_spatial_axes_; axis >= 0; --axis) {
+    steps[axis] = steps[axis + 1] * bottom[0]->shape(axis + 1);
+  }
   for (int i = 0; i < num_spatial_axes_; ++i) {
     const int input = bottom[0]->shape(2 + i), output = output_shape_[i];
     const int extent = dilation_[i] * (kernel_shape_[i] - 1) + 1;
-    src_dims.push_back(input);
+    // Caffe rounds the output size down, so the last window may stop short of the right padding,
+    // or even of the input's end (a 3x3 convolution of stride 2 on an even size without
+    // padding). oneDNN takes no negative padding: there the input it sees ends where the windows
+    // do.
+    const int reach = (output - 1) * stride_[i] + extent - pad_[i];  // input the windows cover
+    const bool sampled = subsample && stride_[i] > 1;
+    src_dims.push_back(sampled ? output : std::min(input, reach));
+    if (sampled) steps[2 + i] *= stride_[i];
+    p->partial_src = p->partial_src || sampled || reach < input;
     dst_dims.push_back(output);
     weights_dims.push_back(kernel_shape_[i]);
-    p->strides.push_back(stride_[i]);
+    p->strides.push_back(sampled ? 1 : stride_[i]);
     p->dilates.push_back(dilation_[i] - 1);  // oneDNN counts the gaps between taps
     p->pad_left.push_back(pad_[i]);
-    // Caffe rounds the output size down, so the last window may stop short of the right padding.
-    const int pad_right = (output - 1) * stride_[i] + extent - input - pad_[i];
-    if (pad_right < 0) return;  // the window skips input on the right: Caffe's engine does this
-    p->pad_right.push_back(pad_right);
+    p->pad_right.push_back(std::max(0, reach - input));
   }
   const auto f32 = memory::data_type::f32;
-  p->src_md = memory::desc(src_dims, f32, PlainDataTag(num_spatial_axes_));
+  p->src_md = p->partial_src ? memory::desc(src_dims, f32, steps)
+                             : memory::desc(src_dims, f32, PlainDataTag(num_spatial_axes_));
   p->dst_md = memory::desc(dst_dims, f32, PlainDataTag(num_spatial_axes_));
   p->weights_md = memory::desc(weights_dims, f32, PlainWeightsTag(num_spatial_axes_, group_ > 1));
   p->bias = bias_term_;
@@ -297,6 +319,8 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
     const float* top_diff = top[i]->cpu_diff();
     const float* bottom_data = bottom[i]->cpu_data();
     float* bottom_diff = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
+    // Input no window reaches has no gradient; oneDNN writes only the rest.
+    if (bottom_diff && p.partial_src) caffe_set(bottom[i]->count(), 0.f, bottom_diff);
     for (int first = 0; first < num_; first += p.images) {
       const float* dy = top_diff + first * p.dst_image;
       memory weights_diff_dst;  // the top diff as backward-weights wants it, once made

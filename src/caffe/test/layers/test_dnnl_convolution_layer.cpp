@@ -124,6 +124,9 @@ TEST_P(DnnlConvolutionTest, MatchesCaffesEngineForwardAndBackward) {
   caffe_copy(ref_top_b.count(), ref_top_b.cpu_data(), ref_top_b.mutable_cpu_diff());
   caffe_copy(top_a.count(), ref_top_a.cpu_diff(), top_a.mutable_cpu_diff());
   caffe_copy(top_b.count(), ref_top_b.cpu_diff(), top_b.mutable_cpu_diff());
+  // Bottom diffs are overwritten, stale values and all (also input no window reaches).
+  caffe_set(bottom_a.count(), 7.f, bottom_a.mutable_cpu_diff());
+  caffe_set(bottom_b.count(), 7.f, bottom_b.mutable_cpu_diff());
   reference.Backward(ref_tops, {true, true}, ref_bottoms);
   layer.Backward(tops, {true, true}, bottoms);
   ExpectClose(bottom_a, ref_bottom_a, true, c.name + " bottom diff 0");
@@ -150,8 +153,17 @@ INSTANTIATE_TEST_SUITE_P(
         // up over the calls.
         Case{"OneImagePerCall", {3, 16, 300, 300}, "pad: 1"},
         Case{"TwoImagesPerCall", {4, 8, 183, 183}, "stride: 2"},
-        // The last window stops before the input ends: oneDNN cannot say so, Caffe's engine runs.
-        Case{"SkippedInputOnTheRight", {2, 3, 8, 8}, "stride: 2", false}),
+        // The last window stops before the input ends (no window reaches the last row or
+        // column): oneDNN sees the input up to where the windows end, strided as the whole.
+        Case{"SkippedInputOnTheRight", {2, 3, 8, 8}, "stride: 2"},
+        // ResNet's downsampling 1x1 convolutions of stride 2, on even and odd sizes, and others
+        // (oneDNN reads every stride-th input through a strided view).
+        Case{"OneByOneStrideTwoOnAnEvenSize", {2, 16, 8, 8}, "kernel_size: 1 stride: 2"},
+        Case{"OneByOneStrideTwoOnAnOddSize", {3, 16, 7, 9}, "kernel_size: 1 stride: 2"},
+        Case{"OneByOneStridesPerAxis", {2, 5, 9, 10}, "kernel_size: 1 stride_h: 3 stride_w: 2"},
+        // Rows skipped, columns padded, several images per call.
+        Case{"SkippedRowsPaddedColumns", {4, 5, 11, 12}, "kernel_size: 2 stride: 3 pad: 1"},
+        Case{"SkippedOnOneSpatialAxisOfThree", {2, 3, 5, 7, 4}, "kernel_size: 1 stride: 2"}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(DnnlConvolutionGradientTest, GradientsMatchFiniteDifferences) {
