@@ -115,21 +115,21 @@ BlasCoreFit FitBlasCoreToCpuNow() {
   BlasCoreFit fit;
   fit.chosen = BlasCoreName();
   const CpuVectorSupport cpu = DetectCpuVectorSupport();
+  fit.unused = UnusedVectorUnits(fit.chosen, cpu);
   if (const char* core_type = std::getenv(kCoreTypeVariable)) {
     fit.core_type = core_type;
-    fit.unused = UnusedVectorUnits(fit.chosen, cpu);
     return fit;
   }
   const std::string better = BlasCoreFor(fit.chosen, cpu);
   if (better.empty()) return fit;
-  fit.unused = UnusedVectorUnits(fit.chosen, cpu);
   if (SwitchBlasCore(better)) {
     fit.switched_to = better;
   } else {
     LOG(WARNING) << "OpenBLAS does not know this CPU and runs its " << fit.chosen
-                 << " kernels, which leave its " << fit.unused << " unused (GEMM runs several times slower), and it could not switch to its "
-                 << better << " kernels; a newer OpenBLAS, or " << kCoreTypeVariable << "="
-                 << better << ", may help";
+                 << " kernels, which leave its " << fit.unused << " unused (GEMM runs several "
+                 << "times slower), and it could not switch to its " << better
+                 << " kernels; a newer OpenBLAS, or " << kCoreTypeVariable << "=" << better
+                 << ", may help";
   }
   return fit;
 }
