@@ -83,6 +83,9 @@ class Solver {
   virtual void RestoreSolverStateFromHDF5(const string& state_file) = 0;
   virtual void RestoreSolverStateFromBinaryProto(const string& state_file) = 0;
   void UpdateSmoothedLoss(Dtype loss, int start_iter, int average_loss);
+  /// Logs one warning naming where a forward pass's non-finite `loss` came from
+  /// (FindNonFiniteOrigin) and what to try; once until the loss is finite again.
+  void WarnOfNonFiniteLoss(Dtype loss);
 
   /// Fills the state fields every solver shares (iteration, step, RNG, data cursors).
   void SaveCommonState(const string& model_filename, SolverState* state) const;
@@ -101,6 +104,8 @@ class Solver {
   bool requested_early_exit_ = false;
   Timer iteration_timer_;
   float iterations_last_ = 0;
+  int last_finite_loss_iter_ = -1;  // the last iteration of this run whose loss was finite
+  bool nonfinite_loss_warned_ = false;
 
   DISABLE_COPY_AND_ASSIGN(Solver);
 };

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 #include "caffe/util/denormals.hpp"
 #include "caffe/util/hdf5.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/nonfinite_origin.hpp"
 #include "caffe/util/upgrade_proto.hpp"
 
 namespace caffe {
@@ -189,8 +191,17 @@ void Solver<Dtype>::Step(int iters) {
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
     Dtype loss = 0;
-    for (int i = 0; i < param_.iter_size(); ++i) loss += net_->ForwardBackward();
+    for (int i = 0; i < param_.iter_size(); ++i) {
+      const Dtype pass_loss = net_->ForwardBackward();
+      // Checked per pass, while the blobs still hold the pass that went wrong.
+      if (!std::isfinite(pass_loss)) WarnOfNonFiniteLoss(pass_loss);
+      loss += pass_loss;
+    }
     loss /= param_.iter_size();
+    if (std::isfinite(loss)) {
+      last_finite_loss_iter_ = iter_;
+      nonfinite_loss_warned_ = false;
+    }
     for (Callback* callback : callbacks_) callback->on_loss_ready(&loss);
     UpdateSmoothedLoss(loss, start_iter, average_loss);
     if (display) {
@@ -265,6 +276,50 @@ void Solver<Dtype>::Solve(const char* resume_file) {
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
   LOG(INFO) << "Optimization Done.";
+}
+
+template <typename Dtype>
+void Solver<Dtype>::WarnOfNonFiniteLoss(Dtype loss) {
+  if (nonfinite_loss_warned_) return;
+  nonfinite_loss_warned_ = true;
+  const NonFiniteOrigin origin = FindNonFiniteOrigin(*net_);
+  // Weights are the same on every learner: the root alone says so.
+  if (origin.source == NonFiniteSource::kWeights && !Caffe::root_solver()) return;
+  std::ostringstream text;
+  if (Caffe::solver_count() > 1) text << "learner " << Caffe::solver_rank() << ": ";
+  // Worded so that log parsers matching "Iteration N" and "loss = " do not take it for a row.
+  text << "the training loss at iteration " << iter_ << " is "
+       << (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf");
+  if (last_finite_loss_iter_ >= 0) {
+    text << " (finite at iteration " << last_finite_loss_iter_ << ")";
+  }
+  text << "; where it came from: " << origin.description << ". ";
+  std::ostringstream lower_lr;
+  lower_lr << "lower base_lr (" << param_.base_lr() << ") or set clip_gradients";
+  // Activations or weights this large are a net diverging, whatever the layer does with them.
+  const double kDivergedMagnitude = 1e10;
+  switch (origin.source) {
+    case NonFiniteSource::kInputData:
+      text << "The input holds NaN or inf: check the data source.";
+      break;
+    case NonFiniteSource::kWeights:
+      text << "An update made them so, from gradients that overflowed or were not finite: "
+           << lower_lr.str() << ".";
+      break;
+    case NonFiniteSource::kLayer:
+      if (origin.largest_input >= kDivergedMagnitude) {
+        text << "Magnitudes this large mean training diverged: " << lower_lr.str() << ".";
+      } else {
+        text << "The layer's own arithmetic failed on these values (a log of zero or of a "
+             << "negative value, an exp or power out of range, a division by zero).";
+      }
+      break;
+    case NonFiniteSource::kNone:
+      text << "To find it, set debug_info: true in the solver to see each layer's data and "
+           << "diffs.";
+      break;
+  }
+  LOG(WARNING) << text.str();
 }
 
 template <typename Dtype>

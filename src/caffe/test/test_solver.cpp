@@ -8,8 +8,12 @@
 #include <csignal>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
+#include <mutex>
+#include <regex>
 #include <string>
+#include <vector>
 
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/test/test_caffe_main.hpp"
@@ -405,6 +409,133 @@ TEST_F(SolverTest, CallbacksRunInOrderAndMayReplaceTheLossShown) {
   solver->Step(3);
   EXPECT_EQ(callback.events, "slgslgslg");
   EXPECT_FLOAT_EQ(solver->smoothed_loss(), 42);
+}
+
+}  // namespace caffe
+
+namespace caffe {
+
+namespace {
+// The warnings logged while it lives (the tests' log level lets them through meanwhile).
+class WarningCollector : public google::LogSink {
+ public:
+  WarningCollector() : saved_level_(FLAGS_minloglevel) {
+    FLAGS_minloglevel = google::GLOG_WARNING;
+    google::AddLogSink(this);
+  }
+  ~WarningCollector() override {
+    google::RemoveLogSink(this);
+    FLAGS_minloglevel = saved_level_;
+  }
+  void send(google::LogSeverity severity, const char*, const char*, int, const struct ::tm*,
+            const char* message, size_t message_len) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (severity == google::GLOG_WARNING) warnings_.emplace_back(message, message_len);
+  }
+  std::vector<std::string> warnings() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return warnings_;
+  }
+
+ private:
+  int saved_level_;
+  std::mutex mutex_;
+  std::vector<std::string> warnings_;
+};
+
+// A linear regression on constant data: `data_value` in each of the 4x3 inputs, targets 0,
+// with `layers` between the data and the fully connected layer "ip" (which reads "x").
+std::string RegressionSolverText(const std::string& base_lr, const std::string& data_value,
+                                 const std::string& layers = "") {
+  return R"(base_lr: )" + base_lr + R"( lr_policy: "fixed" display: 0 random_seed: 3
+    net_param {
+      layer { name: "data" type: "DummyData" top: "data" top: "t"
+        dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 dim: 2 }
+          data_filler { type: "constant" value: )" + data_value + R"( }
+          data_filler { type: "constant" value: 0 } } }
+      )" + (layers.empty() ? R"(layer { name: "x" type: "Split" bottom: "data" top: "x" })"
+                           : layers) + R"(
+      layer { name: "ip" type: "InnerProduct" bottom: "x" top: "ip"
+        inner_product_param { num_output: 2 weight_filler { type: "constant" value: 1 } } }
+      layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "t" top: "loss" }
+    })";
+}
+}  // namespace
+
+TEST_F(SolverTest, ANonFiniteLossIsReportedOnceWithWhereItCameFrom) {
+  auto solver = MakeSolver(RegressionSolverText("0.1", "nan"));
+  WarningCollector collector;
+  solver->Step(4);
+  const std::vector<std::string> warnings = collector.warnings();
+  ASSERT_EQ(warnings.size(), 1u) << "one warning, not one per iteration";
+  EXPECT_TRUE(std::regex_match(warnings[0], std::regex(
+      "the training loss at iteration 0 is nan; where it came from: the data layer 'data' "
+      "\\(DummyData\\) made 12 of 12 values of its top 'data' non-finite\\. The input holds "
+      "NaN or inf: check the data source\\.")))
+      << warnings[0];
+}
+
+TEST_F(SolverTest, ADivergingLossNamesTheLastFiniteIterationAndTheMagnitudes) {
+  // Iteration 0's step takes the weights to about -1e21; at iteration 1 the outputs are about
+  // 3e21 and their squares overflow a float in the loss layer.
+  auto solver = MakeSolver(RegressionSolverText("1e20", "1"));
+  WarningCollector collector;
+  solver->Step(4);
+  const std::vector<std::string> warnings = collector.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_TRUE(std::regex_match(warnings[0], std::regex(
+      "the training loss at iteration 1 is inf \\(finite at iteration 0\\); where it came "
+      "from: layer 'loss' \\(EuclideanLoss\\) made 1 of 1 values of its top 'loss' "
+      "non-finite from finite bottoms \\(largest magnitude 1\\.2e\\+21\\)\\. Magnitudes "
+      "this large mean training diverged: lower base_lr \\(1e\\+20\\) or set "
+      "clip_gradients\\.")))
+      << warnings[0];
+}
+
+TEST_F(SolverTest, LearnersNameThemselvesAndOnlyTheRootBlamesTheSharedWeights) {
+  struct LearnerRank {  // this thread as learner `rank` of 2, until the end of the scope
+    explicit LearnerRank(int rank) {
+      Caffe::set_solver_count(2);
+      Caffe::set_solver_rank(rank);
+    }
+    ~LearnerRank() {
+      Caffe::set_solver_count(1);
+      Caffe::set_solver_rank(0);
+    }
+  };
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int rank : {0, 1}) {
+    LearnerRank learner(rank);
+    auto bad_data = MakeSolver(RegressionSolverText("0.1", "nan"));
+    auto bad_weights = MakeSolver(RegressionSolverText("0.1", "1"));
+    bad_weights->net()->layer_by_name("ip")->blobs()[0]->mutable_cpu_data()[0] = nan;
+    WarningCollector collector;
+    bad_data->Step(1);
+    bad_weights->Step(1);
+    const std::vector<std::string> warnings = collector.warnings();
+    ASSERT_EQ(warnings.size(), rank == 0 ? 2u : 1u) << "rank " << rank;
+    EXPECT_EQ(warnings[0].rfind("learner " + std::to_string(rank) +
+                                    ": the training loss at iteration 0 is nan; where it came "
+                                    "from: the data layer 'data'", 0), 0u) << warnings[0];
+    if (rank == 0) {
+      EXPECT_NE(warnings[1].find("the weights of 'ip' are not finite (param 0: 1 of 6 values)"),
+                std::string::npos) << warnings[1];
+    }
+  }
+}
+
+TEST_F(SolverTest, ALayerFailingOnOrdinaryValuesIsNotCalledDivergence) {
+  auto solver = MakeSolver(RegressionSolverText(
+      "0.1", "0", R"(layer { name: "log" type: "Log" bottom: "data" top: "x" })"));
+  WarningCollector collector;
+  solver->Step(2);
+  const std::vector<std::string> warnings = collector.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "the training loss at iteration 0 is inf; where it came from: layer 'log' (Log) "
+            "made 12 of 12 values of its top 'x' non-finite from finite bottoms (largest "
+            "magnitude 0). The layer's own arithmetic failed on these values (a log of zero or "
+            "of a negative value, an exp or power out of range, a division by zero).");
 }
 
 }  // namespace caffe
