@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 #include "caffe/solver.hpp"
 #include "caffe/util/benchmark.hpp"
 #include "caffe/util/io.hpp"
+#include "caffe/util/nonfinite_origin.hpp"
 #include "caffe/util/reference_check.hpp"
 #include "caffe/util/signal_handler.hpp"
 #include "caffe/util/upgrade_proto.hpp"
@@ -449,6 +451,11 @@ int test() {
   for (int i = 0; i < FLAGS_iterations; ++i) {
     float iter_loss;
     const vector<Blob<float>*>& result = caffe_net.Forward(&iter_loss);
+    if (!std::isfinite(iter_loss) && std::isfinite(loss)) {  // the first such batch
+      LOG(WARNING) << "the loss of batch " << i << " is " << caffe::NonFiniteName(iter_loss)
+                   << "; " << caffe::ExplainNonFiniteOrigin(caffe::FindNonFiniteOrigin(caffe_net),
+                                                            /*base_lr=*/0);
+    }
     loss += iter_loss;
     int idx = 0;
     for (size_t j = 0; j < result.size(); ++j) {

@@ -83,8 +83,9 @@ class Solver {
   virtual void RestoreSolverStateFromHDF5(const string& state_file) = 0;
   virtual void RestoreSolverStateFromBinaryProto(const string& state_file) = 0;
   void UpdateSmoothedLoss(Dtype loss, int start_iter, int average_loss);
-  /// Logs one warning naming where a forward pass's non-finite `loss` came from
-  /// (FindNonFiniteOrigin) and what to try; once until the loss is finite again.
+  /// Logs one warning naming where a training pass's non-finite `loss` came from
+  /// (FindNonFiniteOrigin) and what to try; once until the loss is finite again. (Test nets
+  /// warn once a run, in Test.)
   void WarnOfNonFiniteLoss(Dtype loss);
 
   /// Fills the state fields every solver shares (iteration, step, RNG, data cursors).
@@ -106,6 +107,7 @@ class Solver {
   float iterations_last_ = 0;
   int last_finite_loss_iter_ = -1;  // the last iteration of this run whose loss was finite
   bool nonfinite_loss_warned_ = false;
+  bool test_nonfinite_loss_warned_ = false;  // once a run: test nets share the trained weights
 
   DISABLE_COPY_AND_ASSIGN(Solver);
 };

@@ -288,37 +288,11 @@ void Solver<Dtype>::WarnOfNonFiniteLoss(Dtype loss) {
   std::ostringstream text;
   if (Caffe::solver_count() > 1) text << "learner " << Caffe::solver_rank() << ": ";
   // Worded so that log parsers matching "Iteration N" and "loss = " do not take it for a row.
-  text << "the training loss at iteration " << iter_ << " is "
-       << (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf");
+  text << "the training loss at iteration " << iter_ << " is " << NonFiniteName(loss);
   if (last_finite_loss_iter_ >= 0) {
     text << " (finite at iteration " << last_finite_loss_iter_ << ")";
   }
-  text << "; where it came from: " << origin.description << ". ";
-  std::ostringstream lower_lr;
-  lower_lr << "lower base_lr (" << param_.base_lr() << ") or set clip_gradients";
-  // Activations or weights this large are a net diverging, whatever the layer does with them.
-  const double kDivergedMagnitude = 1e10;
-  switch (origin.source) {
-    case NonFiniteSource::kInputData:
-      text << "The input holds NaN or inf: check the data source.";
-      break;
-    case NonFiniteSource::kWeights:
-      text << "An update made them so, from gradients that overflowed or were not finite: "
-           << lower_lr.str() << ".";
-      break;
-    case NonFiniteSource::kLayer:
-      if (origin.largest_input >= kDivergedMagnitude) {
-        text << "Magnitudes this large mean training diverged: " << lower_lr.str() << ".";
-      } else {
-        text << "The layer's own arithmetic failed on these values (a log of zero or of a "
-             << "negative value, an exp or power out of range, a division by zero).";
-      }
-      break;
-    case NonFiniteSource::kNone:
-      text << "To find it, set debug_info: true in the solver to see each layer's data and "
-           << "diffs.";
-      break;
-  }
+  text << "; " << ExplainNonFiniteOrigin(origin, param_.base_lr());
   LOG(WARNING) << text.str();
 }
 
@@ -352,6 +326,12 @@ void Solver<Dtype>::Test(int test_net_id) {
     if (requested_early_exit_) break;
     Dtype iter_loss;
     const Blobs<Dtype>& result = test_net->Forward(&iter_loss);
+    if (!std::isfinite(iter_loss) && !test_nonfinite_loss_warned_) {
+      test_nonfinite_loss_warned_ = true;
+      LOG(WARNING) << "the loss of test net #" << test_net_id << " at iteration " << iter_
+                   << " (test batch " << i << ") is " << NonFiniteName(iter_loss) << "; "
+                   << ExplainNonFiniteOrigin(FindNonFiniteOrigin(*test_net), param_.base_lr());
+    }
     if (param_.test_compute_loss()) loss += iter_loss;
     int idx = 0;
     for (size_t j = 0; j < result.size(); ++j) {

@@ -42,6 +42,14 @@ struct NonFiniteOrigin {
 template <typename Dtype>
 NonFiniteOrigin FindNonFiniteOrigin(const Net<Dtype>& net);
 
+/// "where it came from: <description>. <what to try>", for a warning about a non-finite loss.
+/// `base_lr` is the rate of the solver training the net, where one does (the advice names it);
+/// 0 where the net runs on weights from a file.
+std::string ExplainNonFiniteOrigin(const NonFiniteOrigin& origin, double base_lr);
+
+/// "nan", "inf" or "-inf" (a NaN's sign, which printing shows as "-nan", means nothing here).
+std::string NonFiniteName(double value);
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_NONFINITE_ORIGIN_HPP_

@@ -524,6 +524,31 @@ TEST_F(SolverTest, LearnersNameThemselvesAndOnlyTheRootBlamesTheSharedWeights) {
   }
 }
 
+TEST_F(SolverTest, ATestNetsNonFiniteLossIsReportedOncePerRun) {
+  // The TEST phase reads its own data, with a NaN in it; training stays finite.
+  auto solver = MakeSolver(R"(base_lr: 0.1 lr_policy: "fixed" display: 0 random_seed: 3
+    test_iter: 2 test_interval: 1
+    net_param {
+      layer { name: "train_data" type: "DummyData" top: "data" top: "t" include { phase: TRAIN }
+        dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 dim: 2 }
+          data_filler { type: "constant" value: 1 } data_filler { type: "constant" value: 0 } } }
+      layer { name: "test_data" type: "DummyData" top: "data" top: "t" include { phase: TEST }
+        dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 dim: 2 }
+          data_filler { type: "constant" value: -inf } data_filler { type: "constant" value: 0 } } }
+      layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+        inner_product_param { num_output: 2 weight_filler { type: "constant" value: 1 } } }
+      layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "t" top: "loss" }
+    })");
+  WarningCollector collector;
+  solver->Step(3);  // tests at iterations 0, 1 and 2
+  const std::vector<std::string> warnings = collector.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "the loss of test net #0 at iteration 0 (test batch 0) is inf; where it came from: "
+            "the data layer 'test_data' (DummyData) made 12 of 12 values of its top 'data' "
+            "non-finite. The input holds NaN or inf: check the data source.");
+}
+
 TEST_F(SolverTest, ALayerFailingOnOrdinaryValuesIsNotCalledDivergence) {
   auto solver = MakeSolver(RegressionSolverText(
       "0.1", "0", R"(layer { name: "log" type: "Log" bottom: "data" top: "x" })"));

@@ -189,6 +189,44 @@ NonFiniteOrigin FindNonFiniteOrigin(const Net<Dtype>& net) {
   return origin;
 }
 
+namespace {
+
+// What to try, for the origin.
+std::string NonFiniteAdvice(const NonFiniteOrigin& origin, double base_lr) {
+  std::ostringstream lower_lr;
+  lower_lr << "lower base_lr (" << base_lr << ") or set clip_gradients";
+  // Activations or weights this large are a net diverging, whatever the layer does with them.
+  const double kDivergedMagnitude = 1e10;
+  switch (origin.source) {
+    case NonFiniteSource::kInputData:
+      return "The input holds NaN or inf: check the data source.";
+    case NonFiniteSource::kWeights:
+      if (base_lr <= 0) return "They came with the weights: the training that wrote them diverged.";
+      return "An update made them so, from gradients that overflowed or were not finite: " +
+             lower_lr.str() + ".";
+    case NonFiniteSource::kLayer:
+      if (origin.largest_input < kDivergedMagnitude) {
+        return "The layer's own arithmetic failed on these values (a log of zero or of a "
+               "negative value, an exp or power out of range, a division by zero).";
+      }
+      if (base_lr <= 0) return "Magnitudes this large mean the training diverged.";
+      return "Magnitudes this large mean training diverged: " + lower_lr.str() + ".";
+    case NonFiniteSource::kNone:
+      break;
+  }
+  return "To find it, set debug_info: true in the solver to see each layer's data and diffs.";
+}
+
+}  // namespace
+
+std::string ExplainNonFiniteOrigin(const NonFiniteOrigin& origin, double base_lr) {
+  return "where it came from: " + origin.description + ". " + NonFiniteAdvice(origin, base_lr);
+}
+
+std::string NonFiniteName(double value) {
+  return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+}
+
 template NonFiniteOrigin FindNonFiniteOrigin<float>(const Net<float>&);
 template NonFiniteOrigin FindNonFiniteOrigin<double>(const Net<double>&);
 

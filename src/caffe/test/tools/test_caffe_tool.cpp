@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -539,6 +540,27 @@ TEST_F(CaffeToolTest, TrainPrintsBvlcLogLinesAndTestScoresAWeightsFile) {
   EXPECT_NE(test.output.find("Batch 1, accuracy = "), std::string::npos) << test.output;
   EXPECT_NE(test.output.find("] accuracy = "), std::string::npos) << test.output;
   EXPECT_NE(test.output.find("] loss = "), std::string::npos) << test.output;
+}
+
+TEST_F(CaffeToolTest, TestSaysOnceWhereANonFiniteLossCameFrom) {
+  Caffe::set_mode(Caffe::CPU);
+  Net<float> net(net_, TEST);
+  net.layer_by_name("ip")->blobs()[0]->mutable_cpu_data()[5] =
+      std::numeric_limits<float>::quiet_NaN();
+  NetParameter weights;
+  net.ToProto(&weights);
+  const std::string weights_file = dir_ + "/nan.caffemodel";
+  WriteProtoToBinaryFile(weights, weights_file);
+  const CommandResult test =
+      RunCaffe("test -model " + net_ + " -weights " + weights_file + " -iterations 3");
+  ASSERT_EQ(test.exit_code, 0) << test.output;
+  // Weight 5 is the first output's: every row's first score is NaN.
+  EXPECT_EQ(Count(test.output, "] the loss of batch 0 is nan; where it came from: layer 'ip' "
+                               "(InnerProduct) made 16 of 48 values of its top 'ip' non-finite; "
+                               "the weights of 'ip' are not finite (param 0: 1 of 24 values). "
+                               "They came with the weights: the training that wrote them "
+                               "diverged.\n"), 1) << test.output;
+  EXPECT_EQ(Count(test.output, "is nan; where it came from"), 1) << test.output;
 }
 
 TEST_F(CaffeToolTest, CtrlCSnapshotsAndStopsAndTrainingResumes) {
