@@ -518,7 +518,10 @@ TEST_F(SolverTest, LearnersNameThemselvesAndOnlyTheRootBlamesTheSharedWeights) {
                                     ": the training loss at iteration 0 is nan; where it came "
                                     "from: the data layer 'data'", 0), 0u) << warnings[0];
     if (rank == 0) {
-      EXPECT_NE(warnings[1].find("the weights of 'ip' are not finite (param 0: 1 of 6 values)"),
+      EXPECT_NE(warnings[1].find("the weights of 'ip' are not finite (param 0: 1 of 6 values). "
+                                 "An update made them so, from gradients that overflowed or "
+                                 "were not finite (backward reaches the last layer named "
+                                 "first): lower base_lr (0.1) or set clip_gradients."),
                 std::string::npos) << warnings[1];
     }
   }

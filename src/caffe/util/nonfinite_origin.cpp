@@ -99,19 +99,24 @@ string NonFiniteParams(const Net<Dtype>& net, const WeightCensus<Dtype>& weights
   return text.str();
 }
 
-// The other layers whose weights are not finite, in forward order, the first few by name.
+// The other layers whose weights are not finite, in forward order: the first few by name, and
+// always the last, the first that backward reaches.
 template <typename Dtype>
 string OtherNonFiniteLayers(const Net<Dtype>& net, const WeightCensus<Dtype>& weights,
                             int except) {
-  const int kNamed = 5;
+  const size_t kFirstNamed = 4;
   vector<string> names;
   for (int i = 0; i < static_cast<int>(net.layers().size()); ++i) {
     if (i != except && !weights.Finite(i)) names.push_back("'" + net.layer_names()[i] + "'");
   }
-  if (names.empty()) return "";
   std::ostringstream text;
-  for (size_t k = 0; k < names.size() && k < kNamed; ++k) text << (k ? ", " : "") << names[k];
-  if (names.size() > kNamed) text << " and " << names.size() - kNamed << " more";
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (k == kFirstNamed && names.size() > kFirstNamed + 2) {
+      text << ", " << names.size() - kFirstNamed - 1 << " more";
+      k = names.size() - 1;
+    }
+    text << (k ? ", " : "") << names[k];
+  }
   return text.str();
 }
 
@@ -202,8 +207,8 @@ std::string NonFiniteAdvice(const NonFiniteOrigin& origin, double base_lr) {
       return "The input holds NaN or inf: check the data source.";
     case NonFiniteSource::kWeights:
       if (base_lr <= 0) return "They came with the weights: the training that wrote them diverged.";
-      return "An update made them so, from gradients that overflowed or were not finite: " +
-             lower_lr.str() + ".";
+      return "An update made them so, from gradients that overflowed or were not finite (backward "
+             "reaches the last layer named first): " + lower_lr.str() + ".";
     case NonFiniteSource::kLayer:
       if (origin.largest_input < kDivergedMagnitude) {
         return "The layer's own arithmetic failed on these values (a log of zero or of a "

@@ -93,6 +93,26 @@ TYPED_TEST(NonFiniteOriginTest, NonFiniteWeightsAreNamedWithTheOtherLayersHoldin
             "so are those of 'out'");
 }
 
+TYPED_TEST(NonFiniteOriginTest, OfManyOtherLayersWithNonFiniteWeightsTheLastIsNamed) {
+  // Eight fully connected layers in a chain, each holding a NaN weight.
+  std::string layers;
+  for (int k = 1; k <= 8; ++k) {
+    layers += "layer { name: 'fc" + std::to_string(k) + "' type: 'InnerProduct' bottom: '" +
+              (k == 1 ? std::string("data") : "fc" + std::to_string(k - 1)) + "' top: '" +
+              (k == 8 ? std::string("out") : "fc" + std::to_string(k)) +
+              "' inner_product_param { num_output: 2 } }\n";
+  }
+  this->Build(layers);
+  for (int k = 1; k <= 8; ++k) {
+    this->SetValue(this->Weights("fc" + std::to_string(k)), 0, this->kNaN);
+  }
+  const NonFiniteOrigin origin = this->ForwardAndFind();
+  const std::string others = "; so are those of 'fc2', 'fc3', 'fc4', 'fc5', 2 more, 'fc8'";
+  ASSERT_GE(origin.description.size(), others.size());
+  EXPECT_EQ(origin.description.substr(origin.description.size() - others.size()), others)
+      << origin.description;
+}
+
 TYPED_TEST(NonFiniteOriginTest, ALayersOwnArithmeticIsNamedWithTheMagnitudesItWasGiven) {
   this->Build(R"(
       layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1"
