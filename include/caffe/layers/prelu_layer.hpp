@@ -45,6 +45,7 @@ class PReLULayer : public NeuronLayer<Dtype> {
   int slope_outer_ = 0;
   int slope_inner_ = 0;
   Blob<double> partials_;  // GPU backward scratch: ChannelSumsKernel's partial sums per slope
+  vector<double> thread_sums_;  // CPU backward: each thread's slope-gradient sums
 };
 
 }  // namespace caffe

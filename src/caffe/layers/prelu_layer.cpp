@@ -7,6 +7,7 @@
 #include "caffe/filler.hpp"
 #include "caffe/util/gpu_channel_sums.hpp"
 #include "caffe/util/parallel.hpp"
+#include "caffe/util/relu_math.hpp"
 
 namespace caffe {
 
@@ -58,6 +59,31 @@ void PReLULayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
       ChannelSumPartials(slope_outer_, channel_shared_ ? 1 : channels_, slope_inner_, 1)});
 }
 
+namespace {
+
+// The CPU passes work on pieces of at most this many values of one plane (one image's channel,
+// S values), so that planes both large and small spread over the threads and each piece's loop
+// runs on one slope and vectorizes.
+constexpr int kPieceSize = 1 << 14;
+
+struct Pieces {
+  Pieces(int count, int inner)
+      : inner(inner),
+        per_plane(inner ? (inner + kPieceSize - 1) / kPieceSize : 0),
+        total(inner ? static_cast<long>(count / inner) * per_plane : 0),
+        parallel(count >= kParallelMinElements) {}
+  long plane(long piece) const { return piece / per_plane; }
+  int begin(long piece) const { return static_cast<int>(piece % per_plane) * kPieceSize; }
+  int size(long piece) const { return std::min(inner - begin(piece), kPieceSize); }
+  long offset(long piece) const { return plane(piece) * inner + begin(piece); }
+  int inner;
+  int per_plane;
+  long total;
+  bool parallel;
+};
+
+}  // namespace
+
 template <typename Dtype>
 void PReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int count = bottom[0]->count();
@@ -66,42 +92,72 @@ void PReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   if (top[0] == bottom[0]) caffe_copy(count, bottom_data, bottom_memory_.mutable_cpu_data());
   Dtype* top_data = top[0]->mutable_cpu_data();
   const Dtype* slope = this->blobs_[0]->cpu_data();
-  const int inner = bottom[0]->count(2);
-  const int channels = channels_;
-  const bool shared = channel_shared_;
-  caffe_parallel_for(count, [=](int i) {
-    const int c = shared ? 0 : (i / inner) % channels;
-    top_data[i] =
-        std::max(bottom_data[i], Dtype(0)) + slope[c] * std::min(bottom_data[i], Dtype(0));
-  });
+  const int channels = channel_shared_ ? 1 : channels_;
+  const Pieces pieces(count, bottom[0]->count(2));
+#pragma omp parallel for schedule(static) if (pieces.parallel)
+  for (long piece = 0; piece < pieces.total; ++piece) {
+    const Dtype a = slope[pieces.plane(piece) % channels];
+    const Dtype* x = bottom_data + pieces.offset(piece);
+    Dtype* y = top_data + pieces.offset(piece);
+    const int size = pieces.size(piece);
+#pragma omp simd
+    for (int i = 0; i < size; ++i) y[i] = ReLUOf(x[i], a);
+  }
 }
 
 template <typename Dtype>
 void PReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                      const Blobs<Dtype>& bottom) {
+  const bool slope_diff_needed = this->param_propagate_down_[0];
+  const bool bottom_diff_needed = propagate_down[0];
+  if (!slope_diff_needed && !bottom_diff_needed) return;
   const int count = bottom[0]->count();
   const Dtype* bottom_data =
       top[0] == bottom[0] ? bottom_memory_.cpu_data() : bottom[0]->cpu_data();
   const Dtype* top_diff = top[0]->cpu_diff();
-  const int inner = bottom[0]->count(2);
-  const int channels = channels_;
-  const bool shared = channel_shared_;
-  // The slope gradient first: in place, the bottom diff below overwrites the top diff.
-  if (this->param_propagate_down_[0]) {
-    Dtype* slope_diff = this->blobs_[0]->mutable_cpu_diff();
-    for (int i = 0; i < count; ++i) {
-      const int c = shared ? 0 : (i / inner) % channels;
-      slope_diff[c] += top_diff[i] * bottom_data[i] * Dtype(bottom_data[i] <= 0);
+  const Dtype* slope = this->blobs_[0]->cpu_data();
+  // In place, the bottom diff is the top diff: each value is read before it is overwritten.
+  Dtype* bottom_diff = bottom_diff_needed ? bottom[0]->mutable_cpu_diff() : nullptr;
+  const int channels = channel_shared_ ? 1 : channels_;
+  const Pieces pieces(count, bottom[0]->count(2));
+  // Each thread's sums of top_diff * x over x <= 0 per slope, a cache line apart, added up in
+  // double after the pass.
+  const int threads = pieces.parallel ? caffe_max_threads() : 1;
+  const int stride = (channels + 7) / 8 * 8;
+  thread_sums_.assign(static_cast<size_t>(threads) * stride, 0.0);
+  double* sums = thread_sums_.data();
+#pragma omp parallel for schedule(static) if (pieces.parallel)
+  for (long piece = 0; piece < pieces.total; ++piece) {
+    const int c = static_cast<int>(pieces.plane(piece) % channels);
+    const Dtype a = slope[c];
+    const Dtype* x = bottom_data + pieces.offset(piece);
+    const Dtype* dy = top_diff + pieces.offset(piece);
+    Dtype* dx = bottom_diff_needed ? bottom_diff + pieces.offset(piece) : nullptr;
+    const int size = pieces.size(piece);
+    double sum = 0;
+    // BVLC's values, written as selections, which vectorize: the slope gradient's terms are
+    // top_diff * x where x <= 0 (NaN where x is), the bottom's top_diff times 1 or the slope (0
+    // where x is NaN).
+    if (bottom_diff_needed) {
+#pragma omp simd reduction(+ : sum)
+      for (int i = 0; i < size; ++i) {
+        const Dtype g = dy[i];
+        sum += x[i] > Dtype(0) ? Dtype(0) : g * x[i];
+        dx[i] = g * ReLUGradientFactor(x[i], a);
+      }
+    } else {
+#pragma omp simd reduction(+ : sum)
+      for (int i = 0; i < size; ++i) sum += x[i] > Dtype(0) ? Dtype(0) : dy[i] * x[i];
     }
+    sums[static_cast<long>(caffe_thread_index()) * stride + c] += sum;
   }
-  if (propagate_down[0]) {
-    const Dtype* slope = this->blobs_[0]->cpu_data();
-    Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-    caffe_parallel_for(count, [=](int i) {
-      const int c = shared ? 0 : (i / inner) % channels;
-      bottom_diff[i] =
-          top_diff[i] * (Dtype(bottom_data[i] > 0) + slope[c] * Dtype(bottom_data[i] <= 0));
-    });
+  if (slope_diff_needed) {
+    Dtype* slope_diff = this->blobs_[0]->mutable_cpu_diff();
+    for (int c = 0; c < channels; ++c) {
+      double total = 0;
+      for (int t = 0; t < threads; ++t) total += sums[static_cast<long>(t) * stride + c];
+      slope_diff[c] = static_cast<Dtype>(slope_diff[c] + total);
+    }
   }
 }
 

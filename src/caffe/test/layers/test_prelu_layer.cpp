@@ -1,6 +1,9 @@
 // PReLULayer: slope blob shapes and default filler, hand-computed forward and backward (slopes
 // per channel and shared, slope gradient), in place against out of place, finite differences
 // for bottom and slopes, and shape errors.
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "caffe/layers/prelu_layer.hpp"
@@ -86,6 +89,62 @@ TYPED_TEST(PReLULayerTest, SharedSlopeForwardAndBackward) {
   EXPECT_EQ(layer.blobs()[0]->cpu_diff()[0], Dtype(-2 - 12));  // both channels accumulate
   const Dtype expected_dx[] = {Dtype(0.5), 2, Dtype(1.5), 4};
   for (int i = 0; i < 4; ++i) EXPECT_EQ(bottom.cpu_diff()[i], expected_dx[i]) << i;
+}
+
+TYPED_TEST(PReLULayerTest, NaNInputsGiveBvlcsValues) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{1, 1, 3}), top;
+  const Dtype x[] = {std::numeric_limits<Dtype>::quiet_NaN(), -1, 2};
+  caffe_copy(3, x, bottom.mutable_cpu_data());
+  Blobs<Dtype> bottom_vec{&bottom}, top_vec{&top};
+  PReLULayer<Dtype> layer(
+      ParseLayerParam("prelu_param { filler { type: 'constant' value: 0.5 } }"));
+  layer.SetUp(bottom_vec, top_vec);
+  layer.Forward(bottom_vec, top_vec);
+  EXPECT_TRUE(std::isnan(top.cpu_data()[0]));
+  EXPECT_EQ(top.cpu_data()[1], Dtype(-0.5));
+  caffe_set(3, Dtype(1), top.mutable_cpu_diff());
+  layer.Backward(top_vec, {true}, bottom_vec);
+  EXPECT_EQ(bottom.cpu_diff()[0], Dtype(0));  // BVLC's (x > 0) + slope * (x <= 0) at NaN
+  EXPECT_EQ(bottom.cpu_diff()[1], Dtype(0.5));
+  EXPECT_EQ(bottom.cpu_diff()[2], Dtype(1));
+  EXPECT_TRUE(std::isnan(layer.blobs()[0]->cpu_diff()[0]));
+}
+
+// Planes of 22,500 values (two pieces of the CPU's passes each), 15 of them, over the threads:
+// the output and the bottom gradient exactly, the slope gradient (added to what the diff held)
+// within rounding of a sum in double.
+TYPED_TEST(PReLULayerTest, LargeBlobsMatchAReferenceComputedHere) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> bottom(vector<int>{3, 5, 150, 150}), top;
+  FillGaussian<Dtype>(&bottom, 11);
+  Blobs<Dtype> bottom_vec{&bottom}, top_vec{&top};
+  PReLULayer<Dtype> layer(
+      ParseLayerParam("prelu_param { filler { type: 'uniform' min: -0.5 max: 0.5 } }"));
+  layer.SetUp(bottom_vec, top_vec);
+  layer.Forward(bottom_vec, top_vec);
+  Blob<Dtype> dy(bottom.shape());
+  FillGaussian<Dtype>(&dy, 12);
+  caffe_copy(dy.count(), dy.cpu_data(), top.mutable_cpu_diff());
+  caffe_set(5, Dtype(1), layer.blobs()[0]->mutable_cpu_diff());
+  layer.Backward(top_vec, {true}, bottom_vec);
+
+  const int inner = 150 * 150;
+  const Dtype* x = bottom.cpu_data();
+  const Dtype* slope = layer.blobs()[0]->cpu_data();
+  std::vector<double> slope_diff(5, 1.0);
+  for (int i = 0; i < bottom.count(); ++i) {
+    const int c = (i / inner) % 5;
+    const Dtype g = dy.cpu_data()[i];
+    ASSERT_EQ(top.cpu_data()[i], std::max(x[i], Dtype(0)) + slope[c] * std::min(x[i], Dtype(0)))
+        << i;
+    ASSERT_EQ(bottom.cpu_diff()[i], x[i] > 0 ? g : g * slope[c]) << i;
+    if (x[i] <= 0) slope_diff[c] += static_cast<double>(g) * x[i];
+  }
+  for (int c = 0; c < 5; ++c) {
+    EXPECT_NEAR(layer.blobs()[0]->cpu_diff()[c], slope_diff[c],
+                1e-3 + 1e-5 * std::abs(slope_diff[c])) << c;
+  }
 }
 
 TYPED_TEST(PReLULayerTest, InPlaceMatchesOutOfPlace) {
