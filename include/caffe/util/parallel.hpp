@@ -6,6 +6,8 @@
 #ifndef CAFFE_UTIL_PARALLEL_HPP_
 #define CAFFE_UTIL_PARALLEL_HPP_
 
+#include <algorithm>
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -41,6 +43,27 @@ inline int caffe_team_size() {
   return 1;
 #endif
 }
+
+/// Per-channel loops (Scale, PReLU) split long planes and rows into pieces of at most this many
+/// values, so that one large plane or a scalar's single row still spreads over the threads.
+constexpr int kLoopPieceSize = 1 << 14;
+
+/// `planes` planes of `inner` values each (N x C planes of an N x C x S blob), as pieces of at
+/// most kLoopPieceSize values of one plane: a loop over the pieces runs each piece's inner loop
+/// on one channel (plane(piece) % C), which vectorizes.
+struct PlanePieces {
+  PlanePieces(long planes, int inner)
+      : inner(inner),
+        per_plane((inner + kLoopPieceSize - 1) / kLoopPieceSize),
+        total(planes * per_plane) {}
+  long plane(long piece) const { return piece / per_plane; }
+  int begin(long piece) const { return static_cast<int>(piece % per_plane) * kLoopPieceSize; }
+  int size(long piece) const { return std::min(inner - begin(piece), kLoopPieceSize); }
+  long offset(long piece) const { return plane(piece) * inner + begin(piece); }
+  int inner;
+  int per_plane;
+  long total;  // the number of pieces
+};
 
 /// Runs body(i) for i in [0, n), split across the threads when n is large enough. Inside another
 /// parallel loop it runs serially (nested parallelism is off).

@@ -59,31 +59,6 @@ void PReLULayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
       ChannelSumPartials(slope_outer_, channel_shared_ ? 1 : channels_, slope_inner_, 1)});
 }
 
-namespace {
-
-// The CPU passes work on pieces of at most this many values of one plane (one image's channel,
-// S values), so that planes both large and small spread over the threads and each piece's loop
-// runs on one slope and vectorizes.
-constexpr int kPieceSize = 1 << 14;
-
-struct Pieces {
-  Pieces(int count, int inner)
-      : inner(inner),
-        per_plane(inner ? (inner + kPieceSize - 1) / kPieceSize : 0),
-        total(inner ? static_cast<long>(count / inner) * per_plane : 0),
-        parallel(count >= kParallelMinElements) {}
-  long plane(long piece) const { return piece / per_plane; }
-  int begin(long piece) const { return static_cast<int>(piece % per_plane) * kPieceSize; }
-  int size(long piece) const { return std::min(inner - begin(piece), kPieceSize); }
-  long offset(long piece) const { return plane(piece) * inner + begin(piece); }
-  int inner;
-  int per_plane;
-  long total;
-  bool parallel;
-};
-
-}  // namespace
-
 template <typename Dtype>
 void PReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int count = bottom[0]->count();
@@ -93,8 +68,8 @@ void PReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   Dtype* top_data = top[0]->mutable_cpu_data();
   const Dtype* slope = this->blobs_[0]->cpu_data();
   const int channels = channel_shared_ ? 1 : channels_;
-  const Pieces pieces(count, bottom[0]->count(2));
-#pragma omp parallel for schedule(static) if (pieces.parallel)
+  const PlanePieces pieces(bottom[0]->count(0, 2), bottom[0]->count(2));
+#pragma omp parallel for schedule(static) if (count >= kParallelMinElements)
   for (long piece = 0; piece < pieces.total; ++piece) {
     const Dtype a = slope[pieces.plane(piece) % channels];
     const Dtype* x = bottom_data + pieces.offset(piece);
@@ -119,14 +94,15 @@ void PReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
   // In place, the bottom diff is the top diff: each value is read before it is overwritten.
   Dtype* bottom_diff = bottom_diff_needed ? bottom[0]->mutable_cpu_diff() : nullptr;
   const int channels = channel_shared_ ? 1 : channels_;
-  const Pieces pieces(count, bottom[0]->count(2));
+  const PlanePieces pieces(bottom[0]->count(0, 2), bottom[0]->count(2));
+  const bool parallel = count >= kParallelMinElements;
   // Each thread's sums of top_diff * x over x <= 0 per slope, a cache line apart, added up in
   // double after the pass.
-  const int threads = pieces.parallel ? caffe_max_threads() : 1;
+  const int threads = parallel ? caffe_max_threads() : 1;
   const int stride = (channels + 7) / 8 * 8;
   thread_sums_.assign(static_cast<size_t>(threads) * stride, 0.0);
   double* sums = thread_sums_.data();
-#pragma omp parallel for schedule(static) if (pieces.parallel)
+#pragma omp parallel for schedule(static) if (parallel)
   for (long piece = 0; piece < pieces.total; ++piece) {
     const int c = static_cast<int>(pieces.plane(piece) % channels);
     const Dtype a = slope[c];

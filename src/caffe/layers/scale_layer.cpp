@@ -95,10 +95,6 @@ void ScaleLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
 
 namespace {
 
-// Pieces of at most this many values split a long plane or row, so that a scalar or a single
-// plane still spreads over the threads.
-constexpr int kPieceSize = 1 << 14;
-
 // Both loops below walk bottom[0] as `outer * D` planes of `inner` values, each with one scale
 // index. With inner == 1 a plane is a single value; they walk rows of D values instead,
 // vectorized over d.
@@ -109,15 +105,15 @@ void ScaleForward(const Dtype* x, const Dtype* scale, const Dtype* bias, int out
                   int inner, Dtype* y, Dtype* copy) {
   const bool parallel = static_cast<long>(outer) * dim * inner >= kParallelMinElements;
   if (inner == 1) {
-    const int pieces_per_row = (dim + kPieceSize - 1) / kPieceSize;
+    const int pieces_per_row = (dim + kLoopPieceSize - 1) / kLoopPieceSize;
     const long pieces = static_cast<long>(outer) * pieces_per_row;
 #pragma omp parallel if (parallel)
     {
 #pragma omp for schedule(static)
       for (long piece = 0; piece < pieces; ++piece) {
         const long row_offset = piece / pieces_per_row * dim;
-        const int begin = static_cast<int>(piece % pieces_per_row) * kPieceSize;
-        const int end = std::min(dim, begin + kPieceSize);
+        const int begin = static_cast<int>(piece % pieces_per_row) * kLoopPieceSize;
+        const int end = std::min(dim, begin + kLoopPieceSize);
         if (copy) caffe_stream_copy(x + row_offset + begin, end - begin, copy + row_offset + begin);
 #pragma omp simd
         for (int d = begin; d < end; ++d) {
@@ -129,17 +125,14 @@ void ScaleForward(const Dtype* x, const Dtype* scale, const Dtype* bias, int out
     }
     return;
   }
-  const int pieces_per_plane = (inner + kPieceSize - 1) / kPieceSize;
-  const long pieces = static_cast<long>(outer) * dim * pieces_per_plane;
+  const PlanePieces pieces(static_cast<long>(outer) * dim, inner);
 #pragma omp parallel if (parallel)
   {
 #pragma omp for schedule(static)
-    for (long piece = 0; piece < pieces; ++piece) {
-      const long plane = piece / pieces_per_plane;
-      const int d = static_cast<int>(plane % dim);
-      const int begin = static_cast<int>(piece % pieces_per_plane) * kPieceSize;
-      const long offset = plane * inner + begin;
-      const int size = std::min(inner - begin, kPieceSize);
+    for (long piece = 0; piece < pieces.total; ++piece) {
+      const int d = static_cast<int>(pieces.plane(piece) % dim);
+      const long offset = pieces.offset(piece);
+      const int size = pieces.size(piece);
       const Dtype factor = scale[d];
       const Dtype shift = kShift ? bias[d] : Dtype(0);
       const Dtype* x_piece = x + offset;
@@ -161,15 +154,15 @@ template <bool kScaleSum, bool kBottomDiff, typename Dtype>
 void ScaleBackward(const Dtype* dy, const Dtype* x, const Dtype* scale, int outer, int dim,
                    int inner, bool parallel, Dtype* dx, double* sums, int stride) {
   if (inner == 1) {
-    const int pieces_per_row = (dim + kPieceSize - 1) / kPieceSize;
+    const int pieces_per_row = (dim + kLoopPieceSize - 1) / kLoopPieceSize;
     const long pieces = static_cast<long>(outer) * pieces_per_row;
 #pragma omp parallel for schedule(static) if (parallel)
     for (long piece = 0; piece < pieces; ++piece) {
       double* sum_dy = sums + static_cast<long>(caffe_thread_index()) * stride;
       double* sum_dy_x = sum_dy + dim;
       const long row_offset = piece / pieces_per_row * dim;
-      const int begin = static_cast<int>(piece % pieces_per_row) * kPieceSize;
-      const int end = std::min(dim, begin + kPieceSize);
+      const int begin = static_cast<int>(piece % pieces_per_row) * kLoopPieceSize;
+      const int end = std::min(dim, begin + kLoopPieceSize);
 #pragma omp simd
       for (int d = begin; d < end; ++d) {
         const Dtype g = dy[row_offset + d];
@@ -180,16 +173,13 @@ void ScaleBackward(const Dtype* dy, const Dtype* x, const Dtype* scale, int oute
     }
     return;
   }
-  const int pieces_per_plane = (inner + kPieceSize - 1) / kPieceSize;
-  const long pieces = static_cast<long>(outer) * dim * pieces_per_plane;
+  const PlanePieces pieces(static_cast<long>(outer) * dim, inner);
 #pragma omp parallel for schedule(static) if (parallel)
-  for (long piece = 0; piece < pieces; ++piece) {
+  for (long piece = 0; piece < pieces.total; ++piece) {
     double* thread_sums = sums + static_cast<long>(caffe_thread_index()) * stride;
-    const long plane = piece / pieces_per_plane;
-    const int d = static_cast<int>(plane % dim);
-    const int begin = static_cast<int>(piece % pieces_per_plane) * kPieceSize;
-    const long offset = plane * inner + begin;
-    const int size = std::min(inner - begin, kPieceSize);
+    const int d = static_cast<int>(pieces.plane(piece) % dim);
+    const long offset = pieces.offset(piece);
+    const int size = pieces.size(piece);
     const Dtype factor = kBottomDiff ? scale[d] : Dtype(0);
     const Dtype* dy_piece = dy + offset;
     const Dtype* x_piece = kScaleSum ? x + offset : nullptr;
