@@ -442,6 +442,13 @@ class WarningCollector : public google::LogSink {
   std::vector<std::string> warnings_;
 };
 
+// The warnings `iters` steps of `solver` log.
+std::vector<std::string> WarningsOfSteps(Solver<float>* solver, int iters) {
+  WarningCollector collector;
+  solver->Step(iters);
+  return collector.warnings();
+}
+
 // A linear regression on constant data: `data_value` in each of the 4x3 inputs, targets 0,
 // with `layers` between the data and the fully connected layer "ip" (which reads "x").
 std::string RegressionSolverText(const std::string& base_lr, const std::string& data_value,
@@ -463,9 +470,7 @@ std::string RegressionSolverText(const std::string& base_lr, const std::string& 
 
 TEST_F(SolverTest, ANonFiniteLossIsReportedOnceWithWhereItCameFrom) {
   auto solver = MakeSolver(RegressionSolverText("0.1", "nan"));
-  WarningCollector collector;
-  solver->Step(4);
-  const std::vector<std::string> warnings = collector.warnings();
+  const std::vector<std::string> warnings = WarningsOfSteps(solver.get(), 4);
   ASSERT_EQ(warnings.size(), 1u) << "one warning, not one per iteration";
   EXPECT_EQ(warnings[0],
             "the training loss at iteration 0 is nan; where it came from: the data layer 'data' "
@@ -477,9 +482,7 @@ TEST_F(SolverTest, ADivergingLossNamesTheLastFiniteIterationAndTheMagnitudes) {
   // Iteration 0's step takes the weights and biases to -3e20 (a gradient of 3 each); at
   // iteration 1 the outputs are -1.2e21 and their squares overflow a float in the loss layer.
   auto solver = MakeSolver(RegressionSolverText("1e20", "1"));
-  WarningCollector collector;
-  solver->Step(4);
-  const std::vector<std::string> warnings = collector.warnings();
+  const std::vector<std::string> warnings = WarningsOfSteps(solver.get(), 4);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0],
             "the training loss at iteration 1 is inf (finite at iteration 0); where it came "
@@ -538,9 +541,8 @@ TEST_F(SolverTest, ATestNetsNonFiniteLossIsReportedOncePerRun) {
         inner_product_param { num_output: 2 weight_filler { type: "constant" value: 1 } } }
       layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "t" top: "loss" }
     })");
-  WarningCollector collector;
-  solver->Step(3);  // tests at iterations 0, 1 and 2
-  const std::vector<std::string> warnings = collector.warnings();
+  // Tests at iterations 0, 1 and 2.
+  const std::vector<std::string> warnings = WarningsOfSteps(solver.get(), 3);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0],
             "the loss of test net #0 at iteration 0 (test batch 0) is inf; where it came from: "
@@ -551,9 +553,7 @@ TEST_F(SolverTest, ATestNetsNonFiniteLossIsReportedOncePerRun) {
 TEST_F(SolverTest, ALayerFailingOnOrdinaryValuesIsNotCalledDivergence) {
   auto solver = MakeSolver(RegressionSolverText(
       "0.1", "0", R"(layer { name: "log" type: "Log" bottom: "data" top: "x" })"));
-  WarningCollector collector;
-  solver->Step(2);
-  const std::vector<std::string> warnings = collector.warnings();
+  const std::vector<std::string> warnings = WarningsOfSteps(solver.get(), 2);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0],
             "the training loss at iteration 0 is inf; where it came from: layer 'log' (Log) "
