@@ -2,9 +2,12 @@
 // runs, every thread of the grid runs, one after another, on the host thread that runs it. A
 // cooperative launch (kernels that call __syncthreads) runs each block's threads as fibers: each
 // runs until its next barrier, and the block moves on once all have arrived, which is what
-// __syncthreads guarantees on a GPU.
+// __syncthreads guarantees on a GPU. CAFFE_CUDA_EMU_ORDER=reverse runs blocks and threads last
+// first instead (SetThreadOrder).
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <atomic>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -34,6 +37,23 @@ struct Block {
   void* context = nullptr;
 };
 thread_local Block* cooperative_block = nullptr;
+
+ThreadOrder InitialOrder() {
+  const char* text = std::getenv("CAFFE_CUDA_EMU_ORDER");
+  if (text == nullptr || *text == '\0' || std::strcmp(text, "forward") == 0) {
+    return ThreadOrder::kForward;
+  }
+  if (std::strcmp(text, "reverse") == 0) return ThreadOrder::kReverse;
+  std::fprintf(stderr, "CUDA emulator: CAFFE_CUDA_EMU_ORDER=%s is neither forward nor reverse; "
+               "running threads forward\n", text);
+  return ThreadOrder::kForward;
+}
+std::atomic<ThreadOrder> thread_order{InitialOrder()};
+
+// The i-th of n in the order the threads and blocks run in.
+unsigned long long InOrder(unsigned long long i, unsigned long long n, ThreadOrder order) {
+  return order == ThreadOrder::kReverse ? n - 1 - i : i;
+}
 thread_local std::vector<std::unique_ptr<char[]>> fiber_stacks;
 
 [[noreturn]] void Abort(const std::string& why) {
@@ -56,7 +76,8 @@ void SetThread(unsigned int linear) {
   threadIdx.z = linear / (blockDim.x * blockDim.y);
 }
 
-void RunBlockAsFibers(unsigned int threads, void (*body)(void*), void* context) {
+void RunBlockAsFibers(unsigned int threads, ThreadOrder order, void (*body)(void*),
+                      void* context) {
   Block block;
   block.body = body;
   block.context = context;
@@ -71,7 +92,8 @@ void RunBlockAsFibers(unsigned int threads, void (*body)(void*), void* context) 
   cooperative_block = &block;
   for (unsigned int live = threads; live > 0;) {
     unsigned int at_barrier = 0, done = 0;
-    for (unsigned int t = 0; t < threads; ++t) {
+    for (unsigned int i = 0; i < threads; ++i) {
+      const auto t = static_cast<unsigned int>(InOrder(i, threads, order));
       if (block.finished[t]) continue;
       block.running = static_cast<int>(t);
       SetThread(t);
@@ -95,27 +117,30 @@ void RunBlockAsFibers(unsigned int threads, void (*body)(void*), void* context) 
 void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* context) {
   const dim3 grid = config.grid, block = config.block;
   const unsigned long long threads = 1ULL * block.x * block.y * block.z;
+  const unsigned long long blocks = 1ULL * grid.x * grid.y * grid.z;
+  const ThreadOrder order = thread_order.load();
   DeviceAccess access;
   gridDim = grid;
   blockDim = block;
-  for (unsigned int z = 0; z < grid.z; ++z) {
-    for (unsigned int y = 0; y < grid.y; ++y) {
-      for (unsigned int x = 0; x < grid.x; ++x) {
-        blockIdx = {x, y, z};
-        if (cooperative) {
-          RunBlockAsFibers(static_cast<unsigned int>(threads), body, context);
-          continue;
-        }
-        for (unsigned int t = 0; t < threads; ++t) {
-          SetThread(t);
-          body(context);
-        }
-      }
+  for (unsigned long long i = 0; i < blocks; ++i) {
+    const unsigned long long b = InOrder(i, blocks, order);
+    blockIdx = {static_cast<unsigned int>(b % grid.x),
+                static_cast<unsigned int>(b / grid.x % grid.y),
+                static_cast<unsigned int>(b / (1ULL * grid.x * grid.y))};
+    if (cooperative) {
+      RunBlockAsFibers(static_cast<unsigned int>(threads), order, body, context);
+      continue;
+    }
+    for (unsigned long long t = 0; t < threads; ++t) {
+      SetThread(static_cast<unsigned int>(InOrder(t, threads, order)));
+      body(context);
     }
   }
 }
 
 }  // namespace
+
+ThreadOrder SetThreadOrder(ThreadOrder order) { return thread_order.exchange(order); }
 
 bool ValidLaunch(const Config& config) {
   const dim3 grid = config.grid, block = config.block;

@@ -34,6 +34,18 @@ __global__ void Count(int* y) { atomicAdd(y, 1); }
 
 __global__ void Increment(float* x) { x[0] += 1; }
 
+// A race on a GPU: every thread writes y[0]; whichever runs last wins.
+__global__ void LastWriter(int* y) { y[0] = blockIdx.x * blockDim.x + threadIdx.x; }
+
+// The same race in shared memory, between barriers: which thread wrote slot 0 last.
+__global__ void SharedLastWriter(int* y) {
+  __shared__ int slot;
+  __syncthreads();
+  slot = threadIdx.x;
+  __syncthreads();
+  if (threadIdx.x == 0) y[blockIdx.x] = slot;
+}
+
 }  // namespace
 
 void LaunchIota(int n, int blocks, int threads, int* y) {
@@ -50,5 +62,11 @@ void LaunchDivergentBarrier(int* y) { DivergentBarrier<<<1, 4>>>(y); }
 void LaunchCount(int threads, int* y) { Count<<<dim3(2, 1, 1), threads, 0, nullptr>>>(y); }
 
 void LaunchIncrement(float* x, cudaStream_t stream) { Increment<<<1, 1, 0, stream>>>(x); }
+
+void LaunchLastWriter(int blocks, int threads, int* y) { LastWriter<<<blocks, threads>>>(y); }
+
+void LaunchSharedLastWriter(int blocks, int threads, int* y) {
+  SharedLastWriter<<<blocks, threads>>>(y);
+}
 
 }  // namespace caffe_emu_test

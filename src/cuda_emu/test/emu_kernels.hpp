@@ -18,6 +18,10 @@ void LaunchDivergentBarrier(int* y);
 void LaunchCount(int threads, int* y);
 /// Adds 1 to x[0] (a kernel that reads and writes its argument), on `stream`.
 void LaunchIncrement(float* x, cudaStream_t stream = nullptr);
+/// y[0] = the global index of each of blocks x threads threads in turn: the last one run wins.
+void LaunchLastWriter(int blocks, int threads, int* y);
+/// y[b] = the index of the thread of block b that wrote a shared slot last, between barriers.
+void LaunchSharedLastWriter(int blocks, int threads, int* y);
 
 }  // namespace caffe_emu_test
 

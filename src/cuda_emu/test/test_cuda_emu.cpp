@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <numeric>
 #include <cstdlib>
 #include <thread>
 #include <vector>
@@ -74,6 +75,37 @@ TEST_F(CudaEmuTest, AtomicsCountEveryThread) {
   ASSERT_EQ(cudaMemset(y.get(), 0, sizeof(int)), cudaSuccess);
   LaunchCount(100, y.get());
   EXPECT_EQ(y.Read()[0], 200);
+}
+
+// CAFFE_CUDA_EMU_ORDER=reverse (SetThreadOrder) runs blocks and threads last first, so a kernel
+// whose threads race gives another result than in the default order.
+TEST_F(CudaEmuTest, TheThreadOrderCanBeReversedToShowRaces) {
+  DeviceArray<int> last(1), shared_last(3);
+  const caffe_emu::ThreadOrder before = caffe_emu::SetThreadOrder(caffe_emu::ThreadOrder::kForward);
+  LaunchLastWriter(3, 64, last.get());
+  LaunchSharedLastWriter(3, 64, shared_last.get());
+  EXPECT_EQ(last.Read()[0], 3 * 64 - 1);
+  EXPECT_EQ(shared_last.Read(), std::vector<int>(3, 63));
+  caffe_emu::SetThreadOrder(caffe_emu::ThreadOrder::kReverse);
+  LaunchLastWriter(3, 64, last.get());
+  LaunchSharedLastWriter(3, 64, shared_last.get());
+  EXPECT_EQ(last.Read()[0], 0);
+  EXPECT_EQ(shared_last.Read(), std::vector<int>(3, 0));
+  // Kernels without races give the same results either way.
+  const int n = 1000;
+  DeviceArray<int> y(n);
+  LaunchIota(n, 3, 32, y.get());
+  const std::vector<int> values = y.Read();
+  for (int i = 0; i < n; ++i) ASSERT_EQ(values[i], i);
+  std::vector<float> host(2 * 256);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 5);
+  DeviceArray<float> x(host.size()), sums(2);
+  x.Write(host);
+  LaunchBlockSums(x.get(), 2, 256, sums.get());
+  const std::vector<float> result = sums.Read();
+  EXPECT_EQ(result[0], std::accumulate(host.begin(), host.begin() + 256, 0.0f));
+  EXPECT_EQ(result[1], std::accumulate(host.begin() + 256, host.end(), 0.0f));
+  caffe_emu::SetThreadOrder(before);
 }
 
 TEST_F(CudaEmuTest, AnEmptyGridIsAnInvalidConfiguration) {

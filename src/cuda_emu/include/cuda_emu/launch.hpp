@@ -26,6 +26,16 @@ inline Config MakeConfig(dim3 grid, dim3 block, size_t shared_bytes = 0,
   return Config{grid, block, shared_bytes, stream};
 }
 
+/// The order in which a grid's blocks, and a block's threads, run: forward (block 0 first, and in
+/// it thread 0 first; also between barriers) or reverse (the last first). A GPU promises neither,
+/// so a kernel whose result differs between the two reads what another thread of its launch
+/// writes, or has two threads write one place: a race on a GPU.
+enum class ThreadOrder { kForward, kReverse };
+
+/// Sets the order of later launches' runs and returns the previous one. It starts as
+/// CAFFE_CUDA_EMU_ORDER says (`forward`, the default, or `reverse`).
+ThreadOrder SetThreadOrder(ThreadOrder order);
+
 /// False, with cudaErrorInvalidConfiguration (or InvalidValue) recorded as a GPU records it, when
 /// `config` cannot launch.
 bool ValidLaunch(const Config& config);
