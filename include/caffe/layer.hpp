@@ -75,6 +75,9 @@ class Layer {
   virtual bool AutoTopBlobs() const { return false; }
   /// Whether force_backward may make this bottom receive a gradient (false for e.g. labels).
   virtual bool AllowForceBackward(int bottom_index) const { return true; }
+  /// Whether top[top_index] may be bottom[bottom_index] itself (`bottom: "x" top: "x"`), with
+  /// the same results as with a top of its own. SetUp refuses it, with an error, where not.
+  virtual bool AllowsInPlace(int bottom_index, int top_index) const { return false; }
 
   bool param_propagate_down(int param_id) const {
     return param_id < static_cast<int>(param_propagate_down_.size())
@@ -164,6 +167,8 @@ class Layer {
 
   /// Checks the numbers of bottoms and tops against the declared arity.
   virtual void CheckBlobCounts(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
+  /// Throws where a top is one of the bottoms and AllowsInPlace says no.
+  void CheckInPlace(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) const;
   /// Stores each top's loss weight in its diff, where Forward reads it.
   void SetLossWeights(const Blobs<Dtype>& top);
 

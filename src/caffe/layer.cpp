@@ -21,6 +21,7 @@ string Layer<Dtype>::error_prefix() const {
 template <typename Dtype>
 void Layer<Dtype>::SetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   CheckBlobCounts(bottom, top);
+  CheckInPlace(bottom, top);
   LayerSetUp(bottom, top);
   Reshape(bottom, top);
   SetLossWeights(top);
@@ -197,6 +198,23 @@ void Layer<Dtype>::CheckBlobCounts(const Blobs<Dtype>& bottom, const Blobs<Dtype
     LAYER_CHECK_EQ(num_bottom, num_top)
         << "needs as many top blobs as bottom blobs: got " << num_bottom << " bottoms and "
         << num_top << " tops";
+  }
+}
+
+template <typename Dtype>
+void Layer<Dtype>::CheckInPlace(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) const {
+  for (size_t j = 0; j < top.size(); ++j) {
+    for (size_t i = 0; i < bottom.size(); ++i) {
+      if (top[j] != bottom[i] || AllowsInPlace(static_cast<int>(i), static_cast<int>(j))) {
+        continue;
+      }
+      const std::string name = static_cast<int>(j) < layer_param_.top_size()
+                                   ? " '" + layer_param_.top(static_cast<int>(j)) + "'"
+                                   : "";
+      LAYER_THROW() << "top[" << j << "]" << name << " is also bottom[" << i << "]: " << type()
+                    << " cannot run in place (its results would be wrong); give the top a name "
+                       "of its own";
+    }
   }
 }
 

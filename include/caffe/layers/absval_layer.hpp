@@ -14,7 +14,8 @@ class AbsValLayer : public NeuronLayer<Dtype> {
   using NeuronLayer<Dtype>::NeuronLayer;
   const char* type() const override { return "AbsVal"; }
   /// Rejects in-place use, as BVLC does.
-  void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  /// Backward needs the input's sign, which in place would be the output's.
+  bool AllowsInPlace(int, int) const override { return false; }
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

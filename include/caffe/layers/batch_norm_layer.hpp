@@ -30,6 +30,7 @@ class BatchNormLayer : public Layer<Dtype> {
   bool WritesWholeOutputs() const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+  bool AllowsInPlace(int, int) const override { return true; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// BatchNorm's own: the statistics and normalized values it keeps for backward, which reads

@@ -14,6 +14,8 @@ class BNLLLayer : public NeuronLayer<Dtype> {
  public:
   using NeuronLayer<Dtype>::NeuronLayer;
   const char* type() const override { return "BNLL"; }
+  /// Backward needs the input, which in place would be the output.
+  bool AllowsInPlace(int, int) const override { return false; }
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -13,6 +13,9 @@ class ClipLayer : public NeuronLayer<Dtype> {
  public:
   using NeuronLayer<Dtype>::NeuronLayer;
   const char* type() const override { return "Clip"; }
+  /// Backward needs the input (a value at min or max passes its gradient), which in place
+  /// would be the output.
+  bool AllowsInPlace(int, int) const override { return false; }
   /// Reads clip_param.min and max (min <= max).
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 

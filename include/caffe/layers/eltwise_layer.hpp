@@ -28,6 +28,10 @@ class EltwiseLayer : public Layer<Dtype> {
   bool BackwardReadsBottomData(int) const override { return op_ == EltwiseParameter::PROD; }
   int MinBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
+  /// SUM only: PROD's and MAX's backward need the bottoms as they were.
+  bool AllowsInPlace(int, int) const override {
+    return this->layer_param_.eltwise_param().operation() == EltwiseParameter_EltwiseOp_SUM;
+  }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds MAX's winner indices (written forward, read backward).

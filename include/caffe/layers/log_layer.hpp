@@ -14,6 +14,8 @@ class LogLayer : public NeuronLayer<Dtype> {
  public:
   using NeuronLayer<Dtype>::NeuronLayer;
   const char* type() const override { return "Log"; }
+  /// Backward needs the input, which in place would be the output.
+  bool AllowsInPlace(int, int) const override { return false; }
   /// Reads log_param; base must be -1 or > 0 and not 1.
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 

@@ -21,6 +21,7 @@ class MVNLayer : public Layer<Dtype> {
   const char* type() const override { return "MVN"; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+  bool AllowsInPlace(int, int) const override { return true; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds scale_ (written forward, read backward).

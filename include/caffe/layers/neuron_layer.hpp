@@ -18,6 +18,8 @@ class NeuronLayer : public Layer<Dtype> {
   bool WritesWholeOutputs() const override { return true; }
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+  /// Element-wise, so in place unless a layer's backward needs the bottom it overwrote.
+  bool AllowsInPlace(int, int) const override { return true; }
   /// Gives top[0] the shape of bottom[0] (a no-op when they are the same blob).
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 };

@@ -17,6 +17,10 @@ class PowerLayer : public NeuronLayer<Dtype> {
  public:
   using NeuronLayer<Dtype>::NeuronLayer;
   const char* type() const override { return "Power"; }
+  /// Backward needs the input unless the power is 1 (then the gradient is the scale alone).
+  bool AllowsInPlace(int, int) const override {
+    return this->layer_param_.power_param().power() == 1;
+  }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 
  protected:

@@ -44,6 +44,8 @@ class PythonLayer final : public Layer<Dtype> {
   /// Unbinds the Python object from this layer (its .blobs then raise) and drops the reference.
   ~PythonLayer() override;
   const char* type() const override { return "Python"; }
+  /// The user's code decides what in place means, as in BVLC.
+  bool AllowsInPlace(int, int) const override { return true; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 

@@ -26,6 +26,7 @@ class ScaleLayer : public Layer<Dtype> {
   int MinBottomBlobs() const override { return 1; }
   int MaxBottomBlobs() const override { return 2; }
   int ExactNumTopBlobs() const override { return 1; }
+  bool AllowsInPlace(int bottom_index, int) const override { return bottom_index == 0; }
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds the in-place copy of the bottom (written forward, read backward) and the GPU

@@ -25,6 +25,7 @@ class SoftmaxLayer : public Layer<Dtype> {
                         const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
+  bool AllowsInPlace(int, int) const override { return true; }
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
 
  protected:

@@ -7,12 +7,6 @@
 namespace caffe {
 
 template <typename Dtype>
-void AbsValLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  LAYER_CHECK(top[0] != bottom[0])
-      << "top[0] is the bottom; AbsVal cannot run in place (backward needs the input's sign)";
-}
-
-template <typename Dtype>
 void AbsValLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();

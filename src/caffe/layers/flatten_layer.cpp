@@ -4,8 +4,6 @@ namespace caffe {
 
 template <typename Dtype>
 void FlattenLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  // Sharing data and diff with itself would be a no-op; in place is almost surely a net typo.
-  LAYER_CHECK(top[0] != bottom[0]) << "top[0] is the bottom; Flatten cannot run in place";
   const FlattenParameter& param = this->layer_param_.flatten_param();
   const int num_axes = bottom[0]->num_axes();
   for (int axis : {param.axis(), param.end_axis()}) {

@@ -13,8 +13,6 @@ namespace caffe {
 
 template <typename Dtype>
 void LRNLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  LAYER_CHECK(top[0] != bottom[0])
-      << "top[0] is the bottom; LRN cannot run in place (backward needs its input)";
   const LRNParameter& param = this->layer_param_.lrn_param();
   size_ = static_cast<int>(param.local_size());
   LAYER_CHECK_EQ(size_ % 2, 1) << "local_size must be odd";

@@ -4,8 +4,6 @@ namespace caffe {
 
 template <typename Dtype>
 void ReshapeLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  // The top shares the bottom's memory under another shape; in place would reshape the bottom.
-  LAYER_CHECK(top[0] != bottom[0]) << "top[0] is the bottom; Reshape cannot run in place";
   const BlobShape& shape = this->layer_param_.reshape_param().shape();
   copy_axes_.clear();
   inferred_axis_ = -1;

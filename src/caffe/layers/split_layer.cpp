@@ -6,8 +6,6 @@ template <typename Dtype>
 void SplitLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   count_ = bottom[0]->count();
   for (size_t i = 0; i < top.size(); ++i) {
-    // In place, one top's diff would overwrite the bottom's before the others are summed in.
-    LAYER_CHECK(top[i] != bottom[0]) << "top[" << i << "] is the bottom; Split cannot run in place";
     top[i]->ReshapeLike(*bottom[0]);
   }
 }

@@ -197,6 +197,19 @@ TEST_F(CaffeToolTest, UnknownLayerTypeNamesTypeAndLayer) {
   ExpectOneClearError(RunCaffe("time -model " + bad), "unknown layer type \"Relu\" (layer 'act')");
 }
 
+// BVLC runs an in-place Pooling and computes wrong values; here it is one clear line.
+TEST_F(CaffeToolTest, ALayerThatCannotRunInPlaceSaysSo) {
+  const std::string bad = dir_ + "/in_place.prototxt";
+  WriteFile(bad, R"(
+    layer { name: "in" type: "Input" top: "x"
+            input_param { shape { dim: 1 dim: 2 dim: 4 dim: 4 } } }
+    layer { name: "pool1" type: "Pooling" bottom: "x" top: "x"
+            pooling_param { kernel_size: 3 stride: 1 pad: 1 } })");
+  ExpectOneClearError(RunCaffe("time -model " + bad),
+                      "Pooling layer 'pool1': top[0] 'x' is also bottom[0]: Pooling cannot run in "
+                      "place (its results would be wrong); give the top a name of its own");
+}
+
 TEST_F(CaffeToolTest, ShapeMismatchNamesLayerBlobsAndShapes) {
   const std::string bad = dir_ + "/shapes.prototxt";
   WriteFile(bad, R"(

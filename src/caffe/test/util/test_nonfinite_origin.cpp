@@ -133,13 +133,13 @@ TYPED_TEST(NonFiniteOriginTest, InPlaceLayersAfterTheLayerThatMadeTheBlobAreName
         inner_product_param { num_output: 2 weight_filler { type: "constant" value: -0.5 } } }
       layer { name: "scale" type: "Scale" bottom: "out" top: "out"
         scale_param { filler { type: "constant" value: 3 } } }
-      layer { name: "sqrt" type: "Power" bottom: "out" top: "out" power_param { power: 0.5 } })");
+      layer { name: "exp" type: "Exp" bottom: "out" top: "out" exp_param { scale: -100 } })");
   const NonFiniteOrigin origin = this->ForwardAndFind();
   EXPECT_EQ(origin.source, NonFiniteSource::kLayer);
   EXPECT_EQ(origin.layer, 1);
   // The weights' largest magnitude covers the in-place Scale's (3).
   EXPECT_EQ(origin.description,
-            "layer 'ip1' (InnerProduct) (then in place 'scale' (Scale) 'sqrt' (Power)) made 4 "
+            "layer 'ip1' (InnerProduct) (then in place 'scale' (Scale) 'exp' (Exp)) made 4 "
             "of 4 values of its top 'out' non-finite from finite bottoms (largest magnitude 6) "
             "and finite weights (largest magnitude 3)");
 }
