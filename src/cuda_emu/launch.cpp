@@ -4,10 +4,10 @@
 // runs until its next barrier, and the block moves on once all have arrived, which is what
 // __syncthreads guarantees on a GPU. CAFFE_CUDA_EMU_ORDER=reverse runs blocks and threads last
 // first instead (SetThreadOrder).
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
 #include <memory>
 #include <sstream>
 #include <vector>
@@ -37,6 +37,7 @@ struct Block {
   void* context = nullptr;
 };
 thread_local Block* cooperative_block = nullptr;
+thread_local std::vector<std::unique_ptr<char[]>> fiber_stacks;
 
 ThreadOrder InitialOrder() {
   const char* text = std::getenv("CAFFE_CUDA_EMU_ORDER");
@@ -54,7 +55,6 @@ std::atomic<ThreadOrder> thread_order{InitialOrder()};
 unsigned long long InOrder(unsigned long long i, unsigned long long n, ThreadOrder order) {
   return order == ThreadOrder::kReverse ? n - 1 - i : i;
 }
-thread_local std::vector<std::unique_ptr<char[]>> fiber_stacks;
 
 [[noreturn]] void Abort(const std::string& why) {
   std::fprintf(stderr, "CUDA emulator: %s\n", why.c_str());
@@ -70,11 +70,15 @@ void FiberEntry() {
   SwitchFiber(&block->fibers[self], &block->scheduler);
 }
 
-void SetThread(unsigned int linear) {
-  threadIdx.x = linear % blockDim.x;
-  threadIdx.y = linear / blockDim.x % blockDim.y;
-  threadIdx.z = linear / (blockDim.x * blockDim.y);
+// The x, y, z of the `linear`-th point of `extent`, x varying fastest: a thread of a block, or
+// a block of a grid.
+uint3 Coordinates(unsigned long long linear, dim3 extent) {
+  return {static_cast<unsigned int>(linear % extent.x),
+          static_cast<unsigned int>(linear / extent.x % extent.y),
+          static_cast<unsigned int>(linear / (1ULL * extent.x * extent.y))};
 }
+
+void SetThread(unsigned int linear) { threadIdx = Coordinates(linear, blockDim); }
 
 void RunBlockAsFibers(unsigned int threads, ThreadOrder order, void (*body)(void*),
                       void* context) {
@@ -123,10 +127,7 @@ void RunGrid(const Config& config, bool cooperative, void (*body)(void*), void* 
   gridDim = grid;
   blockDim = block;
   for (unsigned long long i = 0; i < blocks; ++i) {
-    const unsigned long long b = InOrder(i, blocks, order);
-    blockIdx = {static_cast<unsigned int>(b % grid.x),
-                static_cast<unsigned int>(b / grid.x % grid.y),
-                static_cast<unsigned int>(b / (1ULL * grid.x * grid.y))};
+    blockIdx = Coordinates(InOrder(i, blocks, order), grid);
     if (cooperative) {
       RunBlockAsFibers(static_cast<unsigned int>(threads), order, body, context);
       continue;
