@@ -9,6 +9,7 @@
 
 #include <glog/logging.h>
 
+#include "caffe/util/dnnl_context.hpp"
 #include "caffe/util/math_functions.hpp"
 
 namespace caffe {
@@ -17,16 +18,6 @@ namespace {
 
 using dnnl::memory;
 using Tag = memory::format_tag;
-
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-dnnl::stream& Stream() {
-  thread_local dnnl::stream stream(Engine());
-  return stream;
-}
 
 // Staging memory for the blocked copies of one call's arguments, shared by every oneDNN layer on
 // the thread: layers run one at a time, so a net needs the largest call's worth, not one copy of
@@ -76,7 +67,7 @@ dnnl::primitive_attr UserScratchpad() {
 }
 
 memory Scratchpad(const memory::desc& desc) {
-  return memory(desc, Engine(), ScratchSlot(kScratchpad, desc.get_size()));
+  return memory(desc, DnnlEngine(), ScratchSlot(kScratchpad, desc.get_size()));
 }
 
 Tag PlainDataTag(int spatial_axes) {
@@ -96,32 +87,33 @@ class Staged {
   Staged(const memory::desc& plain, const memory::desc& wanted, int slot)
       : plain_(plain), wanted_(wanted), slot_(slot), same_(plain == wanted) {
     if (!same_) {
-      to_wanted_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), wanted));
-      to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), wanted, Engine(), plain));
+      const dnnl::engine& engine = DnnlEngine();
+      to_wanted_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
+      to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain));
     }
   }
   const memory::desc& wanted() const { return wanted_; }
   /// The blob's values in the wanted layout.
   memory In(const float* data) const {
-    memory plain(plain_, Engine(), const_cast<float*>(data));
+    memory plain(plain_, DnnlEngine(), const_cast<float*>(data));
     if (same_) return plain;
     memory staged = Buffer();
-    to_wanted_.execute(Stream(), plain, staged);
+    to_wanted_.execute(DnnlStream(), plain, staged);
     return staged;
   }
   /// Where the primitive writes; Out(data, target) then puts the values into the blob.
   memory Target(float* data) const {
-    return same_ ? memory(plain_, Engine(), data) : Buffer();
+    return same_ ? memory(plain_, DnnlEngine(), data) : Buffer();
   }
   void Out(const memory& target, float* data) const {
     if (same_) return;
-    memory plain(plain_, Engine(), data), source = target;
-    to_plain_.execute(Stream(), source, plain);
+    memory plain(plain_, DnnlEngine(), data), source = target;
+    to_plain_.execute(DnnlStream(), source, plain);
   }
 
  private:
   memory Buffer() const {
-    return memory(wanted_, Engine(), ScratchSlot(slot_, wanted_.get_size()));
+    return memory(wanted_, DnnlEngine(), ScratchSlot(slot_, wanted_.get_size()));
   }
   memory::desc plain_, wanted_;
   int slot_ = 0;
@@ -173,7 +165,7 @@ struct DnnlConvolutionLayer::Primitives {
                      : dnnl::convolution_forward::desc(kind, algorithm, Any(src_md),
                                                        Any(weights_md), Any(dst_md), strides,
                                                        dilates, pad_left, pad_right);
-    forward_pd = dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), Engine());
+    forward_pd = dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), DnnlEngine());
     forward = dnnl::convolution_forward(forward_pd);
     src = Staged(src_md, forward_pd.src_desc(), kSrc);
     weights = Staged(weights_md, forward_pd.weights_desc(), kWeights);
@@ -185,7 +177,7 @@ struct DnnlConvolutionLayer::Primitives {
     data_pd = dnnl::convolution_backward_data::primitive_desc(
         dnnl::convolution_backward_data::desc(algorithm, Any(src_md), Any(weights_md),
                                               Any(dst_md), strides, dilates, pad_left, pad_right),
-        UserScratchpad(), Engine(), forward_pd);
+        UserScratchpad(), DnnlEngine(), forward_pd);
     backward_data = dnnl::convolution_backward_data(data_pd);
     data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), kDiffDst);
     data_weights = Staged(weights_md, data_pd.weights_desc(), kWeights);
@@ -198,7 +190,7 @@ struct DnnlConvolutionLayer::Primitives {
                                                         Any(dst_md), strides, dilates, pad_left,
                                                         pad_right);
     weights_pd = dnnl::convolution_backward_weights::primitive_desc(weights_desc, UserScratchpad(),
-                                                                    Engine(), forward_pd);
+                                                                    DnnlEngine(), forward_pd);
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
     weights_src = Staged(src_md, weights_pd.src_desc(), kSrc);
     weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
@@ -286,7 +278,8 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
       {DNNL_ARG_WEIGHTS, p.weights.In(blobs_[0]->cpu_data())},
       {DNNL_ARG_SCRATCHPAD, Scratchpad(p.forward_pd.scratchpad_desc())}};
   if (p.bias) {
-    args[DNNL_ARG_BIAS] = memory(p.bias_md, Engine(), const_cast<float*>(blobs_[1]->cpu_data()));
+    args[DNNL_ARG_BIAS] =
+        memory(p.bias_md, DnnlEngine(), const_cast<float*>(blobs_[1]->cpu_data()));
   }
   for (size_t i = 0; i < bottom.size(); ++i) {
     const float* bottom_data = bottom[i]->cpu_data();
@@ -296,11 +289,11 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
       const memory dst = p.dst.Target(dst_data);
       args[DNNL_ARG_SRC] = p.src.In(bottom_data + first * p.src_image);
       args[DNNL_ARG_DST] = dst;
-      p.forward.execute(Stream(), args);
+      p.forward.execute(DnnlStream(), args);
       p.dst.Out(dst, dst_data);
     }
   }
-  Stream().wait();
+  DnnlStream().wait();
 }
 
 void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
@@ -335,10 +328,10 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
             {DNNL_ARG_DIFF_DST, weights_diff_dst},
             {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
             {DNNL_ARG_SCRATCHPAD, Scratchpad(p.weights_pd.scratchpad_desc())}};
-        if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, Engine(), p.bias_diff.data());
-        p.backward_weights.execute(Stream(), args);
+        if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, DnnlEngine(), p.bias_diff.data());
+        p.backward_weights.execute(DnnlStream(), args);
         p.weights_diff_weights.Out(diff_weights, weight_diff);
-        Stream().wait();
+        DnnlStream().wait();
         if (weight_grad) {
           caffe_axpy<float>(blobs_[0]->count(), 1.f, weight_diff, blobs_[0]->mutable_cpu_diff());
         }
@@ -354,12 +347,12 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
         const bool reuse =
             weights_diff_dst && p.data_diff_dst.wanted() == p.weights_diff_dst.wanted();
         p.backward_data.execute(
-            Stream(), {{DNNL_ARG_DIFF_DST, reuse ? weights_diff_dst : p.data_diff_dst.In(dy)},
+            DnnlStream(), {{DNNL_ARG_DIFF_DST, reuse ? weights_diff_dst : p.data_diff_dst.In(dy)},
                        {DNNL_ARG_WEIGHTS, data_weights},
                        {DNNL_ARG_DIFF_SRC, diff_src},
                        {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
         p.data_diff_src.Out(diff_src, dx);
-        Stream().wait();
+        DnnlStream().wait();
       }
     }
   }
