@@ -24,6 +24,11 @@ bool DnnlBuilt();
 /// oneDNN request in a build without it falls back to Caffe's engine with a warning.
 CpuEngine ChooseCpuEngine(const LayerParameter& param, const std::string& layer_engine);
 
+/// What CAFFE_CPU_ENGINE asks for every layer: kCaffe for "caffe" (and always in a build without
+/// oneDNN), kDnnl for "dnnl", kDefault otherwise. The array functions of util/vector_math.hpp
+/// follow it too.
+CpuEngine EnvironmentCpuEngine();
+
 }  // namespace caffe
 
 #endif  // CAFFE_UTIL_CPU_ENGINE_HPP_

@@ -1,9 +1,7 @@
 #include "caffe/layers/elu_layer.hpp"
 
-#include <algorithm>
-#include <cmath>
-
 #include "caffe/util/parallel.hpp"
+#include "caffe/util/vector_math.hpp"
 
 namespace caffe {
 
@@ -14,13 +12,7 @@ void ELULayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>&
 
 template <typename Dtype>
 void ELULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  const Dtype* bottom_data = bottom[0]->cpu_data();
-  Dtype* top_data = top[0]->mutable_cpu_data();
-  const Dtype alpha = alpha_;
-  caffe_parallel_for(bottom[0]->count(), [=](int i) {
-    const Dtype x = bottom_data[i];
-    top_data[i] = std::max(x, Dtype(0)) + alpha * (std::exp(std::min(x, Dtype(0))) - Dtype(1));
-  });
+  caffe_elu(bottom[0]->count(), alpha_, bottom[0]->cpu_data(), top[0]->mutable_cpu_data());
 }
 
 template <typename Dtype>

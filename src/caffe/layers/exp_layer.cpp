@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel.hpp"
+#include "caffe/util/vector_math.hpp"
 
 namespace caffe {
 
@@ -28,13 +30,16 @@ void ExpLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>&
 
 template <typename Dtype>
 void ExpLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  // top = outer_scale exp(inner_scale x)
+  const int count = bottom[0]->count();
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();
-  const Dtype inner_scale = inner_scale_, outer_scale = outer_scale_;
-  caffe_parallel_for(bottom[0]->count(), [=](int i) {
-    const Dtype x = inner_scale == Dtype(1) ? bottom_data[i] : inner_scale * bottom_data[i];
-    top_data[i] = outer_scale == Dtype(1) ? std::exp(x) : outer_scale * std::exp(x);
-  });
+  if (inner_scale_ != Dtype(1)) {
+    caffe_cpu_scale(count, inner_scale_, bottom_data, top_data);
+    bottom_data = top_data;
+  }
+  caffe_exp(count, bottom_data, top_data);
+  if (outer_scale_ != Dtype(1)) caffe_scal(count, outer_scale_, top_data);
 }
 
 template <typename Dtype>

@@ -1,20 +1,15 @@
 #include "caffe/layers/sigmoid_layer.hpp"
 
-#include <cmath>
-
 #include "caffe/layers/cudnn_sigmoid_layer.hpp"
 #include "caffe/util/cudnn.hpp"
+#include "caffe/util/parallel.hpp"
+#include "caffe/util/vector_math.hpp"
 
 namespace caffe {
 
 template <typename Dtype>
 void SigmoidLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  const Dtype* bottom_data = bottom[0]->cpu_data();
-  Dtype* top_data = top[0]->mutable_cpu_data();
-  const int count = bottom[0]->count();
-  for (int i = 0; i < count; ++i) {
-    top_data[i] = Dtype(0.5) * std::tanh(Dtype(0.5) * bottom_data[i]) + Dtype(0.5);
-  }
+  caffe_sigmoid(bottom[0]->count(), bottom[0]->cpu_data(), top[0]->mutable_cpu_data());
 }
 
 template <typename Dtype>
@@ -24,11 +19,10 @@ void SigmoidLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   const Dtype* top_data = top[0]->cpu_data();
   const Dtype* top_diff = top[0]->cpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
-  const int count = bottom[0]->count();
-  for (int i = 0; i < count; ++i) {
+  caffe_parallel_for(bottom[0]->count(), [=](int i) {
     const Dtype sigmoid_x = top_data[i];
     bottom_diff[i] = top_diff[i] * sigmoid_x * (Dtype(1) - sigmoid_x);
-  }
+  });
 }
 
 INSTANTIATE_CLASS(SigmoidLayer);

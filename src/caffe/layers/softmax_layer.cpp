@@ -1,10 +1,10 @@
 #include "caffe/layers/softmax_layer.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "caffe/layers/cudnn_softmax_layer.hpp"
 #include "caffe/util/cudnn.hpp"
+#include "caffe/util/math_functions.hpp"
 
 namespace caffe {
 
@@ -32,18 +32,21 @@ void SoftmaxLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dt
   const int dim = channels * inner;
   if (channels == 0 || inner == 0) return;
   // Every read of bottom[o, c, i] precedes the write of top[o, c, i], so top may alias bottom.
+  // First top = bottom - its maximum over the channels, then one exp over the whole blob (on
+  // oneDNN's vector kernels where it runs: util/vector_math.hpp), then the division by the sums.
   if (inner == 1) {
     // The common classifier case: one contiguous row per item.
     for (int o = 0; o < outer_num_; ++o) {
       const Dtype* x = bottom_data + o * dim;
       Dtype* y = top_data + o * dim;
-      Dtype max_value = x[0];
-      for (int c = 1; c < channels; ++c) max_value = std::max(max_value, x[c]);
+      const Dtype max_value = *std::max_element(x, x + channels);
+      for (int c = 0; c < channels; ++c) y[c] = x[c] - max_value;
+    }
+    caffe_exp(outer_num_ * dim, top_data, top_data);
+    for (int o = 0; o < outer_num_; ++o) {
+      Dtype* y = top_data + o * dim;
       Dtype sum = 0;
-      for (int c = 0; c < channels; ++c) {
-        y[c] = std::exp(x[c] - max_value);
-        sum += y[c];
-      }
+      for (int c = 0; c < channels; ++c) sum += y[c];
       for (int c = 0; c < channels; ++c) y[c] /= sum;
     }
     return;
@@ -61,8 +64,12 @@ void SoftmaxLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dt
     for (int c = 0; c < channels; ++c) {
       const Dtype* x_c = x + c * inner;
       Dtype* y_c = y + c * inner;
-      for (int i = 0; i < inner; ++i) y_c[i] = std::exp(x_c[i] - scale[i]);
+      for (int i = 0; i < inner; ++i) y_c[i] = x_c[i] - scale[i];
     }
+  }
+  caffe_exp(outer_num_ * dim, top_data, top_data);
+  for (int o = 0; o < outer_num_; ++o) {
+    Dtype* y = top_data + o * dim;
     caffe_copy(inner, y, scale);
     for (int c = 1; c < channels; ++c) {
       const Dtype* y_c = y + c * inner;

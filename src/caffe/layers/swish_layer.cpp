@@ -1,8 +1,8 @@
 #include "caffe/layers/swish_layer.hpp"
 
-#include <cmath>
-
+#include "caffe/util/math_functions.hpp"
 #include "caffe/util/parallel.hpp"
+#include "caffe/util/vector_math.hpp"
 
 namespace caffe {
 
@@ -19,16 +19,13 @@ void SwishLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& 
 
 template <typename Dtype>
 void SwishLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  // top = x sigmoid(beta x); the sigmoid is kept for backward.
+  const int count = bottom[0]->count();
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* sigmoid = sigmoid_.mutable_cpu_data();
-  Dtype* top_data = top[0]->mutable_cpu_data();
-  const Dtype beta = beta_;
-  caffe_parallel_for(bottom[0]->count(), [=](int i) {
-    const Dtype x = bottom_data[i];
-    // The Sigmoid layer's form, which cannot overflow.
-    sigmoid[i] = Dtype(0.5) * std::tanh(Dtype(0.5) * (beta * x)) + Dtype(0.5);
-    top_data[i] = x * sigmoid[i];
-  });
+  caffe_cpu_scale(count, beta_, bottom_data, sigmoid);
+  caffe_sigmoid(count, sigmoid, sigmoid);
+  caffe_mul(count, bottom_data, sigmoid, top[0]->mutable_cpu_data());
 }
 
 template <typename Dtype>

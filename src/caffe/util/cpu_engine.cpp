@@ -51,6 +51,10 @@ CpuEngine ChooseCpuEngine(const LayerParameter& param, const std::string& layer_
     CAFFE_THROW() << "layer '" << param.name() << "': unknown engine \"" << param.engine()
                   << "\"; expected one of CAFFE, CUDNN, MKLDNN, MKL2017, DNNL";
   }
+  return EnvironmentCpuEngine();
+}
+
+CpuEngine EnvironmentCpuEngine() {
   const char* forced = std::getenv("CAFFE_CPU_ENGINE");
   const std::string environment = forced ? Upper(forced) : "";
   if (environment == "CAFFE" || !DnnlBuilt()) return CpuEngine::kCaffe;

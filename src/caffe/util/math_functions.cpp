@@ -135,8 +135,6 @@ CAFFE_BINARY_OP(caffe_div, a[i] / b[i])
   }
 CAFFE_UNARY_OP(caffe_sqr, a[i] * a[i])
 CAFFE_UNARY_OP(caffe_sqrt, std::sqrt(a[i]))
-CAFFE_UNARY_OP(caffe_exp, std::exp(a[i]))
-CAFFE_UNARY_OP(caffe_log, std::log(a[i]))
 CAFFE_UNARY_OP(caffe_abs, std::fabs(a[i]))
 CAFFE_UNARY_OP(caffe_cpu_sign, static_cast<Dtype>((Dtype(0) < a[i]) - (a[i] < Dtype(0))))
 #undef CAFFE_UNARY_OP
@@ -230,8 +228,6 @@ void caffe_rng_bernoulli(int n, Dtype p, unsigned int* r) {
   template void caffe_div<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                 \
   template void caffe_sqr<Dtype>(int, const Dtype*, Dtype*);                               \
   template void caffe_sqrt<Dtype>(int, const Dtype*, Dtype*);                              \
-  template void caffe_exp<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_log<Dtype>(int, const Dtype*, Dtype*);                               \
   template void caffe_abs<Dtype>(int, const Dtype*, Dtype*);                               \
   template void caffe_cpu_sign<Dtype>(int, const Dtype*, Dtype*);                          \
   template void caffe_powx<Dtype>(int, const Dtype*, Dtype, Dtype*);                       \

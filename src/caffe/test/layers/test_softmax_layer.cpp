@@ -80,6 +80,21 @@ TYPED_TEST(SoftmaxLayerTest, ForwardOverOtherAxes) {
   this->ExpectSoftmaxOver(0);
 }
 
+// Blobs large enough that the exp runs on oneDNN's vector kernels in a build with them
+// (util/vector_math.hpp), spatial and classifier-shaped.
+TYPED_TEST(SoftmaxLayerTest, ForwardOnBlobsForTheVectorKernels) {
+  using Dtype = typename TypeParam::Dtype;
+  for (const vector<int>& shape : {vector<int>{2, 5, 32, 32}, vector<int>{8, 1000}}) {
+    this->bottom_.Reshape(shape);
+    FillGaussian<Dtype>(&this->bottom_, 1702);
+    caffe_scal(this->bottom_.count(), Dtype(4), this->bottom_.mutable_cpu_data());
+    SoftmaxLayer<Dtype> layer(LayerParameter{});
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    layer.Forward(this->bottom_vec_, this->top_vec_);
+    this->ExpectSoftmaxOver(1);
+  }
+}
+
 TYPED_TEST(SoftmaxLayerTest, InPlaceMatchesOutOfPlace) {
   using Dtype = typename TypeParam::Dtype;
   SoftmaxLayer<Dtype> layer(LayerParameter{});
