@@ -44,7 +44,8 @@ bool AnyNan(int n, const float* x) {
 
 template <>
 bool OnDnnl<float>(Function function, float alpha, int n, const float* x, float* y) {
-  if (n < kVectorMathMinElements || EnvironmentCpuEngine() == CpuEngine::kCaffe) return false;
+  const int minimum = (function == Function::kExp ? 2 : 1) * kVectorMathMinElements;
+  if (n < minimum || EnvironmentCpuEngine() == CpuEngine::kCaffe) return false;
   // oneDNN 2.6's exp gives +inf for NaN; the loop keeps the NaN, as every other path does.
   if (function == Function::kExp && AnyNan(n, x)) return false;
   using dnnl::memory;

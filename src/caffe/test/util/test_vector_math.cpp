@@ -115,7 +115,7 @@ class VectorMathTest : public ::testing::Test {
   // place.
   void CheckAllSizes(const std::string& engine_note) {
     const int sizes[] = {1, 100, kVectorMathMinElements - 1, kVectorMathMinElements,
-                         8 * kVectorMathMinElements + 13};
+                         2 * kVectorMathMinElements, 8 * kVectorMathMinElements + 13};
     for (const Function& function : Functions()) {
       for (int n : sizes) {
         const std::vector<Dtype> x = Inputs<Dtype>(function, n);
