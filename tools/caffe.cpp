@@ -506,15 +506,25 @@ int time() {
   // With LMS the timed layers include their swaps, as IBM's did.
   caffe::lms::Planner<float>* planner = lms.Plan(&caffe_net, /*attach=*/true);
 
-  // A first pass allocates every buffer, so the timed passes are steady.
+  const auto& layers = caffe_net.layers();
+  const int last = static_cast<int>(layers.size()) - 1;
+  const auto backward_step = [&](int i) {
+    if (planner) planner->BeforeStep(planner->backward_step(i));
+    caffe_net.BackwardStep(i, last, 0);
+    if (planner) planner->AfterStep(planner->backward_step(i));
+  };
+
+  // A first pass allocates every buffer, so the timed passes are steady. Its backward runs every
+  // layer's step, as the timed ones do (and BVLC's), not only those a training step would: a
+  // layer that needs no backward still touches its top's gradient (a Concat's, say), and that
+  // first touch allocates it.
   LOG(INFO) << "Performing Forward";
   float initial_loss;
   caffe_net.Forward(&initial_loss);
   LOG(INFO) << "Initial loss: " << initial_loss;
   LOG(INFO) << "Performing Backward";
-  caffe_net.Backward();
+  for (int i = last; i >= 0; --i) backward_step(i);
 
-  const auto& layers = caffe_net.layers();
   for (int i = 0; i < static_cast<int>(layers.size()); ++i) {
     if (!caffe_net.RunsFused(i)) continue;
     LOG(INFO) << caffe_net.FusedGroupNames(i) << " run as one (CAFFE_FUSION=0 runs them "
@@ -540,7 +550,6 @@ int time() {
     marks.Start();
     // A group that runs as one (Net::RunsFused) does so in its head's forward step and its
     // last layer's backward step, as in training; the other steps' times are then 0.
-    const int last = static_cast<int>(n) - 1;
     for (int i = 0; i <= last; ++i) {
       if (planner) planner->BeforeStep(planner->forward_step(i));
       caffe_net.ForwardStep(i, 0, last);
@@ -548,9 +557,7 @@ int time() {
       marks.Mark();  // mark 1 + i
     }
     for (int i = last; i >= 0; --i) {
-      if (planner) planner->BeforeStep(planner->backward_step(i));
-      caffe_net.BackwardStep(i, last, 0);
-      if (planner) planner->AfterStep(planner->backward_step(i));
+      backward_step(i);
       marks.Mark();  // mark 1 + n + (last - i)
     }
     marks.Finish();
