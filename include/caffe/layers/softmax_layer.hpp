@@ -20,9 +20,6 @@ class SoftmaxLayer : public Layer<Dtype> {
   bool WritesWholeOutputs() const override { return true; }
   /// Backward (Caffe's and cuDNN's) reads the top's data and diff, not the bottom's data.
   bool BackwardReadsBottomData(int) const override { return false; }
-  /// LMS: the bottoms, tops and learned blobs, plus the per-position scale buffer.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }
   bool AllowsInPlace(int, int) const override { return true; }
@@ -42,7 +39,6 @@ class SoftmaxLayer : public Layer<Dtype> {
   int outer_num_ = 0;
   int channels_ = 0;  // C
   int inner_num_ = 0;
-  Blob<Dtype> scale_;  // (inner): per-position max, then sum, of one outer slice
 };
 
 }  // namespace caffe

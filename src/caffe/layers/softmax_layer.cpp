@@ -5,6 +5,7 @@
 #include "caffe/layers/cudnn_softmax_layer.hpp"
 #include "caffe/util/cudnn.hpp"
 #include "caffe/util/math_functions.hpp"
+#include "caffe/util/parallel.hpp"
 
 namespace caffe {
 
@@ -20,66 +21,95 @@ void SoftmaxLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>
   channels_ = bottom[0]->shape(softmax_axis);
   inner_num_ = bottom[0]->count(softmax_axis + 1);
   top[0]->ReshapeLike(*bottom[0]);
-  scale_.Reshape(vector<int>{inner_num_});
 }
+
+namespace {
+
+// Positions per task in the spatial case: a task's maxima, sums or dot products live on its stack.
+constexpr int kPositionsPerTask = 256;
+
+// Runs task(o, begin, size) over every item o < outer and every run of at most
+// kPositionsPerTask positions [begin, begin + size) of its inner ones, split across the threads
+// when the blob is large enough.
+template <typename Task>
+void ForEachPositionRun(int outer, int channels, int inner, Task task) {
+  const int runs = (inner + kPositionsPerTask - 1) / kPositionsPerTask;
+  const long tasks = static_cast<long>(outer) * runs;
+  const bool parallel = tasks > 1 && tasks * channels * std::min(inner, kPositionsPerTask) >=
+                                          kParallelMinElements;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (long t = 0; t < tasks; ++t) {
+    const int begin = static_cast<int>(t % runs) * kPositionsPerTask;
+    task(static_cast<int>(t / runs), begin, std::min(kPositionsPerTask, inner - begin));
+  }
+}
+
+}  // namespace
 
 template <typename Dtype>
 void SoftmaxLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();
+  const int outer = outer_num_;
   const int channels = channels_;
   const int inner = inner_num_;
   const int dim = channels * inner;
-  if (channels == 0 || inner == 0) return;
+  if (outer == 0 || channels == 0 || inner == 0) return;
   // Every read of bottom[o, c, i] precedes the write of top[o, c, i], so top may alias bottom.
   // First top = bottom - its maximum over the channels, then one exp over the whole blob (on
-  // oneDNN's vector kernels where it runs: util/vector_math.hpp), then the division by the sums.
+  // oneDNN's vector kernels where it runs: util/vector_math.hpp), then the division by the sums;
+  // the first and last steps threaded over items and runs of positions.
   if (inner == 1) {
     // The common classifier case: one contiguous row per item.
-    for (int o = 0; o < outer_num_; ++o) {
-      const Dtype* x = bottom_data + o * dim;
-      Dtype* y = top_data + o * dim;
+    const bool parallel = static_cast<long>(outer) * channels >= kParallelMinElements;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int o = 0; o < outer; ++o) {
+      const Dtype* x = bottom_data + static_cast<long>(o) * dim;
+      Dtype* y = top_data + static_cast<long>(o) * dim;
       const Dtype max_value = *std::max_element(x, x + channels);
       for (int c = 0; c < channels; ++c) y[c] = x[c] - max_value;
     }
-    caffe_exp(outer_num_ * dim, top_data, top_data);
-    for (int o = 0; o < outer_num_; ++o) {
-      Dtype* y = top_data + o * dim;
+    caffe_exp(outer * dim, top_data, top_data);
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int o = 0; o < outer; ++o) {
+      Dtype* y = top_data + static_cast<long>(o) * dim;
       Dtype sum = 0;
       for (int c = 0; c < channels; ++c) sum += y[c];
       for (int c = 0; c < channels; ++c) y[c] /= sum;
     }
     return;
   }
-  // Spatial case: sweep whole channel planes so the inner loops run over contiguous positions.
-  Dtype* scale = scale_.mutable_cpu_data();
-  for (int o = 0; o < outer_num_; ++o) {
-    const Dtype* x = bottom_data + o * dim;
-    Dtype* y = top_data + o * dim;
-    caffe_copy(inner, x, scale);
+  // Spatial case: each task sweeps whole channel planes of its run of positions, so the inner
+  // loops run over contiguous values.
+  ForEachPositionRun(outer, channels, inner, [=](int o, int begin, int size) {
+    const Dtype* x = bottom_data + static_cast<long>(o) * dim + begin;
+    Dtype* y = top_data + static_cast<long>(o) * dim + begin;
+    Dtype max_value[kPositionsPerTask];
+    std::copy(x, x + size, max_value);
     for (int c = 1; c < channels; ++c) {
-      const Dtype* x_c = x + c * inner;
-      for (int i = 0; i < inner; ++i) scale[i] = std::max(scale[i], x_c[i]);
+      const Dtype* x_c = x + static_cast<long>(c) * inner;
+      for (int i = 0; i < size; ++i) max_value[i] = std::max(max_value[i], x_c[i]);
     }
     for (int c = 0; c < channels; ++c) {
-      const Dtype* x_c = x + c * inner;
-      Dtype* y_c = y + c * inner;
-      for (int i = 0; i < inner; ++i) y_c[i] = x_c[i] - scale[i];
+      const Dtype* x_c = x + static_cast<long>(c) * inner;
+      Dtype* y_c = y + static_cast<long>(c) * inner;
+      for (int i = 0; i < size; ++i) y_c[i] = x_c[i] - max_value[i];
     }
-  }
-  caffe_exp(outer_num_ * dim, top_data, top_data);
-  for (int o = 0; o < outer_num_; ++o) {
-    Dtype* y = top_data + o * dim;
-    caffe_copy(inner, y, scale);
+  });
+  caffe_exp(outer * dim, top_data, top_data);
+  ForEachPositionRun(outer, channels, inner, [=](int o, int begin, int size) {
+    Dtype* y = top_data + static_cast<long>(o) * dim + begin;
+    Dtype sum[kPositionsPerTask];
+    std::copy(y, y + size, sum);
     for (int c = 1; c < channels; ++c) {
-      const Dtype* y_c = y + c * inner;
-      for (int i = 0; i < inner; ++i) scale[i] += y_c[i];
+      const Dtype* y_c = y + static_cast<long>(c) * inner;
+      for (int i = 0; i < size; ++i) sum[i] += y_c[i];
     }
     for (int c = 0; c < channels; ++c) {
-      Dtype* y_c = y + c * inner;
-      for (int i = 0; i < inner; ++i) y_c[i] /= scale[i];
+      Dtype* y_c = y + static_cast<long>(c) * inner;
+      for (int i = 0; i < size; ++i) y_c[i] /= sum[i];
     }
-  }
+  });
 }
 
 template <typename Dtype>
@@ -91,36 +121,27 @@ void SoftmaxLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
   const int channels = channels_;
   const int inner = inner_num_;
-  const int dim = channels * inner;
-  if (channels == 0 || inner == 0) return;
-  Dtype* scale = scale_.mutable_cpu_data();
-  // bottom_diff may alias top_diff: the dot products are complete before any element is written.
-  for (int o = 0; o < outer_num_; ++o) {
-    const Dtype* y = top_data + o * dim;
-    const Dtype* dy = top_diff + o * dim;
-    Dtype* dx = bottom_diff + o * dim;
-    caffe_set(inner, Dtype(0), scale);
+  const long dim = static_cast<long>(channels) * inner;
+  if (outer_num_ == 0 || channels == 0 || inner == 0) return;
+  // bottom_diff may alias top_diff: a run's dot products are complete before any of its values
+  // is written.
+  ForEachPositionRun(outer_num_, channels, inner, [=](int o, int begin, int size) {
+    const Dtype* y = top_data + o * dim + begin;
+    const Dtype* dy = top_diff + o * dim + begin;
+    Dtype* dx = bottom_diff + o * dim + begin;
+    Dtype dot[kPositionsPerTask] = {};
     for (int c = 0; c < channels; ++c) {
-      const Dtype* y_c = y + c * inner;
-      const Dtype* dy_c = dy + c * inner;
-      for (int i = 0; i < inner; ++i) scale[i] += dy_c[i] * y_c[i];
+      const Dtype* y_c = y + static_cast<long>(c) * inner;
+      const Dtype* dy_c = dy + static_cast<long>(c) * inner;
+      for (int i = 0; i < size; ++i) dot[i] += dy_c[i] * y_c[i];
     }
     for (int c = 0; c < channels; ++c) {
-      const Dtype* y_c = y + c * inner;
-      const Dtype* dy_c = dy + c * inner;
-      Dtype* dx_c = dx + c * inner;
-      for (int i = 0; i < inner; ++i) dx_c[i] = (dy_c[i] - scale[i]) * y_c[i];
+      const Dtype* y_c = y + static_cast<long>(c) * inner;
+      const Dtype* dy_c = dy + static_cast<long>(c) * inner;
+      Dtype* dx_c = dx + static_cast<long>(c) * inner;
+      for (int i = 0; i < size; ++i) dx_c[i] = (dy_c[i] - dot[i]) * y_c[i];
     }
-  }
-}
-
-template <typename Dtype>
-bool SoftmaxLayer<Dtype>::DeclareMemoryUse(
-    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
-  Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  uses->AddData(scale_, lms::kScratch);  // per-position maxima, then dot products
-  return true;
+  });
 }
 
 INSTANTIATE_CLASS(SoftmaxLayer);
