@@ -1,5 +1,7 @@
 #include "caffe/layer.hpp"
 
+#include <algorithm>
+
 namespace caffe {
 
 template <typename Dtype>
@@ -56,9 +58,30 @@ Dtype Layer<Dtype>::Forward(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top)
   return loss;
 }
 
+namespace {
+
+// Whether a backward step of `layer` reaches anything: a bottom whose gradient is asked for, or a
+// parameter that learns. Under `caffe time` every layer of a net that needs no backward (a deploy
+// net) takes its backward step, and one that reaches nothing should not even allocate the top's
+// gradient (on the GPU, device memory) only to ignore it.
+template <typename Dtype>
+bool BackwardReachesAnything(const Layer<Dtype>& layer, size_t params,
+                             const vector<bool>& propagate_down) {
+  if (std::find(propagate_down.begin(), propagate_down.end(), true) != propagate_down.end()) {
+    return true;
+  }
+  for (size_t i = 0; i < params; ++i) {
+    if (layer.param_propagate_down(static_cast<int>(i))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 template <typename Dtype>
 void Layer<Dtype>::Backward(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                             const Blobs<Dtype>& bottom) {
+  if (!BackwardReachesAnything(*this, blobs_.size(), propagate_down)) return;
   switch (Caffe::mode()) {
     case Caffe::CPU:
       Backward_cpu(top, propagate_down, bottom);
@@ -87,7 +110,9 @@ bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
     }
     return true;
   }
-  // Backward: the tops' gradients, and the data blobs the layer's gradients read again.
+  // Backward: nothing where it reaches nothing (Backward returns at once); otherwise the tops'
+  // gradients, and the data blobs the layer's gradients read again.
+  if (!BackwardReachesAnything(*this, blobs_.size(), propagate_down)) return true;
   for (size_t i = 0; i < top.size(); ++i) {
     if (BackwardReadsTopData(static_cast<int>(i))) uses->AddData(*top[i], lms::kRead);
     uses->AddDiff(*top[i], lms::kRead);

@@ -1,7 +1,5 @@
 #include "caffe/layers/concat_layer.hpp"
 
-#include <algorithm>
-
 namespace caffe {
 
 template <typename Dtype>
@@ -68,11 +66,7 @@ void ConcatLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dty
 template <typename Dtype>
 void ConcatLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                       const Blobs<Dtype>& bottom) {
-  // Without a bottom to reach, the top's gradient is not even read: in a net that needs no
-  // backward (`caffe time` of a deploy net) it would be allocated only to be ignored.
-  const bool any = std::find(propagate_down.begin(), propagate_down.end(), true) !=
-                   propagate_down.end();
-  if (bottom.size() == 1 || !any) return;
+  if (bottom.size() == 1) return;
   const Dtype* top_diff = top[0]->cpu_diff();
   const int top_run = top[0]->shape(concat_axis_) * inner_;
   int offset = 0;

@@ -3,8 +3,6 @@
 // Legend as in concat_layer.hpp: outer, C_i along the axis, inner.
 #include "caffe/layers/concat_layer.hpp"
 
-#include <algorithm>
-
 namespace caffe {
 
 namespace {
@@ -48,10 +46,7 @@ void ConcatLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dty
 template <typename Dtype>
 void ConcatLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                       const Blobs<Dtype>& bottom) {
-  // As on the CPU: no bottom to reach, no read of the top's gradient (no device memory for it).
-  const bool any = std::find(propagate_down.begin(), propagate_down.end(), true) !=
-                   propagate_down.end();
-  if (bottom.size() == 1 || !any) return;
+  if (bottom.size() == 1) return;
   const Dtype* top_diff = top[0]->gpu_diff();
   const int top_run = top[0]->shape(concat_axis_) * inner_;
   int offset = 0;

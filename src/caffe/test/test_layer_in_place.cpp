@@ -3,6 +3,7 @@
 // computes with a top of its own: the top's values, every bottom's gradient, every parameter's
 // gradient. BVLC Caffe checks neither, and an in-place Pooling, Convolution or Filter there (or
 // a Filter on a GPU, where its threads race) gives wrong numbers without a word.
+// The same per-type cases also show that a backward step that reaches nothing touches no gradient.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -181,19 +182,32 @@ struct Outcome {
 // Runs `test_case` once, with its own tops, or with top[0] the bottom test_case.in_place. Returns
 // false, with the error in `refusal`, when setup or forward refuses. `params` are the first run's
 // parameters, given to the second.
+// A case's layer, its bottoms (filled) and its tops (of their own).
+template <typename Dtype>
+struct CaseBlobs {
+  explicit CaseBlobs(const InPlaceCase& test_case)
+      : layer(LayerRegistry<Dtype>::CreateLayer(ParseLayerParam("name: 'l' " + test_case.layer))),
+        bottom_blobs(test_case.bottoms.size()),
+        top_blobs(test_case.tops) {
+    for (size_t i = 0; i < bottom_blobs.size(); ++i) {
+      bottom_blobs[i].Reshape(test_case.bottoms[i].shape);
+      FillBlob(&bottom_blobs[i], test_case.bottoms[i], 100 + static_cast<unsigned int>(i));
+      bottom.push_back(&bottom_blobs[i]);
+    }
+    for (auto& blob : top_blobs) top.push_back(&blob);
+  }
+  shared_ptr<Layer<Dtype>> layer;
+  std::vector<Blob<Dtype>> bottom_blobs, top_blobs;
+  Blobs<Dtype> bottom, top;
+};
+
 template <typename Dtype>
 bool Run(const InPlaceCase& test_case, bool in_place, vector<shared_ptr<Blob<Dtype>>>* params,
          Outcome<Dtype>* outcome, std::string* refusal) {
-  LayerParameter param = ParseLayerParam("name: 'l' " + test_case.layer);
-  shared_ptr<Layer<Dtype>> layer = LayerRegistry<Dtype>::CreateLayer(param);
-  std::vector<Blob<Dtype>> bottom_blobs(test_case.bottoms.size()), top_blobs(test_case.tops);
-  Blobs<Dtype> bottom, top;
-  for (size_t i = 0; i < bottom_blobs.size(); ++i) {
-    bottom_blobs[i].Reshape(test_case.bottoms[i].shape);
-    FillBlob(&bottom_blobs[i], test_case.bottoms[i], 100 + static_cast<unsigned int>(i));
-    bottom.push_back(&bottom_blobs[i]);
-  }
-  for (auto& blob : top_blobs) top.push_back(&blob);
+  CaseBlobs<Dtype> blobs(test_case);
+  Layer<Dtype>* layer = blobs.layer.get();
+  Blobs<Dtype>& bottom = blobs.bottom;
+  Blobs<Dtype>& top = blobs.top;
   if (in_place) top[0] = bottom[test_case.in_place];
   *refusal = ErrorOf([&] { layer->SetUp(bottom, top); });
   if (!refusal->empty()) return false;
@@ -278,6 +292,38 @@ TYPED_TEST(LayerInPlaceTest, InPlaceIsRefusedOrComputesWhatATopOfItsOwnGets) {
       continue;
     }
     EXPECT_EQ(Difference(apart, in_place, tolerance), "");
+  }
+}
+
+// A backward step that reaches nothing (no bottom's gradient asked for, no parameter learning),
+// as every step of a net that needs no backward is under `caffe time`, leaves every gradient
+// alone: none is allocated, on the host or the device, only to be ignored. (The same cases, with
+// tops of their own.)
+TYPED_TEST(LayerInPlaceTest, ABackwardThatReachesNothingTouchesNoGradient) {
+  using Dtype = typename TypeParam::Dtype;
+  for (const InPlaceCase& test_case : Cases()) {
+    if (!test_case.backward) continue;
+    SCOPED_TRACE(test_case.name);
+    CaseBlobs<Dtype> blobs(test_case);
+    Layer<Dtype>* layer = blobs.layer.get();
+    const Blobs<Dtype>& bottom = blobs.bottom;
+    const Blobs<Dtype>& top = blobs.top;
+    layer->SetUp(bottom, top);
+    for (size_t i = 0; i < layer->blobs().size(); ++i) layer->set_param_propagate_down(i, false);
+    Caffe::set_random_seed(1701);
+    layer->Forward(bottom, top);
+    // A loss layer's top holds its loss weight in its diff from setup on: that one is in use.
+    std::vector<const Blob<Dtype>*> untouched(bottom.begin(), bottom.end());
+    for (const Blob<Dtype>* blob : top) {
+      if (blob->diff()->head() == SyncedMemory::UNINITIALIZED) untouched.push_back(blob);
+    }
+    layer->Backward(top, std::vector<bool>(bottom.size(), false), bottom);
+    for (size_t k = 0; k < untouched.size(); ++k) {
+      EXPECT_EQ(untouched[k]->diff()->head(), SyncedMemory::UNINITIALIZED)
+          << (k < bottom.size() ? "bottom " + std::to_string(k)
+                                : "a top (" + std::to_string(k - bottom.size()) + "th untouched)")
+          << "'s gradient was touched";
+    }
   }
 }
 
