@@ -515,9 +515,9 @@ int time() {
   };
 
   // A first pass allocates every buffer, so the timed passes are steady. Its backward runs every
-  // layer's step, as the timed ones do (and BVLC's), not only those a training step would: a
-  // layer that needs no backward still touches its top's gradient (a Concat's, say), and that
-  // first touch allocates it.
+  // layer's step, as the timed ones do (and BVLC's), not only those a training step would: in a
+  // net without a loss no layer needs backward, yet a layer with weights computes their gradients
+  // in its step, and the first of those steps allocates the gradients it touches.
   LOG(INFO) << "Performing Forward";
   float initial_loss;
   caffe_net.Forward(&initial_loss);

@@ -63,12 +63,18 @@ bool OnDnnl<float>(Function function, float alpha, int n, const float* x, float*
 }
 #endif
 
+// y = f(x): on oneDNN's kernel for `function` where it runs, else a parallel loop of value(x[i]).
+template <typename Dtype, typename Value>
+void Apply(Function function, Dtype alpha, int n, const Dtype* x, Dtype* y, Value value) {
+  if (OnDnnl(function, alpha, n, x, y)) return;
+  caffe_parallel_for(n, [=](int i) { y[i] = value(x[i]); });
+}
+
 }  // namespace
 
 template <typename Dtype>
 void caffe_exp(int n, const Dtype* x, Dtype* y) {
-  if (OnDnnl(Function::kExp, Dtype(0), n, x, y)) return;
-  caffe_parallel_for(n, [=](int i) { y[i] = std::exp(x[i]); });
+  Apply(Function::kExp, Dtype(0), n, x, y, [](Dtype v) { return std::exp(v); });
 }
 
 template <typename Dtype>
@@ -79,24 +85,20 @@ void caffe_log(int n, const Dtype* x, Dtype* y) {
 
 template <typename Dtype>
 void caffe_tanh(int n, const Dtype* x, Dtype* y) {
-  if (OnDnnl(Function::kTanh, Dtype(0), n, x, y)) return;
-  caffe_parallel_for(n, [=](int i) { y[i] = std::tanh(x[i]); });
+  Apply(Function::kTanh, Dtype(0), n, x, y, [](Dtype v) { return std::tanh(v); });
 }
 
 template <typename Dtype>
 void caffe_sigmoid(int n, const Dtype* x, Dtype* y) {
-  if (OnDnnl(Function::kSigmoid, Dtype(0), n, x, y)) return;
-  // The tanh form, whose exp cannot overflow.
-  caffe_parallel_for(n, [=](int i) {
-    y[i] = Dtype(0.5) * std::tanh(Dtype(0.5) * x[i]) + Dtype(0.5);
-  });
+  // The loop takes the tanh form, whose exp cannot overflow.
+  Apply(Function::kSigmoid, Dtype(0), n, x, y,
+        [](Dtype v) { return Dtype(0.5) * std::tanh(Dtype(0.5) * v) + Dtype(0.5); });
 }
 
 template <typename Dtype>
 void caffe_elu(int n, Dtype alpha, const Dtype* x, Dtype* y) {
-  if (OnDnnl(Function::kElu, alpha, n, x, y)) return;
-  caffe_parallel_for(n, [=](int i) {
-    y[i] = std::max(x[i], Dtype(0)) + alpha * (std::exp(std::min(x[i], Dtype(0))) - Dtype(1));
+  Apply(Function::kElu, alpha, n, x, y, [alpha](Dtype v) {
+    return std::max(v, Dtype(0)) + alpha * (std::exp(std::min(v, Dtype(0))) - Dtype(1));
   });
 }
 

@@ -1,6 +1,7 @@
 // ConcatLayer: shapes along each axis (axis, negative axis, deprecated concat_dim), forward values
-// by index, backward routing with partial propagate_down (none: the top's gradient untouched),
-// pass-through of a single bottom, finite-difference gradients, and shape/parameter errors.
+// by index, backward routing with partial propagate_down, pass-through of a single bottom,
+// finite-difference gradients, and shape/parameter errors. (A backward that reaches no bottom,
+// every layer's: test_layer_in_place.cpp.)
 #include <string>
 #include <vector>
 
@@ -121,17 +122,6 @@ TYPED_TEST(ConcatLayerTest, BackwardRoutesDiffsOnlyWherePropagateDown) {
       }
     }
   }
-}
-
-// With no bottom to reach (a net that needs no backward, timed by `caffe time`), backward leaves
-// the top's gradient alone: not allocated, on the host or the device.
-TYPED_TEST(ConcatLayerTest, BackwardWithoutPropagationLeavesTheTopGradientUnallocated) {
-  using Dtype = typename TypeParam::Dtype;
-  ConcatLayer<Dtype> layer(ParseLayerParam("name: 'c' type: 'Concat'"));
-  layer.SetUp(this->along_channels_, this->top_vec_);
-  layer.Forward(this->along_channels_, this->top_vec_);
-  layer.Backward(this->top_vec_, {false, false}, this->along_channels_);
-  EXPECT_EQ(this->top_.diff()->head(), SyncedMemory::UNINITIALIZED);
 }
 
 TYPED_TEST(ConcatLayerTest, SingleBottomIsPassedThrough) {
