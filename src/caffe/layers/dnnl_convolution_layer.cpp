@@ -22,10 +22,9 @@ using Tag = memory::format_tag;
 // Staging memory for the blocked copies of one call's arguments, shared by every oneDNN layer on
 // the thread: layers run one at a time, so a net needs the largest call's worth, not one copy of
 // every activation per layer. Slots: 0 src, 1 weights, 2 dst or diff_src, 3 diff_dst, 4
-// diff_weights as oneDNN lays them out, 5 diff_weights in Caffe's layout (one call's gradient,
-// before it is added to the blob's), 6 oneDNN's own scratchpad (the backward passes run one after
-// the other, so they share).
-enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kPlainDiffWeights, kScratchpad, kSlots };
+// diff_weights as oneDNN lays them out (one call's gradient, before it is added to the blob's), 5
+// oneDNN's own scratchpad (the backward passes run one after the other, so they share).
+enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kScratchpad, kSlots };
 
 float* ScratchSlot(int slot, size_t bytes) {
   struct Buffer {
@@ -79,17 +78,31 @@ Tag PlainWeightsTag(int spatial_axes, bool grouped) {
   return spatial_axes == 1 ? Tag::oiw : spatial_axes == 2 ? Tag::oihw : Tag::oidhw;
 }
 
+// A reorder that adds to its destination instead of overwriting it.
+dnnl::primitive_attr Summing() {
+  dnnl::post_ops sum;
+  sum.append_sum(1.f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(sum);
+  return attr;
+}
+
 // One argument of a primitive: the blob's plain layout, the layout the primitive wants, and the
-// reorders between them (none where they agree, the blob's memory is then used as it is).
+// reorders between them (none where they agree, the blob's memory is then used as it is). An
+// accumulating argument is always staged, and Out adds the primitive's values to the blob's
+// (Caffe's gradients accumulate over calls, bottoms and iter_size; oneDNN's overwrite): one pass
+// over the blob, where a reorder into Caffe's layout and then an axpy made two.
 class Staged {
  public:
+  enum Mode { kOverwrite, kAccumulate };
   Staged() = default;
-  Staged(const memory::desc& plain, const memory::desc& wanted, int slot)
-      : plain_(plain), wanted_(wanted), slot_(slot), same_(plain == wanted) {
+  Staged(const memory::desc& plain, const memory::desc& wanted, int slot, Mode mode = kOverwrite)
+      : plain_(plain), wanted_(wanted), slot_(slot), same_(plain == wanted && mode == kOverwrite) {
     if (!same_) {
       const dnnl::engine& engine = DnnlEngine();
       to_wanted_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
-      to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain));
+      to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine, wanted, engine, plain, mode == kAccumulate ? Summing() : dnnl::primitive_attr()));
     }
   }
   const memory::desc& wanted() const { return wanted_; }
@@ -101,7 +114,7 @@ class Staged {
     to_wanted_.execute(DnnlStream(), plain, staged);
     return staged;
   }
-  /// Where the primitive writes; Out(data, target) then puts the values into the blob.
+  /// Where the primitive writes; Out(target, data) then puts (or adds) the values into the blob.
   memory Target(float* data) const {
     return same_ ? memory(plain_, DnnlEngine(), data) : Buffer();
   }
@@ -194,7 +207,8 @@ struct DnnlConvolutionLayer::Primitives {
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
     weights_src = Staged(src_md, weights_pd.src_desc(), kSrc);
     weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
-    weights_diff_weights = Staged(weights_md, weights_pd.diff_weights_desc(), kDiffWeights);
+    weights_diff_weights =
+        Staged(weights_md, weights_pd.diff_weights_desc(), kDiffWeights, Staged::kAccumulate);
     bias_diff.resize(bias ? bias_md.get_size() / sizeof(float) : 0);
     backward_ready = true;
   }
@@ -320,9 +334,9 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
       if (weight_grad || bias_grad) {
         weights_diff_dst = p.weights_diff_dst.In(dy);
         // oneDNN writes the gradients; Caffe's accumulate (iter_size, shared weights, several
-        // bottoms, several calls), so they are computed apart and added.
-        float* weight_diff = ScratchSlot(kPlainDiffWeights, p.weights_md.get_size());
-        const memory diff_weights = p.weights_diff_weights.Target(weight_diff);
+        // bottoms, several calls), so they are computed apart and added. The weights' are
+        // staged (accumulating), so Target's argument is not written.
+        const memory diff_weights = p.weights_diff_weights.Target(nullptr);
         std::unordered_map<int, memory> args{
             {DNNL_ARG_SRC, p.weights_src.In(bottom_data + first * p.src_image)},
             {DNNL_ARG_DIFF_DST, weights_diff_dst},
@@ -330,11 +344,8 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
             {DNNL_ARG_SCRATCHPAD, Scratchpad(p.weights_pd.scratchpad_desc())}};
         if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, DnnlEngine(), p.bias_diff.data());
         p.backward_weights.execute(DnnlStream(), args);
-        p.weights_diff_weights.Out(diff_weights, weight_diff);
+        if (weight_grad) p.weights_diff_weights.Out(diff_weights, blobs_[0]->mutable_cpu_diff());
         DnnlStream().wait();
-        if (weight_grad) {
-          caffe_axpy<float>(blobs_[0]->count(), 1.f, weight_diff, blobs_[0]->mutable_cpu_diff());
-        }
         if (bias_grad) {
           caffe_axpy<float>(blobs_[1]->count(), 1.f, p.bias_diff.data(),
                             blobs_[1]->mutable_cpu_diff());

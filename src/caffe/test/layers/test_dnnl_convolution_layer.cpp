@@ -200,6 +200,41 @@ TEST(DnnlConvolutionGradientTest, ByDefaultOnlyChannelCountsOneDnnRunsFaster) {
   }
 }
 
+// Frozen weights (lr_mult 0) with a bias that learns: the bias gradient accumulates and the
+// weights' gradient stays as it was, although oneDNN computes both in one call.
+TEST(DnnlConvolutionGradientTest, FrozenWeightsKeepTheirGradientWhileTheBiasLearns) {
+  Caffe::set_mode(Caffe::CPU);
+  const LayerParameter param = ConvParam("", "pad: 1");
+  ConvolutionLayer<float> reference(param);
+  DnnlConvolutionLayer layer(param, false);
+  Blob<float> bottom(std::vector<int>{2, 16, 6, 6}), top, ref_top;
+  FillGaussian(&bottom, 6);
+  reference.SetUp({&bottom}, {&ref_top});
+  layer.SetUp({&bottom}, {&top});
+  ASSERT_TRUE(layer.runs_on_dnnl());
+  for (size_t i = 0; i < reference.blobs().size(); ++i) {
+    FillGaussian(reference.blobs()[i].get(), 40 + i);
+    caffe_copy(reference.blobs()[i]->count(), reference.blobs()[i]->cpu_data(),
+               reference.blobs()[i]->mutable_cpu_diff());
+    layer.blobs()[i]->CopyFrom(*reference.blobs()[i], true, true);
+    layer.blobs()[i]->CopyFrom(*reference.blobs()[i]);
+  }
+  reference.set_param_propagate_down(0, false);
+  layer.set_param_propagate_down(0, false);
+  reference.Forward({&bottom}, {&ref_top});
+  layer.Forward({&bottom}, {&top});
+  FillGaussian(&ref_top, 7);
+  caffe_copy(ref_top.count(), ref_top.cpu_data(), ref_top.mutable_cpu_diff());
+  caffe_copy(top.count(), ref_top.cpu_diff(), top.mutable_cpu_diff());
+  reference.Backward({&ref_top}, {false}, {&bottom});
+  layer.Backward({&top}, {false}, {&bottom});
+  const Blob<float>& weights = *layer.blobs()[0];
+  for (int i = 0; i < weights.count(); ++i) {
+    ASSERT_EQ(weights.cpu_diff()[i], weights.cpu_data()[i]) << "weight gradient " << i;
+  }
+  ExpectClose(*layer.blobs()[1], *reference.blobs()[1], true, "bias diff");
+}
+
 // A net reshaped to another batch makes new primitives for the new shape.
 TEST(DnnlConvolutionGradientTest, ReshapeToAnotherBatchKeepsResultsRight) {
   Caffe::set_mode(Caffe::CPU);
