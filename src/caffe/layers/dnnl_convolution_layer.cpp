@@ -134,6 +134,40 @@ class Staged {
   dnnl::reorder to_wanted_, to_plain_;
 };
 
+// Adds a 1x1 convolution's weight gradient in oneDNN's OIhw16i16o layout (16x16 tiles of input
+// by output channels, in output-block-major order) to Caffe's plain outputs x inputs: each tile
+// adds to 16 whole lines of 16 floats, one row of the plain array at a time. oneDNN's reorder
+// (with a sum post-op) writes down a tile's columns instead, and where a plain row is a multiple
+// of 4 KiB those 16 rows share one L1 set: 5.0 ms for ResNet-50's 2048x1024 gradient against 0.8
+// here, 0.62 against 0.09 for 256x1024, and as fast or faster on other shapes (2 threads).
+void AddTiledWeightGradient(const float* tiles, int outputs, int inputs, float* plain) {
+  const int out_blocks = outputs / 16, in_blocks = inputs / 16;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int ob = 0; ob < out_blocks; ++ob) {
+    for (int ib = 0; ib < in_blocks; ++ib) {
+      const float* tile = tiles + (static_cast<size_t>(ob) * in_blocks + ib) * 256;
+      for (int o = 0; o < 16; ++o) {
+        float* row = plain + static_cast<size_t>(ob * 16 + o) * inputs + ib * 16;
+        for (int i = 0; i < 16; ++i) row[i] += tile[i * 16 + o];
+      }
+    }
+  }
+}
+
+// Whether `desc` is a 1x1 convolution's ungrouped weights in whole OIhw16i16o tiles (or its 1-D
+// or 3-D form), which AddTiledWeightGradient takes.
+bool InWholeOneByOneTiles(const memory::desc& desc) {
+  const memory::dims dims = desc.dims();
+  if (dims.size() < 3 || dims[0] % 16 != 0 || dims[1] % 16 != 0) return false;
+  for (size_t axis = 2; axis < dims.size(); ++axis) {
+    if (dims[axis] != 1) return false;
+  }
+  const Tag tag = dims.size() == 3 ? Tag::OIw16i16o
+                  : dims.size() == 4 ? Tag::OIhw16i16o
+                                     : Tag::OIdhw16i16o;
+  return desc == memory::desc(dims, memory::data_type::f32, tag);
+}
+
 // oneDNN's fast kernels work on channels in blocks of 16 (inputs with a handful of channels, as
 // the first layer of an image net has, have their own kernel). Other channel counts are padded to
 // whole blocks, and then im2col + GEMM wins: on LeNet (1 -> 20 -> 50 channels) oneDNN took 1.3x
@@ -163,6 +197,7 @@ struct DnnlConvolutionLayer::Primitives {
   Staged data_diff_dst, data_weights, data_diff_src;
   dnnl::convolution_backward_weights backward_weights;
   Staged weights_src, weights_diff_dst, weights_diff_weights;
+  bool tiled_weight_diff = false;  // added by AddTiledWeightGradient, not by the reorder
   std::vector<float> bias_diff;  // one call's bias gradient, before it accumulates
 
   memory::desc Any(const memory::desc& plain) const {
@@ -209,6 +244,7 @@ struct DnnlConvolutionLayer::Primitives {
     weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
     weights_diff_weights =
         Staged(weights_md, weights_pd.diff_weights_desc(), kDiffWeights, Staged::kAccumulate);
+    tiled_weight_diff = InWholeOneByOneTiles(weights_pd.diff_weights_desc());
     bias_diff.resize(bias ? bias_md.get_size() / sizeof(float) : 0);
     backward_ready = true;
   }
@@ -344,8 +380,14 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
             {DNNL_ARG_SCRATCHPAD, Scratchpad(p.weights_pd.scratchpad_desc())}};
         if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, DnnlEngine(), p.bias_diff.data());
         p.backward_weights.execute(DnnlStream(), args);
-        if (weight_grad) p.weights_diff_weights.Out(diff_weights, blobs_[0]->mutable_cpu_diff());
         DnnlStream().wait();
+        if (weight_grad && p.tiled_weight_diff) {
+          AddTiledWeightGradient(static_cast<const float*>(diff_weights.get_data_handle()),
+                                 num_output_, channels_, blobs_[0]->mutable_cpu_diff());
+        } else if (weight_grad) {
+          p.weights_diff_weights.Out(diff_weights, blobs_[0]->mutable_cpu_diff());
+          DnnlStream().wait();
+        }
         if (bias_grad) {
           caffe_axpy<float>(blobs_[1]->count(), 1.f, p.bias_diff.data(),
                             blobs_[1]->mutable_cpu_diff());

@@ -54,12 +54,14 @@ TEST(DnnlConvolutionEngineTest, TheRegistryBuildsTheChosenEngine) {
 
 namespace {
 
-// A geometry: the bottom's shape and the convolution_param fields besides num_output 4 (or 6).
+// A geometry: the bottom's shape, the convolution_param fields besides num_output, and
+// num_output.
 struct Case {
   std::string name;
   std::vector<int> bottom_shape;
   std::string conv_fields;
   bool expect_dnnl = true;
+  int num_output = 4;
 };
 
 // max |actual - expected| <= 1e-4 max |expected| (summation order differs between the engines).
@@ -88,7 +90,8 @@ class DnnlConvolutionTest : public ::testing::TestWithParam<Case> {
 // param diffs start non-zero, so accumulation (not overwriting) is checked too.
 TEST_P(DnnlConvolutionTest, MatchesCaffesEngineForwardAndBackward) {
   const Case& c = GetParam();
-  const LayerParameter param = ConvParam("", c.conv_fields);
+  LayerParameter param = ConvParam("", c.conv_fields);
+  param.mutable_convolution_param()->set_num_output(c.num_output);
   ConvolutionLayer<float> reference(param);
   DnnlConvolutionLayer layer(param, false);
   Blob<float> bottom_a(c.bottom_shape), bottom_b(c.bottom_shape);
@@ -146,6 +149,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"GroupsAndDilation", {2, 4, 9, 8}, "group: 2 dilation: 2 pad: 2"},
         Case{"NoBiasRectangular", {1, 5, 6, 7}, "bias_term: false kernel_h: 3 kernel_w: 1"},
         Case{"OneByOne", {3, 8, 4, 4}, "kernel_size: 1"},
+        // Channels in whole blocks of 16 both ways: the weight gradient comes in 16x16 tiles.
+        Case{"OneByOneInWholeBlocks", {2, 32, 3, 5}, "kernel_size: 1", true, 48},
+        Case{"OneByOneInWholeBlocksOneAxis", {3, 16, 7}, "kernel_size: 1", true, 32},
+        Case{"OneByOneInWholeBlocksThreeAxes", {2, 32, 2, 3, 2}, "kernel_size: 1", true, 16},
         Case{"OneSpatialAxis", {2, 3, 11}, "stride: 2 pad: 1"},
         Case{"ThreeSpatialAxes", {1, 2, 5, 6, 4}, "pad: 1 stride: 1 stride: 2 stride: 1"},
         // Activations are staged a few images per oneDNN call (4 MiB at most): 5.8 MB images go
