@@ -154,8 +154,8 @@ void AddTiledWeightGradient(const float* tiles, int outputs, int inputs, float* 
   }
 }
 
-// Whether `desc` is a 1x1 convolution's ungrouped weights in whole OIhw16i16o tiles (or its 1-D
-// or 3-D form), which AddTiledWeightGradient takes.
+// Whether `desc`, ungrouped weights, is a 1x1 convolution's in whole OIhw16i16o tiles (or its
+// 1-D or 3-D form), which AddTiledWeightGradient takes.
 bool InWholeOneByOneTiles(const memory::desc& desc) {
   const memory::dims dims = desc.dims();
   if (dims.size() < 3 || dims[0] % 16 != 0 || dims[1] % 16 != 0) return false;
@@ -244,7 +244,9 @@ struct DnnlConvolutionLayer::Primitives {
     weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
     weights_diff_weights =
         Staged(weights_md, weights_pd.diff_weights_desc(), kDiffWeights, Staged::kAccumulate);
-    tiled_weight_diff = InWholeOneByOneTiles(weights_pd.diff_weights_desc());
+    // Ungrouped weights have the data's rank (outputs, inputs, kernel axes); grouped one more.
+    tiled_weight_diff = weights_md.dims().size() == src_md.dims().size() &&
+                        InWholeOneByOneTiles(weights_pd.diff_weights_desc());
     bias_diff.resize(bias ? bias_md.get_size() / sizeof(float) : 0);
     backward_ready = true;
   }

@@ -153,6 +153,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"OneByOneInWholeBlocks", {2, 32, 3, 5}, "kernel_size: 1", true, 48},
         Case{"OneByOneInWholeBlocksOneAxis", {3, 16, 7}, "kernel_size: 1", true, 32},
         Case{"OneByOneInWholeBlocksThreeAxes", {2, 32, 2, 3, 2}, "kernel_size: 1", true, 16},
+        // Grouped 1x1 convolutions, whole blocks per group and one input per group: not tiles.
+        Case{"OneByOneGroupsInWholeBlocks", {2, 32, 3, 3}, "kernel_size: 1 group: 2", true, 32},
+        Case{"OneByOneOneInputPerGroup", {2, 16, 3, 3}, "kernel_size: 1 group: 16", true, 256},
         Case{"OneSpatialAxis", {2, 3, 11}, "stride: 2 pad: 1"},
         Case{"ThreeSpatialAxes", {1, 2, 5, 6, 4}, "pad: 1 stride: 1 stride: 2 stride: 1"},
         // Activations are staged a few images per oneDNN call (4 MiB at most): 5.8 MB images go
