@@ -8,6 +8,8 @@
 
 namespace caffe {
 
+struct DepthwiseGeometry;
+
 /// top[n][o][y] = bias[o] + sum over c in o's group, kernel taps t of
 ///   weights[o][c][t] * bottom[n][c][y * stride - pad + t * dilation] (0 in the padding).
 /// bottom[i]: (N..., C, spatial...) all of one shape; top[i]: (N..., C_out, o...) with
@@ -30,6 +32,12 @@ class ConvolutionLayer : public BaseConvolutionLayer<Dtype> {
 #endif
   bool reverse_dimensions() override { return false; }
   void compute_output_shape() override;
+
+ private:
+  // A 2-D depthwise convolution (group = channels, each channel's outputs reading it alone) runs
+  // directly on the CPU (util/depthwise_convolution.hpp), not by im2col + GEMM.
+  bool RunsDepthwise() const;
+  DepthwiseGeometry DepthwiseShape() const;
 };
 
 }  // namespace caffe

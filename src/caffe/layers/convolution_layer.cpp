@@ -8,6 +8,7 @@
 #include "caffe/layers/cudnn_convolution_layer.hpp"
 #include "caffe/util/cpu_engine.hpp"
 #include "caffe/util/cudnn.hpp"
+#include "caffe/util/depthwise_convolution.hpp"
 #include "caffe/util/im2col.hpp"
 #ifdef USE_DNNL
 #include "caffe/layers/dnnl_convolution_layer.hpp"
@@ -32,12 +33,44 @@ void ConvolutionLayer<Dtype>::compute_output_shape() {
 }
 
 template <typename Dtype>
+bool ConvolutionLayer<Dtype>::RunsDepthwise() const {
+  return this->num_spatial_axes_ == 2 && this->group_ > 1 && this->group_ == this->channels_ &&
+         this->num_output_ % this->channels_ == 0;
+}
+
+template <typename Dtype>
+DepthwiseGeometry ConvolutionLayer<Dtype>::DepthwiseShape() const {
+  DepthwiseGeometry g;
+  g.num = this->num_;
+  g.channels = this->channels_;
+  g.multiplier = this->num_output_ / this->channels_;
+  g.height = (*this->bottom_shape_)[this->channel_axis_ + 1];
+  g.width = (*this->bottom_shape_)[this->channel_axis_ + 2];
+  g.out_height = this->output_shape_[0];
+  g.out_width = this->output_shape_[1];
+  g.kernel_h = this->kernel_shape_[0];
+  g.kernel_w = this->kernel_shape_[1];
+  g.stride_h = this->stride_[0];
+  g.stride_w = this->stride_[1];
+  g.pad_h = this->pad_[0];
+  g.pad_w = this->pad_[1];
+  g.dilation_h = this->dilation_[0];
+  g.dilation_w = this->dilation_[1];
+  return g;
+}
+
+template <typename Dtype>
 void ConvolutionLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const Dtype* weights = this->blobs_[0]->cpu_data();
   const Dtype* bias = this->bias_term_ ? this->blobs_[1]->cpu_data() : nullptr;
   for (size_t i = 0; i < bottom.size(); ++i) {
-    this->ImageToOutput(bottom[i]->cpu_data(), this->num_, weights, bias,
-                        top[i]->mutable_cpu_data());
+    if (RunsDepthwise()) {
+      DepthwiseForward(DepthwiseShape(), bottom[i]->cpu_data(), weights, bias,
+                       top[i]->mutable_cpu_data());
+    } else {
+      this->ImageToOutput(bottom[i]->cpu_data(), this->num_, weights, bias,
+                          top[i]->mutable_cpu_data());
+    }
   }
 }
 
@@ -56,7 +89,13 @@ void ConvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
                                   this->blobs_[1]->mutable_cpu_diff());
     }
     Dtype* bottom_diff = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
-    if (weight_diff || bottom_diff) {
+    if (RunsDepthwise()) {
+      const DepthwiseGeometry shape = DepthwiseShape();
+      if (weight_diff) {
+        DepthwiseBackwardWeights(shape, top_diff, bottom[i]->cpu_data(), weight_diff);
+      }
+      if (bottom_diff) DepthwiseBackwardData(shape, top_diff, weights, bottom_diff);
+    } else if (weight_diff || bottom_diff) {
       this->BackwardGemm(top_diff, bottom[i]->cpu_data(), this->num_, weights, weight_diff,
                          bottom_diff);
     }

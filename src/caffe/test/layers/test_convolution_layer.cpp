@@ -5,6 +5,7 @@
 // Legend: N images, C channels, C_out outputs, G groups, H/W (D) spatial sizes.
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "caffe/blob.hpp"
@@ -125,7 +126,9 @@ class ConvolutionLayerTest : public MultiDeviceTest<TypeParam> {
 
     FillGaussian(&top_, 7);  // the values are not needed any more
     caffe_copy(top_.count(), top_.cpu_data(), top_.mutable_cpu_diff());
-    for (auto& blob : layer.blobs()) caffe_set(blob->count(), Dtype(0), blob->mutable_cpu_diff());
+    for (auto& blob : layer.blobs()) {
+      caffe_set(blob->count(), Dtype(0), blob->mutable_cpu_diff());
+    }
     layer.Backward(top_vec_, {true}, bottom_vec_);
     const Dtype* dy = top_.cpu_diff();
     std::vector<Dtype> dx(bottom_.count(), Dtype(0)), dw(layer.blobs()[0]->count(), Dtype(0));
@@ -254,6 +257,29 @@ TYPED_TEST(ConvolutionLayerTest, MatchesDirectConvolution2d) {
   this->CheckAgainstReference({{7, 6}, {1, 1}, {1, 1}, {1, 1}, 1}, 2, false);  // only with pad
 }
 
+// Depthwise convolutions (group = channels; num_output a multiple of them) run directly on the
+// CPU, not by im2col + GEMM: MobileNet's 3x3, strided, and with 2 and 3 filters per channel on
+// rectangular, dilated, padded and strided geometries, with and without bias.
+TYPED_TEST(ConvolutionLayerTest, DepthwiseMatchesDirectConvolution) {
+  this->bottom_.Reshape({3, 4, 9, 8});
+  FillGaussian(&this->bottom_, 1702);
+  this->CheckAgainstReference({{3, 3}, {1, 1}, {1, 1}, {1, 1}, 4}, 4);
+  this->CheckAgainstReference({{3, 3}, {1, 1}, {2, 2}, {1, 1}, 4}, 4);
+  this->CheckAgainstReference({{3, 2}, {2, 0}, {2, 3}, {2, 1}, 4}, 8);
+  this->CheckAgainstReference({{5, 5}, {0, 3}, {3, 1}, {1, 2}, 4}, 12, false);
+  this->CheckAgainstReference({{1, 1}, {0, 0}, {1, 2}, {1, 1}, 4}, 4);
+}
+
+TYPED_TEST(ConvolutionLayerTest, DepthwiseGradientsMatchFiniteDifferences) {
+  using Dtype = typename TypeParam::Dtype;
+  this->bottom_.Reshape({2, 3, 5, 4});
+  FillGaussian(&this->bottom_, 12);
+  ConvolutionLayer<Dtype> layer(
+      ParseLayerParam(ConvParamText({{3, 3}, {1, 1}, {2, 1}, {1, 1}, 3}, 6)));
+  GradientChecker<Dtype> checker(1e-2, 1e-3);
+  checker.CheckGradientExhaustive(&layer, this->bottom_vec_, this->top_vec_);
+}
+
 TYPED_TEST(ConvolutionLayerTest, ForceNdIm2colGivesTheSameResult) {
   this->CheckAgainstReference({{3, 2}, {2, 1}, {2, 1}, {1, 2}, 3}, 3, true,
                               "force_nd_im2col: true");
@@ -308,30 +334,34 @@ TYPED_TEST(ConvolutionLayerTest, AxisTwoTreatsLeadingAxesAsBatch) {
 
 TYPED_TEST(ConvolutionLayerTest, ParamDiffsAccumulateAndBottomDiffIsOptional) {
   using Dtype = typename TypeParam::Dtype;
-  ConvolutionLayer<Dtype> layer(
-      ParseLayerParam(ConvParamText({{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 2)));
-  layer.SetUp(this->bottom_vec_, this->top_vec_);
-  layer.Forward(this->bottom_vec_, this->top_vec_);
-  FillGaussian(&this->top_, 9);
-  caffe_copy(this->top_.count(), this->top_.cpu_data(), this->top_.mutable_cpu_diff());
-  for (auto& blob : layer.blobs()) caffe_set(blob->count(), Dtype(0), blob->mutable_cpu_diff());
-  caffe_set(this->bottom_.count(), Dtype(42), this->bottom_.mutable_cpu_diff());
-  layer.Backward(this->top_vec_, {false}, this->bottom_vec_);
-  for (int i = 0; i < this->bottom_.count(); ++i) ASSERT_EQ(this->bottom_.cpu_diff()[i], 42);
-  std::vector<Dtype> once(layer.blobs()[0]->cpu_diff(),
-                          layer.blobs()[0]->cpu_diff() + layer.blobs()[0]->count());
-  const Dtype bias_once = layer.blobs()[1]->cpu_diff()[1];
-  layer.Backward(this->top_vec_, {false}, this->bottom_vec_);
-  for (size_t i = 0; i < once.size(); ++i) {
-    EXPECT_NEAR(layer.blobs()[0]->cpu_diff()[i], 2 * once[i], 1e-4 * (1 + std::abs(once[i])));
+  // Im2col + GEMM, and a depthwise convolution (group = channels), which runs directly on the CPU.
+  const std::vector<std::pair<Geometry, int>> cases{{{{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 2},
+                                                   {{{3, 3}, {1, 1}, {2, 2}, {1, 1}, 3}, 6}};
+  for (const auto& [geometry, outputs] : cases) {
+    ConvolutionLayer<Dtype> layer(ParseLayerParam(ConvParamText(geometry, outputs)));
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    layer.Forward(this->bottom_vec_, this->top_vec_);
+    FillGaussian(&this->top_, 9);
+    caffe_copy(this->top_.count(), this->top_.cpu_data(), this->top_.mutable_cpu_diff());
+    for (auto& blob : layer.blobs()) caffe_set(blob->count(), Dtype(0), blob->mutable_cpu_diff());
+    caffe_set(this->bottom_.count(), Dtype(42), this->bottom_.mutable_cpu_diff());
+    layer.Backward(this->top_vec_, {false}, this->bottom_vec_);
+    for (int i = 0; i < this->bottom_.count(); ++i) ASSERT_EQ(this->bottom_.cpu_diff()[i], 42);
+    std::vector<Dtype> once(layer.blobs()[0]->cpu_diff(),
+                            layer.blobs()[0]->cpu_diff() + layer.blobs()[0]->count());
+    const Dtype bias_once = layer.blobs()[1]->cpu_diff()[1];
+    layer.Backward(this->top_vec_, {false}, this->bottom_vec_);
+    for (size_t i = 0; i < once.size(); ++i) {
+      EXPECT_NEAR(layer.blobs()[0]->cpu_diff()[i], 2 * once[i], 1e-4 * (1 + std::abs(once[i])));
+    }
+    EXPECT_NEAR(layer.blobs()[1]->cpu_diff()[1], 2 * bias_once, 1e-4 * (1 + std::abs(bias_once)));
+    // Frozen weights (lr_mult 0 makes the net turn param_propagate_down off) get no diff.
+    layer.set_param_propagate_down(0, false);
+    caffe_set(layer.blobs()[0]->count(), Dtype(0), layer.blobs()[0]->mutable_cpu_diff());
+    layer.Backward(this->top_vec_, {true}, this->bottom_vec_);
+    EXPECT_EQ(layer.blobs()[0]->asum_diff(), 0);
+    EXPECT_GT(this->bottom_.asum_diff(), 0);
   }
-  EXPECT_NEAR(layer.blobs()[1]->cpu_diff()[1], 2 * bias_once, 1e-4 * (1 + std::abs(bias_once)));
-  // Frozen weights (lr_mult 0 makes the net turn param_propagate_down off) get no diff.
-  layer.set_param_propagate_down(0, false);
-  caffe_set(layer.blobs()[0]->count(), Dtype(0), layer.blobs()[0]->mutable_cpu_diff());
-  layer.Backward(this->top_vec_, {true}, this->bottom_vec_);
-  EXPECT_EQ(layer.blobs()[0]->asum_diff(), 0);
-  EXPECT_GT(this->bottom_.asum_diff(), 0);
 }
 
 TYPED_TEST(ConvolutionLayerTest, GradientsMatchFiniteDifferences) {
