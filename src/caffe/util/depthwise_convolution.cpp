@@ -12,15 +12,25 @@ namespace {
 // to all lanes in one vector step, and the sums are read and written once a block.
 constexpr int kLanes = 8;
 
+// Which of the 3x3 kernels below (Forward3x3Block, Weights3x3Block) a geometry takes: 1 or 2
+// (the column stride), or 0 for none.
+int Fast3x3Stride(const DepthwiseGeometry& g) {
+  const bool three = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1;
+  return three && (g.stride_w == 1 || g.stride_w == 2) ? g.stride_w : 0;
+}
+
 // An input plane copied into a zero-bordered buffer, padded so that every output block's taps
 // read inside it: padded[r][q] = input[r - pad_h][q - pad_w], 0 outside the input. The loops then
 // need no bounds test, and the last block of a row reads its unused lanes from the border.
 struct PaddedPlane {
   explicit PaddedPlane(const DepthwiseGeometry& g)
       : g(g),
+        outputs(g.channels * g.multiplier),
+        taps(g.kernel_h * g.kernel_w),
         rows((g.out_height - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1),
         cols(((g.out_width + kLanes - 1) / kLanes * kLanes - 1) * g.stride_w +
-             (g.kernel_w - 1) * g.dilation_w + 1) {
+             (g.kernel_w - 1) * g.dilation_w + 1),
+        fast(Fast3x3Stride(g)) {
     for (int ky = 0; ky < g.kernel_h; ++ky) {
       for (int kx = 0; kx < g.kernel_w; ++kx) {
         tap_offsets.push_back(static_cast<size_t>(ky) * g.dilation_h * cols +
@@ -61,8 +71,19 @@ struct PaddedPlane {
   }
   size_t TapOffset(int k) const { return tap_offsets[k]; }
 
+  // Image n's plane of input channel c in x, and of output channel o in y.
+  template <typename Dtype>
+  Dtype* InputPlane(Dtype* x, int n, int c) const {
+    return x + (static_cast<size_t>(n) * g.channels + c) * g.height * g.width;
+  }
+  template <typename Dtype>
+  Dtype* OutputPlane(Dtype* y, int n, int o) const {
+    return y + (static_cast<size_t>(n) * outputs + o) * g.out_height * g.out_width;
+  }
+
   const DepthwiseGeometry& g;
-  int rows, cols;
+  int outputs, taps, rows, cols;
+  int fast;                         // Fast3x3Stride(g), for the loops to branch on
   std::vector<size_t> tap_offsets;  // per tap, computed once: no division in the loops
 };
 
@@ -122,12 +143,6 @@ void Weights3x3Block(const Dtype* r0, size_t cols, const Dtype* d, Dtype* sums) 
   }
 }
 
-// Which of the kernels above a geometry takes: 1 or 2 (the column stride), or 0 for none.
-int Fast3x3Stride(const DepthwiseGeometry& g) {
-  const bool three = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1;
-  return three && (g.stride_w == 1 || g.stride_w == 2) ? g.stride_w : 0;
-}
-
 // d = a block of a gradient row, 0 in lanes past the row's end.
 template <typename Dtype>
 void LoadBlock(const Dtype* row, int lanes, Dtype* d) {
@@ -139,31 +154,26 @@ void LoadBlock(const Dtype* row, int lanes, Dtype* d) {
 template <typename Dtype>
 void DepthwiseForward(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w,
                       const Dtype* bias, Dtype* y) {
-  const int outputs = g.channels * g.multiplier, taps = g.kernel_h * g.kernel_w;
-  const size_t in_plane = static_cast<size_t>(g.height) * g.width;
-  const size_t out_plane = static_cast<size_t>(g.out_height) * g.out_width;
   const PaddedPlane pad(g);
-  const int fast = Fast3x3Stride(g);
 #pragma omp parallel
   {
     std::vector<Dtype> padded(pad.size());
 #pragma omp for collapse(2) schedule(static)
     for (int n = 0; n < g.num; ++n) {
-      for (int o = 0; o < outputs; ++o) {
-        pad.Fill(x + (static_cast<size_t>(n) * g.channels + o / g.multiplier) * in_plane,
-                 padded.data());
-        const Dtype* filter = w + static_cast<size_t>(o) * taps;
-        Dtype* out = y + (static_cast<size_t>(n) * outputs + o) * out_plane;
+      for (int o = 0; o < pad.outputs; ++o) {
+        pad.Fill(pad.InputPlane(x, n, o / g.multiplier), padded.data());
+        const Dtype* filter = w + static_cast<size_t>(o) * pad.taps;
+        Dtype* out = pad.OutputPlane(y, n, o);
         ForEachBlock(g, [&](int oy, int ox, int lanes) {
           Dtype sum[kLanes];
           std::fill(sum, sum + kLanes, bias ? bias[o] : Dtype(0));
           const Dtype* start = padded.data() + pad.BlockStart(oy, ox);
-          if (fast == 1) {
+          if (pad.fast == 1) {
             Forward3x3Block<Dtype, 1>(start, pad.cols, filter, sum);
-          } else if (fast == 2) {
+          } else if (pad.fast == 2) {
             Forward3x3Block<Dtype, 2>(start, pad.cols, filter, sum);
           } else {
-            for (int k = 0; k < taps; ++k) {
+            for (int k = 0; k < pad.taps; ++k) {
               const Dtype* p = start + pad.TapOffset(k);
               const Dtype a = filter[k];
               ForEachLane(g.stride_w, [&](int l, int i) { sum[l] += a * p[i]; });
@@ -179,9 +189,6 @@ void DepthwiseForward(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w
 template <typename Dtype>
 void DepthwiseBackwardData(const DepthwiseGeometry& g, const Dtype* dy, const Dtype* w,
                            Dtype* dx) {
-  const int outputs = g.channels * g.multiplier, taps = g.kernel_h * g.kernel_w;
-  const size_t in_plane = static_cast<size_t>(g.height) * g.width;
-  const size_t out_plane = static_cast<size_t>(g.out_height) * g.out_width;
   const PaddedPlane pad(g);
   // One task per input plane, with all the outputs that read it: no two tasks write one value.
 #pragma omp parallel
@@ -192,20 +199,20 @@ void DepthwiseBackwardData(const DepthwiseGeometry& g, const Dtype* dy, const Dt
       for (int c = 0; c < g.channels; ++c) {
         std::fill(padded.begin(), padded.end(), Dtype(0));
         for (int o = c * g.multiplier; o < (c + 1) * g.multiplier; ++o) {
-          const Dtype* filter = w + static_cast<size_t>(o) * taps;
-          const Dtype* out_diff = dy + (static_cast<size_t>(n) * outputs + o) * out_plane;
+          const Dtype* filter = w + static_cast<size_t>(o) * pad.taps;
+          const Dtype* out_diff = pad.OutputPlane(dy, n, o);
           ForEachBlock(g, [&](int oy, int ox, int lanes) {
             Dtype d[kLanes];
             LoadBlock(out_diff + static_cast<size_t>(oy) * g.out_width + ox, lanes, d);
             Dtype* start = padded.data() + pad.BlockStart(oy, ox);
-            for (int k = 0; k < taps; ++k) {
+            for (int k = 0; k < pad.taps; ++k) {
               Dtype* p = start + pad.TapOffset(k);
               const Dtype a = filter[k];
               ForEachLane(g.stride_w, [&](int l, int i) { p[i] += a * d[l]; });
             }
           });
         }
-        pad.CopyOut(padded.data(), dx + (static_cast<size_t>(n) * g.channels + c) * in_plane);
+        pad.CopyOut(padded.data(), pad.InputPlane(dx, n, c));
       }
     }
   }
@@ -214,33 +221,28 @@ void DepthwiseBackwardData(const DepthwiseGeometry& g, const Dtype* dy, const Dt
 template <typename Dtype>
 void DepthwiseBackwardWeights(const DepthwiseGeometry& g, const Dtype* dy, const Dtype* x,
                               Dtype* dw) {
-  const int outputs = g.channels * g.multiplier, taps = g.kernel_h * g.kernel_w;
-  const size_t in_plane = static_cast<size_t>(g.height) * g.width;
-  const size_t out_plane = static_cast<size_t>(g.out_height) * g.out_width;
   const PaddedPlane pad(g);
-  const int fast = Fast3x3Stride(g);
   // One task per filter, summing over the images: no two tasks write one weight. Each tap sums
   // in kLanes lanes, added together at the end.
 #pragma omp parallel
   {
-    std::vector<Dtype> padded(pad.size()), sums(static_cast<size_t>(taps) * kLanes);
+    std::vector<Dtype> padded(pad.size()), sums(static_cast<size_t>(pad.taps) * kLanes);
 #pragma omp for schedule(static)
-    for (int o = 0; o < outputs; ++o) {
+    for (int o = 0; o < pad.outputs; ++o) {
       std::fill(sums.begin(), sums.end(), Dtype(0));
       for (int n = 0; n < g.num; ++n) {
-        pad.Fill(x + (static_cast<size_t>(n) * g.channels + o / g.multiplier) * in_plane,
-                 padded.data());
-        const Dtype* out_diff = dy + (static_cast<size_t>(n) * outputs + o) * out_plane;
+        pad.Fill(pad.InputPlane(x, n, o / g.multiplier), padded.data());
+        const Dtype* out_diff = pad.OutputPlane(dy, n, o);
         ForEachBlock(g, [&](int oy, int ox, int lanes) {
           Dtype d[kLanes];
           LoadBlock(out_diff + static_cast<size_t>(oy) * g.out_width + ox, lanes, d);
           const Dtype* start = padded.data() + pad.BlockStart(oy, ox);
-          if (fast == 1) {
+          if (pad.fast == 1) {
             Weights3x3Block<Dtype, 1>(start, pad.cols, d, sums.data());
-          } else if (fast == 2) {
+          } else if (pad.fast == 2) {
             Weights3x3Block<Dtype, 2>(start, pad.cols, d, sums.data());
           } else {
-            for (int k = 0; k < taps; ++k) {
+            for (int k = 0; k < pad.taps; ++k) {
               const Dtype* p = start + pad.TapOffset(k);
               Dtype* sum = sums.data() + static_cast<size_t>(k) * kLanes;
               ForEachLane(g.stride_w, [&](int l, int i) { sum[l] += d[l] * p[i]; });
@@ -248,8 +250,8 @@ void DepthwiseBackwardWeights(const DepthwiseGeometry& g, const Dtype* dy, const
           }
         });
       }
-      Dtype* filter_diff = dw + static_cast<size_t>(o) * taps;
-      for (int k = 0; k < taps; ++k) {
+      Dtype* filter_diff = dw + static_cast<size_t>(o) * pad.taps;
+      for (int k = 0; k < pad.taps; ++k) {
         Dtype total = 0;
         for (int l = 0; l < kLanes; ++l) total += sums[static_cast<size_t>(k) * kLanes + l];
         filter_diff[k] += total;
