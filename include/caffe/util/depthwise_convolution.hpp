@@ -1,4 +1,4 @@
-// Depthwise 2-D convolution on the CPU, computed directly: every input channel c has its own
+// Depthwise 2-D convolution on the CPU (and the GPU), computed directly: every input channel c has its own
 // `multiplier` filters (group = channels, num_output = multiplier x channels; output channel o
 // reads channel o / multiplier), as MobileNet's 3x3 layers. Caffe's im2col + GEMM runs these as
 // one GEMM of a single output row per group, over a column buffer k x k times the input.
@@ -29,6 +29,20 @@ void DepthwiseBackwardData(const DepthwiseGeometry& g, const Dtype* dy, const Dt
 template <typename Dtype>
 void DepthwiseBackwardWeights(const DepthwiseGeometry& g, const Dtype* dy, const Dtype* x,
                               Dtype* dw);
+
+#ifndef CPU_ONLY
+// The same three on the GPU (depthwise_convolution.cu); pointers are device memory, and g stays
+// on the host.
+template <typename Dtype>
+void DepthwiseForwardGpu(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w,
+                         const Dtype* bias, Dtype* y);
+template <typename Dtype>
+void DepthwiseBackwardDataGpu(const DepthwiseGeometry& g, const Dtype* dy, const Dtype* w,
+                              Dtype* dx);
+template <typename Dtype>
+void DepthwiseBackwardWeightsGpu(const DepthwiseGeometry& g, const Dtype* dy, const Dtype* x,
+                                 Dtype* dw);
+#endif  // CPU_ONLY
 
 }  // namespace caffe
 

@@ -60,6 +60,17 @@ DepthwiseGeometry ConvolutionLayer<Dtype>::DepthwiseShape() const {
 }
 
 template <typename Dtype>
+bool ConvolutionLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+                                               const Blobs<Dtype>& top,
+                                               const vector<bool>& propagate_down,
+                                               lms::MemoryUses* uses) const {
+  if (RunsDepthwise()) {
+    return Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+  }
+  return BaseConvolutionLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+}
+
+template <typename Dtype>
 void ConvolutionLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const Dtype* weights = this->blobs_[0]->cpu_data();
   const Dtype* bias = this->bias_term_ ? this->blobs_[1]->cpu_data() : nullptr;

@@ -1,8 +1,10 @@
 // Convolution on the GPU: the base class's im2col + cuBLAS helpers (base_conv_layer.cu), called
-// as Forward_cpu / Backward_cpu call their CPU counterparts.
+// as Forward_cpu / Backward_cpu call their CPU counterparts; 2-D depthwise convolutions take
+// their own kernels (util/depthwise_convolution.cu), as on the CPU.
 #include <vector>
 
 #include "caffe/layers/convolution_layer.hpp"
+#include "caffe/util/depthwise_convolution.hpp"
 
 namespace caffe {
 
@@ -11,8 +13,13 @@ void ConvolutionLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blob
   const Dtype* weights = this->blobs_[0]->gpu_data();
   const Dtype* bias = this->bias_term_ ? this->blobs_[1]->gpu_data() : nullptr;
   for (size_t i = 0; i < bottom.size(); ++i) {
-    this->ImageToOutputGpu(bottom[i]->gpu_data(), this->num_, weights, bias,
-                           top[i]->mutable_gpu_data());
+    if (RunsDepthwise()) {
+      DepthwiseForwardGpu(DepthwiseShape(), bottom[i]->gpu_data(), weights, bias,
+                          top[i]->mutable_gpu_data());
+    } else {
+      this->ImageToOutputGpu(bottom[i]->gpu_data(), this->num_, weights, bias,
+                             top[i]->mutable_gpu_data());
+    }
   }
 }
 
@@ -31,7 +38,13 @@ void ConvolutionLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
                                      this->out_spatial_dim_, this->blobs_[1]->mutable_gpu_diff());
     }
     Dtype* bottom_diff = propagate_down[i] ? bottom[i]->mutable_gpu_diff() : nullptr;
-    if (weight_diff || bottom_diff) {
+    if (RunsDepthwise()) {
+      const DepthwiseGeometry shape = DepthwiseShape();
+      if (weight_diff) {
+        DepthwiseBackwardWeightsGpu(shape, top_diff, bottom[i]->gpu_data(), weight_diff);
+      }
+      if (bottom_diff) DepthwiseBackwardDataGpu(shape, top_diff, weights, bottom_diff);
+    } else if (weight_diff || bottom_diff) {
       this->BackwardGemmGpu(top_diff, weight_diff ? bottom[i]->gpu_data() : nullptr, this->num_,
                             weights, weight_diff, bottom_diff);
     }

@@ -76,6 +76,22 @@ TYPED_TEST(GpuVisionLayersTest, ConvolutionDepthwiseHeightWidthForms) {
       {{3, 6, 15, 10}}, GpuLongSumTolerance<TypeParam>()));
 }
 
+TYPED_TEST(GpuVisionLayersTest, ConvolutionDepthwiseMultiplierDilation) {
+  // The depthwise kernels: 2 filters per channel, dilation, padding; 646 output positions per
+  // channel, so each weight gradient's block loops over more values than it has threads.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE",
+                           "num_output: 16 group: 8 kernel_size: 3 dilation: 2 pad: 2"),
+      {{2, 8, 17, 19}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(GpuVisionLayersTest, ConvolutionDepthwiseStrideTwoWithoutBias) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 5 group: 5 kernel_size: 3 "
+                           "stride: 2 pad: 1", /*bias=*/false),
+      {{3, 5, 14, 11}}, GpuLongSumTolerance<TypeParam>()));
+}
+
 TYPED_TEST(GpuVisionLayersTest, ConvolutionOneByOneWithoutBias) {
   // A 1x1 stride-1 unpadded kernel multiplies the image itself (no im2col).
   ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(

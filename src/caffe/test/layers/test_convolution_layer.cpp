@@ -10,6 +10,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/convolution_layer.hpp"
+#include "caffe/lms/memory_use.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/im2col.hpp"
@@ -280,6 +281,27 @@ TYPED_TEST(ConvolutionLayerTest, DepthwiseGradientsMatchFiniteDifferences) {
   checker.CheckGradientExhaustive(&layer, this->bottom_vec_, this->top_vec_);
 }
 
+TYPED_TEST(ConvolutionLayerTest, DepthwiseDeclaresNoColumnBuffersToLms) {
+  // LMS moves what a layer declares; the depthwise kernels use no column buffers, im2col does.
+  using Dtype = typename TypeParam::Dtype;
+  for (const int group : {1, 3}) {
+    ConvolutionLayer<Dtype> layer(
+        ParseLayerParam(ConvParamText({{3, 3}, {1, 1}, {1, 1}, {1, 1}, group}, 3)));
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    for (const lms::Pass pass : {lms::Pass::kForward, lms::Pass::kBackward}) {
+      lms::MemoryUses own, plain;
+      ASSERT_TRUE(layer.DeclareMemoryUse(pass, this->bottom_vec_, this->top_vec_, {true}, &own));
+      layer.Layer<Dtype>::DeclareMemoryUse(pass, this->bottom_vec_, this->top_vec_, {true},
+                                           &plain);
+      if (group == 1) {
+        EXPECT_GT(own.uses().size(), plain.uses().size()) << "im2col's column buffer";
+      } else {
+        EXPECT_EQ(own.uses().size(), plain.uses().size()) << "depthwise";
+      }
+    }
+  }
+}
+
 TYPED_TEST(ConvolutionLayerTest, ForceNdIm2colGivesTheSameResult) {
   this->CheckAgainstReference({{3, 2}, {2, 1}, {2, 1}, {1, 2}, 3}, 3, true,
                               "force_nd_im2col: true");
@@ -334,7 +356,7 @@ TYPED_TEST(ConvolutionLayerTest, AxisTwoTreatsLeadingAxesAsBatch) {
 
 TYPED_TEST(ConvolutionLayerTest, ParamDiffsAccumulateAndBottomDiffIsOptional) {
   using Dtype = typename TypeParam::Dtype;
-  // Im2col + GEMM, and a depthwise convolution (group = channels), which runs directly on the CPU.
+  // Im2col + GEMM, and a depthwise convolution (group = channels), which runs directly.
   const std::vector<std::pair<Geometry, int>> cases{{{{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 2},
                                                    {{{3, 3}, {1, 1}, {2, 2}, {1, 1}, 3}, 6}};
   for (const auto& [geometry, outputs] : cases) {
