@@ -1,7 +1,7 @@
-// Depthwise 2-D convolution on the CPU (and the GPU), computed directly: every input channel c has its own
-// `multiplier` filters (group = channels, num_output = multiplier x channels; output channel o
-// reads channel o / multiplier), as MobileNet's 3x3 layers. Caffe's im2col + GEMM runs these as
-// one GEMM of a single output row per group, over a column buffer k x k times the input.
+// Depthwise 2-D convolution on the CPU and the GPU, computed directly: every input channel c has
+// its own `multiplier` filters (group = channels, num_output = multiplier x channels; output
+// channel o reads channel o / multiplier), as MobileNet's 3x3 layers. Caffe's im2col + GEMM runs
+// these as one GEMM of a single output row per group, over a column buffer k x k times the input.
 // Legend: N images, C channels, M multiplier, H x W input, OH x OW output.
 #ifndef CAFFE_UTIL_DEPTHWISE_CONVOLUTION_HPP_
 #define CAFFE_UTIL_DEPTHWISE_CONVOLUTION_HPP_

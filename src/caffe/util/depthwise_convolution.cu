@@ -107,7 +107,8 @@ __global__ void DepthwiseBackwardWeightsKernel(const DepthwiseGeometry g, const 
 template <typename Dtype>
 void DepthwiseForwardGpu(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w,
                          const Dtype* bias, Dtype* y) {
-  const long values = static_cast<long>(g.num) * g.channels * g.multiplier * g.out_height * g.out_width;
+  const long values =
+      static_cast<long>(g.num) * g.channels * g.multiplier * g.out_height * g.out_width;
   if (values <= 0) return;
   CHECK_LE(values, static_cast<long>(INT_MAX)) << "a blob of over 2^31 values";
   const int n = static_cast<int>(values);

@@ -1,9 +1,10 @@
 // DepthwiseForward, DepthwiseBackwardData and DepthwiseBackwardWeights against a direct loop in
 // double, in float and double, on geometries that take each of their paths: 3x3 kernels at
-// column stride 1 and 2 (one expression for all nine taps), and any other kernel, stride,
-// dilation and multiplier (a loop over the taps); planes wider than a block of 8 outputs with a
-// remainder, and windows that stop short of the input's end. The input gradient overwrites what
-// was there; the weight gradient adds to it.
+// column stride 1 and 2 (all nine taps in one expression), and any other kernel, stride,
+// dilation and multiplier (a loop over the taps); the input gradient gathered as a convolution
+// of the top gradient (stride 1, one filter per channel) and otherwise added tap by tap; planes
+// wider than a block of 8 outputs with a remainder, and windows that stop short of the input's
+// end. The input gradient overwrites what was there; the weight gradient adds to it.
 #include "caffe/util/depthwise_convolution.hpp"
 
 #include <cmath>
@@ -57,6 +58,9 @@ const std::vector<Case>& Cases() {
       {"RectangularDilatedStrided", Geometry(2, 3, 2, 13, 14, 5, 3, 3, 2, 2, 0, 2, 1)},
       {"DilatedThreeByThree", Geometry(1, 2, 3, 10, 9, 3, 3, 1, 1, 2, 2, 2, 2)},
       {"StrideThreeOneByOne", Geometry(2, 5, 1, 7, 10, 1, 1, 3, 3, 0, 0, 1, 1)},
+      {"ColumnStrideTwoMultiplierTwo", Geometry(2, 2, 2, 11, 18, 3, 3, 1, 2, 1, 1, 1, 1)},
+      {"RectangularDilatedStrideOne", Geometry(2, 3, 1, 11, 13, 5, 3, 1, 1, 1, 2, 2, 1)},
+      {"PaddedBeyondTheKernel", Geometry(1, 2, 1, 6, 7, 3, 3, 1, 1, 3, 1, 1, 1)},
   };
   return cases;
 }
@@ -150,8 +154,12 @@ TEST(DepthwiseConvolutionTest, DoubleMatchesTheDirectLoop) {
 }
 
 TEST(DepthwiseConvolutionTest, TheCasesCoverEveryPath) {
-  // Widths above 8 (a block of outputs and a remainder), each 3x3 stride, the general loop.
+  // Widths above 8 (a block of outputs and a remainder), each 3x3 stride, the general loop; the
+  // input gradient gathered as a forward convolution (stride 1, one filter per channel, padding
+  // within the kernel's extent) and scattered otherwise, by the 3x3 stride-2 kernel and the
+  // general loop.
   bool wide = false, stride_one = false, stride_two = false, general = false;
+  bool gathered = false, scattered_stride_two = false, scattered_general = false;
   for (const Case& c : Cases()) {
     const DepthwiseGeometry& g = c.g;
     const bool three = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 &&
@@ -160,8 +168,15 @@ TEST(DepthwiseConvolutionTest, TheCasesCoverEveryPath) {
     stride_one = stride_one || (three && g.stride_w == 1);
     stride_two = stride_two || (three && g.stride_w == 2);
     general = general || !three;
+    const bool gathers = g.stride_h == 1 && g.stride_w == 1 && g.multiplier == 1 &&
+                         g.pad_h <= g.dilation_h * (g.kernel_h - 1) &&
+                         g.pad_w <= g.dilation_w * (g.kernel_w - 1);
+    gathered = gathered || (gathers && !three);
+    scattered_stride_two = scattered_stride_two || (three && g.stride_w == 2);
+    scattered_general = scattered_general || (!gathers && !(three && g.stride_w == 2));
   }
   EXPECT_TRUE(wide && stride_one && stride_two && general);
+  EXPECT_TRUE(gathered && scattered_stride_two && scattered_general);
 }
 
 }  // namespace caffe
