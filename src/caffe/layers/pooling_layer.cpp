@@ -267,6 +267,19 @@ void MaxBackwardPlaneTiled2x2(const Dtype* dy, const Mask* mask, int out_h, int 
   }
 }
 
+// The outputs [begin, end) of a row whose windows have the full kernel width (all but a few
+// clipped at the edges); output ow's window starts at base + ow * stride.
+struct FullWindows {
+  FullWindows(const AxisBounds& ww, int out_w, int kernel_w, int stride_w) {
+    begin = 0;
+    while (begin < out_w && ww.end[begin] - ww.start[begin] != kernel_w) ++begin;
+    end = begin;
+    while (end < out_w && ww.end[end] - ww.start[end] == kernel_w) ++end;
+    base = begin < out_w ? ww.start[begin] - begin * stride_w : 0;
+  }
+  int begin, end, base;
+};
+
 // The row pass of MaxPlaneByRows over outputs [begin, end), whose windows all have the full
 // kernel width and start at base + ow * stride: one sweep per tap with the outputs innermost, so
 // the results are contiguous and the loop vectorizes (kStride > 0 a compile-time stride, 0 the
@@ -305,14 +318,8 @@ void MaxPlaneByRows(const Dtype* x, const int* pooled, int in_h, int in_w,
   const AxisBounds& wh = axes[1];
   const AxisBounds& ww = axes[2];
   const int out_w = pooled[2];
-  // The outputs whose windows have the full width (all but a few clipped at the edges).
-  int full_begin = 0;
-  while (full_begin < out_w && ww.end[full_begin] - ww.start[full_begin] != kernel_w) {
-    ++full_begin;
-  }
-  int full_end = full_begin;
-  while (full_end < out_w && ww.end[full_end] - ww.start[full_end] == kernel_w) ++full_end;
-  const int base = full_begin < out_w ? ww.start[full_begin] - full_begin * stride_w : 0;
+  const FullWindows full(ww, out_w, kernel_w, stride_w);
+  const int full_begin = full.begin, full_end = full.end, base = full.base;
   for (int h = 0; h < in_h; ++h) {
     const Dtype* row = x + h * in_w;
     Dtype* best = row_max + h * out_w;
@@ -399,6 +406,61 @@ void AvePlane(const Dtype* x, const int* pooled, int in_h, int in_w, const AxisB
   }
 }
 
+// One row of AvePlane's 2-D sums, for the outputs whose windows have the full width: tap by tap
+// with the outputs innermost (contiguous results; the loop vectorizes), each output's values
+// added in AvePlane's order (rows, then columns, from 0), so the sums are the same to the bit.
+// kStride > 0 is a compile-time stride, 0 the runtime `stride`.
+template <int kStride, typename Dtype>
+void AveRowSums(const Dtype* x, int in_w, int h_begin, int h_end, int base, int stride,
+                int kernel_w, int begin, int end, Dtype* sum) {
+  const int step = kStride > 0 ? kStride : stride;
+  for (int ow = begin; ow < end; ++ow) sum[ow] = 0;
+  for (int h = h_begin; h < h_end; ++h) {
+    for (int tap = 0; tap < kernel_w; ++tap) {
+      const Dtype* values = x + h * in_w + base + tap;
+      for (int ow = begin; ow < end; ++ow) sum[ow] += values[ow * step];
+    }
+  }
+}
+
+// AvePlane in 2-D with AveRowSums for the full-width windows of each output row (`sum`: a row of
+// pooled[2] values) and the windows clipped at the edges one at a time.
+template <typename Dtype>
+void AvePlaneByRows(const Dtype* x, const int* pooled, int in_w, const AxisBounds* axes,
+                    int kernel_w, int stride_w, Dtype* y, Dtype* sum) {
+  const AxisBounds& wh = axes[1];
+  const AxisBounds& ww = axes[2];
+  const int out_w = pooled[2];
+  const FullWindows full(ww, out_w, kernel_w, stride_w);
+  for (int oh = 0; oh < pooled[1]; ++oh) {
+    const int h_begin = wh.start[oh], h_end = wh.end[oh];
+    if (stride_w == 1) {
+      AveRowSums<1>(x, in_w, h_begin, h_end, full.base, 1, kernel_w, full.begin, full.end, sum);
+    } else if (stride_w == 2) {
+      AveRowSums<2>(x, in_w, h_begin, h_end, full.base, 2, kernel_w, full.begin, full.end, sum);
+    } else {
+      AveRowSums<0>(x, in_w, h_begin, h_end, full.base, stride_w, kernel_w, full.begin,
+                    full.end, sum);
+    }
+    const auto clipped = [&](int begin, int end) {
+      for (int ow = begin; ow < end; ++ow) {
+        Dtype value = 0;
+        for (int h = h_begin; h < h_end; ++h) {
+          for (int w = ww.start[ow]; w < ww.end[ow]; ++w) value += x[h * in_w + w];
+        }
+        sum[ow] = value;
+      }
+    };
+    clipped(0, full.begin);
+    clipped(full.end, out_w);
+    Dtype* y_row = y + oh * out_w;
+    const int extent_h = wh.padded_extent[oh];
+    for (int ow = 0; ow < out_w; ++ow) {
+      y_row[ow] = sum[ow] / static_cast<Dtype>(extent_h * ww.padded_extent[ow]);
+    }
+  }
+}
+
 // The adjoint of AvePlane: each output's diff, divided by its divisor, goes to its window.
 template <bool kDepth, typename Dtype>
 void AveBackwardPlane(const Dtype* dy, const int* pooled, int in_h, int in_w,
@@ -425,6 +487,46 @@ void AveBackwardPlane(const Dtype* dy, const int* pooled, int in_h, int in_w,
         }
       }
     }
+  }
+}
+
+// AveBackwardPlane in 2-D for rows of outputs: each output row's clipped windows before the
+// full-width ones one at a time, then the full-width ones tap by tap with the outputs innermost
+// (the loop vectorizes), then the clipped ones after. Taps go from the last to the first, so
+// every input receives its shares in AveBackwardPlane's order (outputs ascending) and the
+// gradient is the same to the bit. `share`: a row of pooled[2] values.
+template <typename Dtype>
+void AveBackwardPlaneByRows(const Dtype* dy, const int* pooled, int in_w, const AxisBounds* axes,
+                            int kernel_w, int stride_w, Dtype* dx, Dtype* share) {
+  const AxisBounds& wh = axes[1];
+  const AxisBounds& ww = axes[2];
+  const int out_w = pooled[2];
+  const FullWindows full(ww, out_w, kernel_w, stride_w);
+  for (int oh = 0; oh < pooled[1]; ++oh) {
+    const int h_begin = wh.start[oh], h_end = wh.end[oh];
+    const int extent_h = wh.padded_extent[oh];
+    for (int ow = 0; ow < out_w; ++ow) {
+      share[ow] = dy[oh * out_w + ow] / static_cast<Dtype>(extent_h * ww.padded_extent[ow]);
+    }
+    const auto clipped = [&](int begin, int end) {
+      for (int ow = begin; ow < end; ++ow) {
+        for (int h = h_begin; h < h_end; ++h) {
+          for (int w = ww.start[ow]; w < ww.end[ow]; ++w) dx[h * in_w + w] += share[ow];
+        }
+      }
+    };
+    clipped(0, full.begin);
+    for (int h = h_begin; h < h_end; ++h) {
+      for (int tap = kernel_w - 1; tap >= 0; --tap) {
+        Dtype* row = dx + h * in_w + full.base + tap;
+        if (stride_w == 1) {
+          for (int ow = full.begin; ow < full.end; ++ow) row[ow] += share[ow];
+        } else {
+          for (int ow = full.begin; ow < full.end; ++ow) row[ow * stride_w] += share[ow];
+        }
+      }
+    }
+    clipped(full.end, out_w);
   }
 }
 
@@ -482,6 +584,9 @@ void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) 
   AxisBounds axes[kAxes];
   BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  // Rows of outputs at a time where a row has several (Inception's 3x3 stride-1 AVE, DenseNet's
+  // 2x2 stride 2); a window per output otherwise (global pooling).
+  const bool by_rows = pooled_[2] >= 4;
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
@@ -489,6 +594,10 @@ void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) 
     Dtype* y = top_data + static_cast<long>(plane) * out_plane;
     if (depth) {
       AvePlane<true>(x, pooled_, input_[1], input_[2], axes, y);
+    } else if (by_rows) {
+      thread_local std::vector<Dtype> sums;
+      if (static_cast<int>(sums.size()) < pooled_[2]) sums.resize(pooled_[2]);
+      AvePlaneByRows(x, pooled_, input_[2], axes, kernel_[2], stride_[2], y, sums.data());
     } else {
       AvePlane<false>(x, pooled_, input_[1], input_[2], axes, y);
     }
@@ -549,6 +658,7 @@ void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff)
   AxisBounds axes[kAxes];
   BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
+  const bool by_rows = pooled_[2] >= 4;  // as ForwardAve
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
@@ -557,6 +667,11 @@ void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff)
     std::fill(dx, dx + in_plane, Dtype(0));  // the windows add into zeros
     if (depth) {
       AveBackwardPlane<true>(dy, pooled_, input_[1], input_[2], axes, dx);
+    } else if (by_rows) {
+      thread_local std::vector<Dtype> shares;
+      if (static_cast<int>(shares.size()) < pooled_[2]) shares.resize(pooled_[2]);
+      AveBackwardPlaneByRows(dy, pooled_, input_[2], axes, kernel_[2], stride_[2], dx,
+                             shares.data());
     } else {
       AveBackwardPlane<false>(dy, pooled_, input_[1], input_[2], axes, dx);
     }

@@ -1,6 +1,6 @@
 // PoolingLayer: output sizes (CEIL/FLOOR rounding, BVLC's correction for windows that would start
-// in the padding), MAX and AVE values by hand and against BVLC's loops on random inputs, the
-// argmax top, tie-breaking, AVE's divisor at the borders, global pooling, 1-D and 3-D bottoms,
+// in the padding), MAX and AVE values by hand and against BVLC's loops on random inputs (and
+// AVE's backward; on the CPU equal to the bit), the argmax top, tie-breaking, AVE's divisor at the borders, global pooling, 1-D and 3-D bottoms,
 // finite-difference gradients, and bad parameters.
 // Legend: N images, C channels, H/W height/width, PH/PW pooled height/width.
 #include <algorithm>
@@ -60,6 +60,25 @@ void ReferencePool(const Blob<Dtype>& bottom, bool max, int kernel_h, int kernel
       }
     }
   }
+}
+
+// 2-D geometries for the comparisons with BVLC's loops: overlapping and tiling windows, padding,
+// rectangular kernels, and the FLOOR rounding.
+struct Case2d {
+  const char* param;
+  int kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w;
+};
+
+const std::vector<Case2d>& Cases2d() {
+  static const std::vector<Case2d> cases = {
+      {"kernel_size: 3 stride: 2", 3, 3, 0, 0, 2, 2},
+      {"kernel_size: 2 stride: 2", 2, 2, 0, 0, 2, 2},
+      {"kernel_size: 3 stride: 1 pad: 1", 3, 3, 1, 1, 1, 1},
+      {"kernel_size: 3 stride: 2 pad: 2", 3, 3, 2, 2, 2, 2},
+      {"kernel_h: 4 kernel_w: 2 stride_h: 3 stride_w: 1 pad_h: 2 pad_w: 1", 4, 2, 2, 1, 3, 1},
+      {"kernel_size: 5 stride: 3 pad: 1 round_mode: FLOOR", 5, 5, 1, 1, 3, 3},
+  };
+  return cases;
 }
 
 // Distinct values (a shuffled ramp with steps of 0.1) so that no two inputs of a MAX window are
@@ -175,21 +194,9 @@ TYPED_TEST(PoolingLayerTest, AveDividesByTheWindowClippedToThePaddedInput) {
 
 TYPED_TEST(PoolingLayerTest, MatchesBvlcLoopsOnRandomInputs) {
   using Dtype = typename TypeParam::Dtype;
-  struct Case {
-    const char* param;
-    int kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w;
-  };
-  const Case cases[] = {
-      {"kernel_size: 3 stride: 2", 3, 3, 0, 0, 2, 2},
-      {"kernel_size: 2 stride: 2", 2, 2, 0, 0, 2, 2},
-      {"kernel_size: 3 stride: 1 pad: 1", 3, 3, 1, 1, 1, 1},
-      {"kernel_size: 3 stride: 2 pad: 2", 3, 3, 2, 2, 2, 2},
-      {"kernel_h: 4 kernel_w: 2 stride_h: 3 stride_w: 1 pad_h: 2 pad_w: 1", 4, 2, 2, 1, 3, 1},
-      {"kernel_size: 5 stride: 3 pad: 1 round_mode: FLOOR", 5, 5, 1, 1, 3, 3},
-  };
   this->bottom_.Reshape({2, 3, 11, 13});
   FillGaussian(&this->bottom_, 3);
-  for (const Case& c : cases) {
+  for (const Case2d& c : Cases2d()) {
     for (const char* method : {"MAX", "AVE"}) {
       PoolingLayer<Dtype> layer(PoolParam(std::string("pool: ") + method + " " + c.param));
       Blobs<Dtype> tops{&this->top_};
@@ -201,12 +208,57 @@ TYPED_TEST(PoolingLayerTest, MatchesBvlcLoopsOnRandomInputs) {
       ReferencePool(this->bottom_, method[0] == 'M', c.kernel_h, c.kernel_w, c.pad_h, c.pad_w,
                     c.stride_h, c.stride_w, this->top_.height(), this->top_.width(), &expected,
                     &argmax);
+      // On the CPU the same sums in the same order: equal to the bit (AVE's rows of outputs
+      // included, which add each window's values in BVLC's order).
+      const double tolerance = Caffe::mode() == Caffe::CPU ? 0.0 : 1e-6;
       for (int i = 0; i < this->top_.count(); ++i) {
-        ASSERT_NEAR(this->top_.cpu_data()[i], expected[i], 1e-6) << method << " " << c.param;
+        ASSERT_NEAR(this->top_.cpu_data()[i], expected[i], tolerance) << method << " " << c.param;
         if (method[0] == 'M') {
           ASSERT_EQ(this->mask_.cpu_data()[i], argmax[i]) << c.param;
         }
       }
+    }
+  }
+}
+
+TYPED_TEST(PoolingLayerTest, AveBackwardMatchesBvlcLoops) {
+  // BVLC's AVE backward: each output's diff over its divisor added to its window, outputs in
+  // row-major order. On the CPU equal to the bit (rows of outputs add in the same order).
+  using Dtype = typename TypeParam::Dtype;
+  this->bottom_.Reshape({2, 3, 11, 23});
+  const int height = 11, width = 23;
+  for (const Case2d& c : Cases2d()) {
+    PoolingLayer<Dtype> layer(PoolParam(std::string("pool: AVE ") + c.param));
+    layer.SetUp(this->bottom_vec_, this->top_vec_);
+    FillGaussian(&this->top_, 5);
+    caffe_copy(this->top_.count(), this->top_.cpu_data(), this->top_.mutable_cpu_diff());
+    layer.Backward(this->top_vec_, {true}, this->bottom_vec_);
+    const int pooled_h = this->top_.height(), pooled_w = this->top_.width();
+    std::vector<Dtype> expected(this->bottom_.count(), Dtype(0));
+    for (int plane = 0; plane < this->bottom_.count(0, 2); ++plane) {
+      const Dtype* dy = this->top_.cpu_diff() + plane * pooled_h * pooled_w;
+      Dtype* dx = expected.data() + plane * height * width;
+      for (int ph = 0; ph < pooled_h; ++ph) {
+        for (int pw = 0; pw < pooled_w; ++pw) {
+          int hstart = ph * c.stride_h - c.pad_h, wstart = pw * c.stride_w - c.pad_w;
+          int hend = std::min(hstart + c.kernel_h, height + c.pad_h);
+          int wend = std::min(wstart + c.kernel_w, width + c.pad_w);
+          const int pool_size = (hend - hstart) * (wend - wstart);
+          hstart = std::max(hstart, 0);
+          wstart = std::max(wstart, 0);
+          hend = std::min(hend, height);
+          wend = std::min(wend, width);
+          for (int h = hstart; h < hend; ++h) {
+            for (int w = wstart; w < wend; ++w) {
+              dx[h * width + w] += dy[ph * pooled_w + pw] / pool_size;
+            }
+          }
+        }
+      }
+    }
+    const double tolerance = Caffe::mode() == Caffe::CPU ? 0.0 : 1e-6;
+    for (int i = 0; i < this->bottom_.count(); ++i) {
+      ASSERT_NEAR(this->bottom_.cpu_diff()[i], expected[i], tolerance) << c.param << " " << i;
     }
   }
 }
