@@ -194,7 +194,8 @@ TYPED_TEST(PoolingLayerTest, AveDividesByTheWindowClippedToThePaddedInput) {
 
 TYPED_TEST(PoolingLayerTest, MatchesBvlcLoopsOnRandomInputs) {
   using Dtype = typename TypeParam::Dtype;
-  this->bottom_.Reshape({2, 3, 11, 13});
+  // 37 columns: rows of up to 37 outputs, several blocks of 8 and a remainder on the CPU.
+  this->bottom_.Reshape({2, 3, 11, 37});
   FillGaussian(&this->bottom_, 3);
   for (const Case2d& c : Cases2d()) {
     for (const char* method : {"MAX", "AVE"}) {
@@ -216,6 +217,23 @@ TYPED_TEST(PoolingLayerTest, MatchesBvlcLoopsOnRandomInputs) {
         if (method[0] == 'M') {
           ASSERT_EQ(this->mask_.cpu_data()[i], argmax[i]) << c.param;
         }
+      }
+      if (method[0] != 'M') continue;
+      // Without the mask top the argmax is kept inside (ints): the same maxima, and backward
+      // routes each output's gradient to BVLC's argmax.
+      PoolingLayer<Dtype> plain(PoolParam(std::string("pool: MAX ") + c.param));
+      plain.SetUp(this->bottom_vec_, this->top_vec_);
+      plain.Forward(this->bottom_vec_, this->top_vec_);
+      const int out_plane = this->top_.count(2), in_plane = this->bottom_.count(2);
+      std::vector<Dtype> dx(this->bottom_.count(), Dtype(0));
+      for (int i = 0; i < this->top_.count(); ++i) {
+        ASSERT_EQ(this->top_.cpu_data()[i], expected[i]) << c.param << " without the mask top";
+        this->top_.mutable_cpu_diff()[i] = static_cast<Dtype>(1 + i % 7);
+        dx[(i / out_plane) * in_plane + argmax[i]] += static_cast<Dtype>(1 + i % 7);
+      }
+      plain.Backward(this->top_vec_, {true}, this->bottom_vec_);
+      for (int i = 0; i < this->bottom_.count(); ++i) {
+        ASSERT_EQ(this->bottom_.cpu_diff()[i], dx[i]) << c.param << " bottom diff " << i;
       }
     }
   }
@@ -268,7 +286,7 @@ TYPED_TEST(PoolingLayerTest, MaxTiesGoToTheFirstInRowMajorOrder) {
   // kernel) take the two-pass path, the others the direct one; both must pick the first maximum
   // in row-major order, as BVLC's loops do.
   using Dtype = typename TypeParam::Dtype;
-  this->bottom_.Reshape({2, 3, 11, 13});
+  this->bottom_.Reshape({2, 3, 11, 37});
   std::mt19937 generator(7);
   for (int i = 0; i < this->bottom_.count(); ++i) {
     this->bottom_.mutable_cpu_data()[i] = static_cast<Dtype>(generator() % 3);
