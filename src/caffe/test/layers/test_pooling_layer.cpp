@@ -194,7 +194,7 @@ TYPED_TEST(PoolingLayerTest, AveDividesByTheWindowClippedToThePaddedInput) {
 
 TYPED_TEST(PoolingLayerTest, MatchesBvlcLoopsOnRandomInputs) {
   using Dtype = typename TypeParam::Dtype;
-  // 37 columns: rows of up to 37 outputs, several blocks of 8 and a remainder on the CPU.
+  // 37 columns: rows of up to 37 outputs, for the CPU paths that take a row at a time.
   this->bottom_.Reshape({2, 3, 11, 37});
   FillGaussian(&this->bottom_, 3);
   for (const Case2d& c : Cases2d()) {
