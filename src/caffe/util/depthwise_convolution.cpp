@@ -13,8 +13,8 @@ namespace {
 // to all lanes in one vector step, and the sums are read and written once a block.
 constexpr int kLanes = 8;
 
-// Whether a geometry takes the 3x3 kernels below (Forward3x3Plane, Weights3x3Plane, and at stride 2
-// AddDataStrideTwoRow): 1 or 2 (the column stride), or 0 for none.
+// Whether a geometry takes the 3x3 kernels below (Forward3x3Plane, Weights3x3Plane, and at
+// stride 2 AddDataStrideTwoRow): 1 or 2 (the column stride), or 0 for none.
 int Fast3x3Stride(const DepthwiseGeometry& g) {
   const bool three = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1;
   return three && (g.stride_w == 1 || g.stride_w == 2) ? g.stride_w : 0;
@@ -131,10 +131,10 @@ void LoadBlock(const Dtype* row, int lanes, Dtype* d) {
 
 // 3x3 kernels without dilation (MobileNet's) at column stride 1 or 2 take a plane a row of
 // outputs at a time: output x of a row reads, for tap k, row[offset[k] + x], so consecutive
-// outputs read consecutive values. At stride 1 the offsets are the 3 x 3 window's in the padded plane; at
-// stride 2 the plane's rows are first split into their even columns and then their odd ones
-// (SplitColumns), and a window row's three taps read even[x], odd[x] and even[x + 1] (the unsplit
-// row would need a gather of every second value).
+// outputs read consecutive values. At stride 1 the offsets are the 3 x 3 window's in the padded
+// plane; at stride 2 the plane's rows are first split into their even columns and then their odd
+// ones (SplitColumns), and a window row's three taps read even[x], odd[x] and even[x + 1] (the
+// unsplit row would need a gather of every second value).
 struct Taps3x3 {
   Taps3x3(int stride, size_t cols) {
     const size_t evens = (cols + 1) / 2;

@@ -1,6 +1,7 @@
 // PoolingLayer: output sizes (CEIL/FLOOR rounding, BVLC's correction for windows that would start
 // in the padding), MAX and AVE values by hand and against BVLC's loops on random inputs (and
-// AVE's backward; on the CPU equal to the bit), the argmax top, tie-breaking, AVE's divisor at the borders, global pooling, 1-D and 3-D bottoms,
+// AVE's backward and MAX's gradient routing; on the CPU equal to the bit), the argmax top,
+// tie-breaking, AVE's divisor at the borders, global pooling, 1-D and 3-D bottoms,
 // finite-difference gradients, and bad parameters.
 // Legend: N images, C channels, H/W height/width, PH/PW pooled height/width.
 #include <algorithm>
