@@ -15,6 +15,21 @@ namespace caffe {
 
 namespace {
 
+// Runs body(i) for i in [0, count), over `threads` OpenMP threads when there are several. With
+// one the loop runs outside any OpenMP construct: a GEMM called inside one, even an inactive
+// region (if false), is nested to OpenMP OpenBLAS, which then starts a team of new threads for
+// each call, racing the idle pool thread that still spins (a 1x1 convolution at batch 1 after
+// any threaded layer: 2.7 ms instead of 0.4-0.5).
+template <typename Body>
+void ForEachChunk(int count, int threads, Body body) {
+  if (threads > 1) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int i = 0; i < count; ++i) body(i);
+  } else {
+    for (int i = 0; i < count; ++i) body(i);
+  }
+}
+
 // Chunking: images are added to one GEMM until it has at least this many columns. Measured on
 // LeNet, CIFAR-10 quick and CaffeNet shapes: layers with 8x8 outputs gain 8-10 % of CPU time at
 // 256 columns with one OpenBLAS thread and about a third of wall time with two (fewer, larger
@@ -286,8 +301,7 @@ void BaseConvolutionLayer<Dtype>::ImageToOutput(const Dtype* im, int num, const 
   Dtype* product_base = out_buffer_.count() ? out_buffer_.mutable_cpu_data() : nullptr;
   const long col_stride = col_buffer_.count() / threads_;
   const long product_stride = out_buffer_.count() / threads_;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int chunk = 0; chunk < chunks; ++chunk) {
+  ForEachChunk(chunks, threads_, [&](int chunk) {
     const int thread = caffe_thread_index();
     const int n0 = chunk * chunk_images_;
     const int count = std::min(chunk_images_, num - n0);
@@ -303,7 +317,7 @@ void BaseConvolutionLayer<Dtype>::ImageToOutput(const Dtype* im, int num, const 
     }
     if (count == 1) {
       if (bias) AddChannelBias(out_chunk, 1, conv_out_channels_, spatial, bias);
-      continue;
+      return;
     }
     // (C_out, count * S) -> count x (C_out, S), adding the bias on the way.
     for (int n = 0; n < count; ++n) {
@@ -318,7 +332,7 @@ void BaseConvolutionLayer<Dtype>::ImageToOutput(const Dtype* im, int num, const 
         }
       }
     }
-  }
+  });
 }
 
 template <typename Dtype>
@@ -340,8 +354,7 @@ void BaseConvolutionLayer<Dtype>::BackwardGemm(const Dtype* out_diff, const Dtyp
   // Each thread accumulates its chunks' weight gradient, transposed, in its own buffer.
   Dtype* weight_diff_t = weight_diff ? weight_diff_t_.mutable_cpu_data() : nullptr;
   std::vector<char> thread_used(threads_, 0);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int chunk = 0; chunk < chunks; ++chunk) {
+  ForEachChunk(chunks, threads_, [&](int chunk) {
     const int thread = caffe_thread_index();
     const int n0 = chunk * chunk_images_;
     const int count = std::min(chunk_images_, num - n0);
@@ -388,7 +401,7 @@ void BaseConvolutionLayer<Dtype>::BackwardGemm(const Dtype* out_diff, const Dtyp
         }
       }
     }
-  }
+  });
   if (weight_diff) AddTransposedWeightDiffs(weight_diff_t, thread_used, weight_diff);
 }
 
@@ -408,8 +421,7 @@ void BaseConvolutionLayer<Dtype>::ImageToOutputTiled(const Dtype* im, int num,
   const int group_rows = conv_out_channels_ / group_;
   Dtype* col_base = col_buffer_.mutable_cpu_data();
   const long col_stride = col_buffer_.count() / threads_;
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int n = 0; n < num; ++n) {
+  ForEachChunk(num, threads_, [&](int n) {
     Dtype* col = col_base + caffe_thread_index() * col_stride;
     Dtype* out_image = out + static_cast<long>(n) * conv_out_dim_;
     for (int line = 0; line < num_lines_; line += tile_lines_) {
@@ -428,7 +440,7 @@ void BaseConvolutionLayer<Dtype>::ImageToOutputTiled(const Dtype* im, int num,
       }
     }
     if (bias) AddChannelBias(out_image, 1, conv_out_channels_, spatial, bias);
-  }
+  });
 }
 
 template <typename Dtype>
@@ -442,8 +454,7 @@ void BaseConvolutionLayer<Dtype>::BackwardGemmTiled(const Dtype* out_diff, const
   const long col_stride = col_buffer_.count() / threads_;
   Dtype* weight_diff_t = weight_diff ? weight_diff_t_.mutable_cpu_data() : nullptr;
   std::vector<char> thread_used(threads_, 0);
-#pragma omp parallel for schedule(static) num_threads(threads_) if (threads_ > 1)
-  for (int n = 0; n < num; ++n) {
+  ForEachChunk(num, threads_, [&](int n) {
     const int thread = caffe_thread_index();
     Dtype* col = col_base + thread * col_stride;
     const Dtype* diff_image = out_diff + static_cast<long>(n) * conv_out_dim_;
@@ -478,7 +489,7 @@ void BaseConvolutionLayer<Dtype>::BackwardGemmTiled(const Dtype* out_diff, const
                                  stride_.data(), dilation_.data(), line, line_end, im_image);
       }
     }
-  }
+  });
   if (weight_diff) AddTransposedWeightDiffs(weight_diff_t, thread_used, weight_diff);
 }
 
