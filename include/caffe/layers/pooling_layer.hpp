@@ -65,6 +65,10 @@ class PoolingLayer : public Layer<Dtype> {
   /// 2x2 windows at stride 2, unpadded, that tile the 2-D input exactly (LeNet's): MAX takes a
   /// path without window bounds, whose backward writes every input (no zeroing pass).
   bool TiledByTwoByTwo() const;
+  /// AVE over 2-D windows a row of outputs at a time, forward and backward: where a row has
+  /// several (Inception's 3x3 stride-1 AVE, DenseNet's 2x2 stride 2); a window per output
+  /// otherwise (global pooling).
+  bool AveByRows() const { return pooled_[2] >= 4; }
   template <typename Mask>
   void ForwardMax(const Dtype* bottom_data, Dtype* top_data, Mask* mask) const;
   void ForwardAve(const Dtype* bottom_data, Dtype* top_data) const;

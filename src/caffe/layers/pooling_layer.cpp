@@ -584,9 +584,7 @@ void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) 
   AxisBounds axes[kAxes];
   BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
-  // Rows of outputs at a time where a row has several (Inception's 3x3 stride-1 AVE, DenseNet's
-  // 2x2 stride 2); a window per output otherwise (global pooling).
-  const bool by_rows = pooled_[2] >= 4;
+  const bool by_rows = AveByRows();
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
@@ -658,7 +656,7 @@ void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff)
   AxisBounds axes[kAxes];
   BoundsOf(windows_, kAxes, axes);
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
-  const bool by_rows = pooled_[2] >= 4;  // as ForwardAve
+  const bool by_rows = AveByRows();
   // Planes are independent: one thread per share of them.
 #pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
