@@ -25,8 +25,8 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/data_layer.hpp"
-#include "caffe/util/db.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 
 #ifdef USE_OPENCV
 #include <opencv2/core.hpp>

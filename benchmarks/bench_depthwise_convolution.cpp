@@ -1,4 +1,4 @@
-// Times util/depthwise_convolution.hpp's three CPU passes (float) on MobileNet v1's depthwise
+// Times kernels/depthwise_convolution.hpp's three CPU passes (float) on MobileNet v1's depthwise
 // geometries at a batch of 8 (3x3 kernels, pad 1; each channels x side x stride once), and prints
 // the best of the runs in milliseconds: forward, input gradient, weight gradient.
 //   bench_depthwise_convolution [runs]     default 20
@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "caffe/util/depthwise_convolution.hpp"
+#include "caffe/kernels/depthwise_convolution.hpp"
 
 namespace {
 

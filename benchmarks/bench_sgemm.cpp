@@ -10,7 +10,7 @@
 #include <glog/logging.h>
 
 #include "caffe/util/blas_core.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;

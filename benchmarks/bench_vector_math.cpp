@@ -1,4 +1,4 @@
-// Times the array functions of caffe/util/vector_math.hpp (float) on both of their paths, the loop
+// Times the array functions of caffe/kernels/vector_math.hpp (float) on both of their paths, the loop
 // of std:: calls (CAFFE_CPU_ENGINE=caffe) and, in a build with oneDNN, its vector kernels, at
 // sizes around kVectorMathMinElements and at a large blob's; prints nanoseconds per value.
 //   bench_vector_math [size ...]     default sizes 1024 2048 4096 8192 65536 3276800
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/vector_math.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/kernels/vector_math.hpp"
 
 namespace {
 

@@ -26,7 +26,7 @@ endif()
 set(HDF5_PREFER_PARALLEL OFF)
 find_package(HDF5 REQUIRED COMPONENTS C HL)
 
-# OpenMP: Caffe's own loops run in parallel (see include/caffe/util/parallel.hpp).
+# OpenMP: Caffe's own loops run in parallel (see include/caffe/util/cpu_threads.hpp).
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 
 # OpenBLAS: Debian installs one variant per threading model. The OpenMP one shares Caffe's thread
@@ -53,7 +53,7 @@ get_filename_component(OpenBLAS_LIBRARY_DIR ${OpenBLAS_LIBRARY} DIRECTORY)
 list(APPEND CMAKE_BUILD_RPATH ${OpenBLAS_LIBRARY_DIR})
 list(APPEND CMAKE_INSTALL_RPATH ${OpenBLAS_LIBRARY_DIR})
 
-# oneDNN: optional (the CPU engine for Convolution; see include/caffe/util/cpu_engine.hpp). Debian's
+# oneDNN: optional (the CPU engine for Convolution; see include/caffe/layer_engine.hpp). Debian's
 # libdnnl-dev ships no CMake package, so header and library are looked up directly. Its OpenMP
 # runtime is GNU's, the same pool as Caffe's loops and OpenBLAS. Exposed as the target caffe_dnnl.
 set(CAFFE_HAVE_DNNL OFF)

@@ -21,6 +21,7 @@ PACKAGES=(
   python3-dev python3-numpy pybind11-dev python3-protobuf python3-pytest python3-h5py
   python3-matplotlib graphviz
   time
+  clang-format                # scripts/format.sh (the ctest `format` checks the sources)
   patchelf xz-utils           # scripts/make_bundle.sh: relocatable bundles (GPU machines)
 )
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "caffe/util/environment.hpp"
 #include "caffe/common.hpp"
 #include "caffe/lms/lms_options.hpp"
 #include "caffe/lms/planner.hpp"
@@ -29,11 +30,11 @@
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/util/benchmark.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/nonfinite_origin.hpp"
-#include "caffe/util/reference_check.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/diagnostics/nonfinite_origin.hpp"
+#include "caffe/diagnostics/reference_check.hpp"
 #include "caffe/util/signal_handler.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 #ifndef CPU_ONLY
 #include <cuda_runtime.h>
 #endif
@@ -111,7 +112,7 @@ class LmsSession {
   explicit LmsSession(const vector<int>& gpus)
       : session_(caffe::lms::MakeOptions(FLAGS_lms, FLAGS_lms_frac, FLAGS_lms_prefetch,
                                          FLAGS_gpu_mem_limit,
-                                         std::getenv(caffe::lms::kMemLimitEnv)),
+                                         caffe::GpuMemLimitFromEnvironment()),
                  gpus.empty() ? -1 : gpus[0]) {}
   // Plans `net` when LMS is on; with `attach`, the net's Forward/Backward run the plan.
   caffe::lms::Planner<float>* Plan(Net<float>* net, bool attach) {

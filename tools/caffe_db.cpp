@@ -21,8 +21,8 @@
 
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/db.hpp"
-#include "caffe/util/image_io.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/image_io.hpp"
 
 DEFINE_string(backend, "lmdb", "The database backend {lmdb, leveldb}");
 DEFINE_string(to, "lmdb", "convert: the backend {lmdb, leveldb} of the database written");

@@ -12,9 +12,9 @@
 
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/db.hpp"
-#include "caffe/util/image_io.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/image_io.hpp"
+#include "caffe/io/io.hpp"
 #include "data_tool_main.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} containing the images");

@@ -18,8 +18,8 @@
 
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/db.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "data_tool_main.hpp"
 
 namespace {

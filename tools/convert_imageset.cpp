@@ -20,8 +20,8 @@
 
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/db.hpp"
-#include "caffe/util/image_io.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/image_io.hpp"
 #include "caffe/util/worker_pool.hpp"
 #include "data_tool_main.hpp"
 

@@ -11,8 +11,8 @@
 
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/db.hpp"
-#include "caffe/util/mnist_idx.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/mnist_idx.hpp"
 #include "data_tool_main.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} for storing the result");

@@ -19,7 +19,7 @@
 #include "caffe/common.hpp"
 #include "caffe/net.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/db.hpp"
+#include "caffe/io/db.hpp"
 
 namespace {
 

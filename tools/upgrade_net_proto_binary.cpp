@@ -7,8 +7,8 @@
 #include <string>
 
 #include "caffe/common.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 int main(int argc, char** argv) {
   FLAGS_alsologtostderr = 1;

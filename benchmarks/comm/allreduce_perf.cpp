@@ -31,11 +31,11 @@
 
 #include "caffe/common.hpp"
 #include "caffe/parallel/ddl_options.hpp"
-#include "caffe/parallel/device_buffer.hpp"
+#include "caffe/memory/device_buffer.hpp"
 #include "caffe/parallel/hierarchical_communicator.hpp"
 #include "caffe/parallel/mpi_communicator.hpp"
 #ifdef USE_NCCL
-#include "caffe/parallel/nccl_communicator.hpp"
+#include "caffe/parallel/mpi_nccl.hpp"
 #endif
 #include "caffe/parallel/rcs_communicator.hpp"
 #include "caffe/parallel/ring_communicator.hpp"
@@ -218,7 +218,7 @@ int Run(const Settings& settings) {
   std::unique_ptr<NcclCommunicator<Dtype>> nccl_own;
   std::string shared;
   if (settings.gpu && NcclGroupHasDistinctGpus(*world, &shared)) {
-    nccl_own = std::make_unique<NcclCommunicator<Dtype>>(world);
+    nccl_own = NcclCommunicatorOver<Dtype>(*world);
   } else if (settings.gpu) {
     names.erase(std::remove(names.begin(), names.end(), "ncclAllReduce"), names.end());
     if (rank == 0) std::printf("# ncclAllReduce left out: %s\n", shared.c_str());

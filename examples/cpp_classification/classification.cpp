@@ -27,8 +27,8 @@
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/net.hpp"
-#include "caffe/util/image_io.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/image_io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

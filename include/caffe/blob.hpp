@@ -9,7 +9,7 @@
 
 #include "caffe/common.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/syncedmem.hpp"
+#include "caffe/memory/syncedmem.hpp"
 
 namespace caffe {
 

@@ -6,7 +6,7 @@
 // centred in TEST; the mirror is a coin flip in TRAIN only. Random choices come from the
 // transformer's own generator, seeded from the thread's Caffe RNG by InitRand, whose state can be
 // saved and restored so a resumed run draws the same crops and flips. Encoded records (JPEG/PNG)
-// are decoded first (util/image_io.hpp; needs OpenCV): as stored, or to 3 channels with
+// are decoded first (io/image_io.hpp; needs OpenCV): as stored, or to 3 channels with
 // force_color, 1 with force_gray.
 // The data layers split the work for parallel workers: Decode and the Transform that takes a
 // Choice only read the transformer, so several threads may run them at once, while DrawChoice

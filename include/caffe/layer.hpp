@@ -11,9 +11,9 @@
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/layer_factory.hpp"
-#include "caffe/lms/memory_use.hpp"
+#include "caffe/memory/memory_use.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 // Checks on a layer's parameters and input shapes: a failure is a caffe::Error whose message
 // starts with the layer's type and name, e.g. "Convolution layer 'conv1': kernel_h is 0".
@@ -95,9 +95,9 @@ class Layer {
   /// diffs as overwritten when WritesWholeOutputs(); layers with internal buffers add those.
   /// Returns false when the layer cannot say (e.g. it runs a net of its own): the planner then
   /// warns once and swaps its buffers on demand.
-  virtual bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+  virtual bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                 const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                lms::MemoryUses* uses) const;
+                                MemoryUses* uses) const;
   /// Whether Forward writes every element of every top, and Backward every element of each bottom
   /// diff it propagates, without reading their old values. LMS then gives them device memory
   /// without copying the old values in. Off by default (an Input layer's top, written by the
@@ -134,10 +134,10 @@ class Layer {
                      const Blobs<Dtype>& bottom,
                      const vector<vector<bool>>& followers_propagate_down);
   /// What the group's `pass` uses, for LMS (the planner asks this instead of the layers).
-  virtual bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom,
+  virtual bool DeclareMemoryUseFused(Pass pass, const Blobs<Dtype>& bottom,
                                      const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                      const vector<vector<bool>>& followers_propagate_down,
-                                     lms::MemoryUses* uses) const;
+                                     MemoryUses* uses) const;
 
  protected:
   virtual void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;

@@ -168,6 +168,26 @@ class Net {
   void add_after_backward(Callback* value) { after_backward_.push_back(value); }
 
  protected:
+  // What Init keeps while it wires the layers together: which blob each name is, and the blobs
+  // produced so far that no layer has consumed yet (the net's outputs at the end).
+  struct Wiring {
+    std::map<string, int> blob_name_to_idx;
+    std::set<string> available_blobs;
+    std::set<string> learnable_layer_names;
+  };
+  // Init's steps. The parameter filtered by the net's state, with split layers inserted and
+  // each layer's phase set.
+  NetParameter PrepareParameter(const NetParameter& in_param);
+  // Creates layer `layer_id`, wires its bottoms and tops, sets it up and adds its params.
+  void AddLayer(NetParameter* param, int layer_id, Wiring* wiring);
+  // SetUp of layer `layer_id`, with BVLC's log lines of its tops and the memory they take.
+  void SetUpLayer(int layer_id);
+  // Adds the learnable blobs of layer `layer_id`; whether any of them learns.
+  bool AddLayerParams(const NetParameter& param, int layer_id,
+                      std::set<string>* learnable_layer_names);
+  // Which layers and bottoms need backward: those under a loss, unless propagate_down says no;
+  // every one with force_backward.
+  void MarkLayersNeedingBackward(bool force_backward);
   void AppendTop(const NetParameter& param, int layer_id, int top_id,
                  std::set<string>* available_blobs, std::map<string, int>* blob_name_to_idx);
   int AppendBottom(const NetParameter& param, int layer_id, int bottom_id,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "caffe/util/environment.hpp"
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/layer.hpp"
@@ -31,9 +32,9 @@
 #include "caffe/solver_factory.hpp"
 #include "caffe/util/benchmark.hpp"
 #include "caffe/util/blas_core.hpp"
-#include "caffe/util/image_io.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/io/image_io.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 #ifndef CAFFE_VERSION_STRING
 #define CAFFE_VERSION_STRING "1.0.0"
@@ -176,7 +177,7 @@ PyLms& LmsState() {
 bool SetLms(int64_t threshold_kb, double frac, int prefetch, const py::object& mem_limit) {
   const string limit = mem_limit.is_none() ? "" : py::str(mem_limit).cast<string>();
   const lms::Options options =
-      lms::MakeOptions(threshold_kb, frac, prefetch, limit, std::getenv(lms::kMemLimitEnv));
+      lms::MakeOptions(threshold_kb, frac, prefetch, limit, GpuMemLimitFromEnvironment());
   PyLms& state = LmsState();
   state.session.reset();  // the nets planned so far keep their plans and manager
   const int gpu = Caffe::mode() == Caffe::GPU ? Caffe::device() : -1;

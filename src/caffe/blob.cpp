@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <sstream>
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

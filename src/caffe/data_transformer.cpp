@@ -2,9 +2,9 @@
 
 #include <cstdint>
 
-#include "caffe/util/image_io.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/io/image_io.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

@@ -93,19 +93,19 @@ void Layer<Dtype>::Backward(const Blobs<Dtype>& top, const vector<bool>& propaga
 }
 
 template <typename Dtype>
-bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool Layer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                     const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                    lms::MemoryUses* uses) const {
-  const unsigned output = WritesWholeOutputs() ? lms::kOverwrite : lms::kWrite;
-  if (pass == lms::Pass::kForward) {
-    for (const Blob<Dtype>* blob : bottom) uses->AddData(*blob, lms::kRead);
-    for (const auto& param : blobs_) uses->AddData(*param, lms::kRead);
+                                    MemoryUses* uses) const {
+  const unsigned output = WritesWholeOutputs() ? kOverwrite : kWrite;
+  if (pass == Pass::kForward) {
+    for (const Blob<Dtype>* blob : bottom) uses->AddData(*blob, kRead);
+    for (const auto& param : blobs_) uses->AddData(*param, kRead);
     for (size_t i = 0; i < top.size(); ++i) {
       uses->AddData(*top[i], output);
       // Forward reads a loss top back, weighted by the loss weights kept in its diff.
       if (loss(static_cast<int>(i)) != Dtype(0)) {
-        uses->AddData(*top[i], lms::kRead);
-        uses->AddDiff(*top[i], lms::kRead);
+        uses->AddData(*top[i], kRead);
+        uses->AddDiff(*top[i], kRead);
       }
     }
     return true;
@@ -114,17 +114,17 @@ bool Layer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
   // gradients, and the data blobs the layer's gradients read again.
   if (!BackwardReachesAnything(*this, blobs_.size(), propagate_down)) return true;
   for (size_t i = 0; i < top.size(); ++i) {
-    if (BackwardReadsTopData(static_cast<int>(i))) uses->AddData(*top[i], lms::kRead);
-    uses->AddDiff(*top[i], lms::kRead);
+    if (BackwardReadsTopData(static_cast<int>(i))) uses->AddData(*top[i], kRead);
+    uses->AddDiff(*top[i], kRead);
   }
   for (size_t i = 0; i < bottom.size(); ++i) {
-    if (BackwardReadsBottomData(static_cast<int>(i))) uses->AddData(*bottom[i], lms::kRead);
+    if (BackwardReadsBottomData(static_cast<int>(i))) uses->AddData(*bottom[i], kRead);
     if (i < propagate_down.size() && propagate_down[i]) uses->AddDiff(*bottom[i], output);
   }
   for (size_t i = 0; i < blobs_.size(); ++i) {
-    uses->AddData(*blobs_[i], lms::kRead);
+    uses->AddData(*blobs_[i], kRead);
     // Parameter gradients accumulate over iterations (iter_size) and shared uses.
-    if (param_propagate_down(static_cast<int>(i))) uses->AddDiff(*blobs_[i], lms::kReadWrite);
+    if (param_propagate_down(static_cast<int>(i))) uses->AddDiff(*blobs_[i], kReadWrite);
   }
   return true;
 }
@@ -162,9 +162,9 @@ void Layer<Dtype>::BackwardFused_cpu(const Blobs<Dtype>&, const vector<bool>&,
 }
 
 template <typename Dtype>
-bool Layer<Dtype>::DeclareMemoryUseFused(lms::Pass, const Blobs<Dtype>&, const Blobs<Dtype>&,
+bool Layer<Dtype>::DeclareMemoryUseFused(Pass, const Blobs<Dtype>&, const Blobs<Dtype>&,
                                          const vector<bool>&, const vector<vector<bool>>&,
-                                         lms::MemoryUses*) const {
+                                         MemoryUses*) const {
   LOG(FATAL) << error_prefix() << "runs no layer after it";
   return false;
 }

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "caffe/layer.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 
@@ -19,6 +19,41 @@ void LayerRegistry<Dtype>::AddCreator(const string& type, Creator creator) {
   CreatorRegistry& registry = Registry();
   CHECK_EQ(registry.count(type), 0u) << "Layer type " << type << " already registered.";
   registry[type] = std::move(creator);
+}
+
+namespace {
+
+template <typename Dtype>
+std::map<string, std::map<LayerEngine, typename LayerRegistry<Dtype>::Engine>>& EngineRegistry() {
+  static std::map<string, std::map<LayerEngine, typename LayerRegistry<Dtype>::Engine>> registry;
+  return registry;
+}
+
+// The inventory row of `type`, or null where the type has no engines.
+const EngineInventoryRow* InventoryRow(const string& type) {
+  for (const EngineInventoryRow& row : EngineInventory()) {
+    if (type == row.type) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+template <typename Dtype>
+void LayerRegistry<Dtype>::AddEngine(const string& type, LayerEngine which, Engine engine) {
+  const EngineInventoryRow* row = InventoryRow(type);
+  CHECK(row != nullptr && (which == LayerEngine::kCuDNN ? row->cudnn : row->dnnl))
+      << "an engine of layer type " << type << " that layer_engine.cpp's inventory lacks";
+  CHECK_EQ(EngineRegistry<Dtype>()[type].count(which), 0u)
+      << "an engine of layer type " << type << " registered twice";
+  EngineRegistry<Dtype>()[type][which] = std::move(engine);
+}
+
+template <typename Dtype>
+std::map<LayerEngine, typename LayerRegistry<Dtype>::Engine> LayerRegistry<Dtype>::EnginesOf(
+    const string& type) {
+  auto found = EngineRegistry<Dtype>().find(type);
+  return found == EngineRegistry<Dtype>().end() ? std::map<LayerEngine, Engine>() : found->second;
 }
 
 namespace {
@@ -69,6 +104,25 @@ shared_ptr<Layer<Dtype>> LayerRegistry<Dtype>::CreateLayer(const LayerParameter&
     CAFFE_THROW() << "unknown layer type \"" << type << "\" (layer '" << param.name() << "')"
                   << (closest.empty() ? "" : "; did you mean \"" + closest + "\"?")
                   << "; known types: " << LayerTypeListString();
+  }
+  // The engine the layer gets, where its type has engines and the one chosen takes the layer.
+  if (const EngineInventoryRow* row = InventoryRow(type)) {
+    const string layer_engine = LayerEngineName(param);
+    const std::map<LayerEngine, Engine> engines = EnginesOf(type);
+    if (Caffe::mode() == Caffe::GPU) {
+      if (row->cudnn && UseCuDNNEngine(param, layer_engine)) {
+        auto cudnn = engines.find(LayerEngine::kCuDNN);
+        if (cudnn != engines.end() && cudnn->second.takes(param)) {
+          return cudnn->second.create(param, false);
+        }
+      }
+    } else if (row->dnnl) {
+      const CpuEngine engine = ChooseCpuEngine(param, layer_engine);
+      auto dnnl = engines.find(LayerEngine::kDnnl);
+      if (engine != CpuEngine::kCaffe && dnnl != engines.end() && dnnl->second.takes(param)) {
+        return dnnl->second.create(param, engine == CpuEngine::kDefault);
+      }
+    }
   }
   return creator->second(param);
 }

@@ -5,13 +5,14 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "caffe/util/denormals.hpp"
-#include "caffe/util/hdf5.hpp"
-#include "caffe/util/insert_splits.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/layer_param_check.hpp"
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/kernels/denormals.hpp"
+#include "caffe/util/environment.hpp"
+#include "caffe/io/hdf5.hpp"
+#include "caffe/net/insert_splits.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/net/layer_param_check.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 
@@ -26,16 +27,6 @@ Error NamingTheLayer(const Error& error, const Layer<Dtype>& layer, const string
   return Error(doing + prefix + message);
 }
 
-// CAFFE_FUSION: 1 (or unset) lets layers that can run as one do so, 0 runs every layer alone (to
-// compare the two, or to time each layer of a group).
-bool FusionEnabled() {
-  const char* text = std::getenv("CAFFE_FUSION");
-  if (text == nullptr || string(text) == "1") return true;
-  CAFFE_CHECK(string(text) == "0")
-      << "CAFFE_FUSION is \"" << text << "\"; expected 1 (layers that can run as one do so, the "
-      << "default) or 0 (every layer alone)";
-  return false;
-}
 }  // namespace
 
 template <typename Dtype>
@@ -60,17 +51,8 @@ template <typename Dtype>
 void Net<Dtype>::Init(const NetParameter& in_param) {
   FlushDenormalsEnabled();  // a bad CAFFE_FLUSH_DENORMALS is an error now, not in a layer's step
   phase_ = in_param.state().phase();
-  NetParameter filtered_param;
-  FilterNet(in_param, &filtered_param);
-  LOG_IF(INFO, Caffe::root_solver()) << "Initializing net from parameters: " << std::endl
-                                     << filtered_param.DebugString();
-  NetParameter param;
-  InsertSplits(filtered_param, &param);
-
+  NetParameter param = PrepareParameter(in_param);
   name_ = param.name();
-  std::map<string, int> blob_name_to_idx;
-  std::set<string> available_blobs;
-  std::set<string> learnable_layer_names;
   memory_used_ = 0;
   const int num_layers = param.layer_size();
   bottom_vecs_.resize(num_layers);
@@ -79,99 +61,155 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
   param_id_vecs_.resize(num_layers);
   top_id_vecs_.resize(num_layers);
   bottom_need_backward_.resize(num_layers);
-  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-    if (!param.layer(layer_id).has_phase()) {
-      param.mutable_layer(layer_id)->set_phase(phase_);
-    }
-    const LayerParameter& layer_param = param.layer(layer_id);
-    const string layer_label = "layer '" + layer_param.name() + "' (" + layer_param.type() + ")";
-    CAFFE_CHECK(layer_param.propagate_down_size() == 0 ||
-                layer_param.propagate_down_size() == layer_param.bottom_size())
-        << layer_label << ": propagate_down must be given 0 times or once per bottom ("
-        << layer_param.bottom_size() << " bottoms), got " << layer_param.propagate_down_size();
-    // A net's own layers only: layers build internal layers from copies of their parameters.
-    const string stray = StrayLayerParams(layer_param);
-    LOG_IF(WARNING, !stray.empty()) << stray;
-    layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
-    layer_names_.push_back(layer_param.name());
-    LOG_IF(INFO, Caffe::root_solver()) << "Creating Layer " << layer_param.name();
-    bool need_backward = false;
+  Wiring wiring;
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) AddLayer(&param, layer_id, &wiring);
+  MarkLayersNeedingBackward(param.force_backward());
+  // Blobs no layer consumed are the net's outputs (in name order, as BVLC lists them).
+  for (const string& blob_name : wiring.available_blobs) {
+    LOG_IF(INFO, Caffe::root_solver()) << "This network produces output " << blob_name;
+    net_output_blobs_.push_back(blobs_[wiring.blob_name_to_idx[blob_name]].get());
+    net_output_blob_indices_.push_back(wiring.blob_name_to_idx[blob_name]);
+  }
+  for (size_t blob_id = 0; blob_id < blob_names_.size(); ++blob_id) {
+    blob_names_index_[blob_names_[blob_id]] = static_cast<int>(blob_id);
+  }
+  for (size_t layer_id = 0; layer_id < layer_names_.size(); ++layer_id) {
+    layer_names_index_[layer_names_[layer_id]] = static_cast<int>(layer_id);
+  }
+  // Shared params use their owner's memory for data and diff.
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (param_owners_[i] < 0) continue;
+    params_[i]->ShareData(*params_[param_owners_[i]]);
+    params_[i]->ShareDiff(*params_[param_owners_[i]]);
+  }
+  debug_info_ = param.debug_info();
+  FuseLayers();
+  LOG_IF(INFO, Caffe::root_solver()) << "Network initialization done.";
+}
 
-    for (int bottom_id = 0; bottom_id < layer_param.bottom_size(); ++bottom_id) {
-      const int blob_id =
-          AppendBottom(param, layer_id, bottom_id, &available_blobs, &blob_name_to_idx);
-      need_backward |= blob_need_backward_[blob_id];
-    }
-    int num_top = layer_param.top_size();
-    for (int top_id = 0; top_id < num_top; ++top_id) {
-      AppendTop(param, layer_id, top_id, &available_blobs, &blob_name_to_idx);
-      if (layer_param.type() == "Input") {
-        const int blob_id = static_cast<int>(blobs_.size()) - 1;
-        net_input_blob_indices_.push_back(blob_id);
-        net_input_blobs_.push_back(blobs_[blob_id].get());
-      }
-    }
-    Layer<Dtype>* layer = layers_[layer_id].get();
-    if (layer->AutoTopBlobs()) {
-      // Anonymous tops (e.g. a loss layer's output nobody named) are not usable as inputs.
-      const int needed_num_top = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
-      for (; num_top < needed_num_top; ++num_top) {
-        AppendTop(param, layer_id, num_top, nullptr, nullptr);
-      }
-    }
-    try {
-      layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
-    } catch (const Error& error) {
-      throw NamingTheLayer(error, *layer, "failed to set up ");
-    }
-    LOG_IF(INFO, Caffe::root_solver()) << "Setting up " << layer_names_[layer_id];
-    for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
-      const int blob_id = top_id_vecs_[layer_id][top_id];
-      if (static_cast<int>(blob_loss_weights_.size()) <= blob_id) {
-        blob_loss_weights_.resize(blob_id + 1, Dtype(0));
-      }
-      blob_loss_weights_[blob_id] = layer->loss(static_cast<int>(top_id));
-      LOG_IF(INFO, Caffe::root_solver())
-          << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string();
-      if (layer->loss(static_cast<int>(top_id))) {
-        LOG_IF(INFO, Caffe::root_solver())
-            << "    with loss weight " << layer->loss(static_cast<int>(top_id));
-      }
-      memory_used_ += top_vecs_[layer_id][top_id]->count();
-    }
-    LOG_IF(INFO, Caffe::root_solver()) << "Memory required for data: "
-                                       << memory_used_ * sizeof(Dtype);
-    const int param_size = layer_param.param_size();
-    const int num_param_blobs = static_cast<int>(layer->blobs().size());
-    // Weights are copied by layer name: two learnable layers of one name cannot both get theirs.
-    if (num_param_blobs > 0 && !learnable_layer_names.insert(layer_param.name()).second) {
-      LOG(WARNING) << "two layers with weights are named '" << layer_param.name()
-                   << "'; weights are copied by layer name, so only the last one will get them";
-    }
-    CAFFE_CHECK_LE(param_size, num_param_blobs)
-        << layer_label << ": " << param_size << " param specs given for a layer with "
-        << num_param_blobs << " learnable blobs";
-    ParamSpec default_param_spec;
-    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
-      const ParamSpec* param_spec =
-          (param_id < param_size) ? &layer_param.param(param_id) : &default_param_spec;
-      const bool param_need_backward = param_spec->lr_mult() != 0;
-      need_backward |= param_need_backward;
-      layer->set_param_propagate_down(param_id, param_need_backward);
-    }
-    for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
-      AppendParam(param, layer_id, param_id);
-    }
-    layer_need_backward_.push_back(need_backward);
-    if (need_backward) {
-      for (int blob_id : top_id_vecs_[layer_id]) blob_need_backward_[blob_id] = true;
+template <typename Dtype>
+NetParameter Net<Dtype>::PrepareParameter(const NetParameter& in_param) {
+  NetParameter filtered_param;
+  FilterNet(in_param, &filtered_param);
+  LOG_IF(INFO, Caffe::root_solver()) << "Initializing net from parameters: " << std::endl
+                                     << filtered_param.DebugString();
+  NetParameter param;
+  InsertSplits(filtered_param, &param);
+  for (LayerParameter& layer_param : *param.mutable_layer()) {
+    if (!layer_param.has_phase()) layer_param.set_phase(phase_);
+  }
+  return param;
+}
+
+template <typename Dtype>
+void Net<Dtype>::AddLayer(NetParameter* param, int layer_id, Wiring* wiring) {
+  const LayerParameter& layer_param = param->layer(layer_id);
+  CAFFE_CHECK(layer_param.propagate_down_size() == 0 ||
+              layer_param.propagate_down_size() == layer_param.bottom_size())
+      << "layer '" << layer_param.name() << "' (" << layer_param.type()
+      << "): propagate_down must be given 0 times or once per bottom ("
+      << layer_param.bottom_size() << " bottoms), got " << layer_param.propagate_down_size();
+  // A net's own layers only: layers build internal layers from copies of their parameters.
+  const string stray = StrayLayerParams(layer_param);
+  LOG_IF(WARNING, !stray.empty()) << stray;
+  layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
+  layer_names_.push_back(layer_param.name());
+  LOG_IF(INFO, Caffe::root_solver()) << "Creating Layer " << layer_param.name();
+  bool need_backward = false;
+  for (int bottom_id = 0; bottom_id < layer_param.bottom_size(); ++bottom_id) {
+    const int blob_id = AppendBottom(*param, layer_id, bottom_id, &wiring->available_blobs,
+                                     &wiring->blob_name_to_idx);
+    need_backward |= blob_need_backward_[blob_id];
+  }
+  int num_top = layer_param.top_size();
+  for (int top_id = 0; top_id < num_top; ++top_id) {
+    AppendTop(*param, layer_id, top_id, &wiring->available_blobs, &wiring->blob_name_to_idx);
+    if (layer_param.type() == "Input") {
+      const int blob_id = static_cast<int>(blobs_.size()) - 1;
+      net_input_blob_indices_.push_back(blob_id);
+      net_input_blobs_.push_back(blobs_[blob_id].get());
     }
   }
+  Layer<Dtype>* layer = layers_[layer_id].get();
+  if (layer->AutoTopBlobs()) {
+    // Anonymous tops (e.g. a loss layer's output nobody named) are not usable as inputs.
+    const int needed_num_top = std::max(layer->MinTopBlobs(), layer->ExactNumTopBlobs());
+    for (; num_top < needed_num_top; ++num_top) {
+      AppendTop(*param, layer_id, num_top, nullptr, nullptr);
+    }
+  }
+  SetUpLayer(layer_id);
+  need_backward |= AddLayerParams(*param, layer_id, &wiring->learnable_layer_names);
+  layer_need_backward_.push_back(need_backward);
+  if (need_backward) {
+    for (int blob_id : top_id_vecs_[layer_id]) blob_need_backward_[blob_id] = true;
+  }
+}
 
+template <typename Dtype>
+void Net<Dtype>::SetUpLayer(int layer_id) {
+  Layer<Dtype>* layer = layers_[layer_id].get();
+  try {
+    layer->SetUp(bottom_vecs_[layer_id], top_vecs_[layer_id]);
+  } catch (const Error& error) {
+    throw NamingTheLayer(error, *layer, "failed to set up ");
+  }
+  LOG_IF(INFO, Caffe::root_solver()) << "Setting up " << layer_names_[layer_id];
+  for (size_t top_id = 0; top_id < top_vecs_[layer_id].size(); ++top_id) {
+    const int blob_id = top_id_vecs_[layer_id][top_id];
+    if (static_cast<int>(blob_loss_weights_.size()) <= blob_id) {
+      blob_loss_weights_.resize(blob_id + 1, Dtype(0));
+    }
+    blob_loss_weights_[blob_id] = layer->loss(static_cast<int>(top_id));
+    LOG_IF(INFO, Caffe::root_solver())
+        << "Top shape: " << top_vecs_[layer_id][top_id]->shape_string();
+    if (layer->loss(static_cast<int>(top_id))) {
+      LOG_IF(INFO, Caffe::root_solver())
+          << "    with loss weight " << layer->loss(static_cast<int>(top_id));
+    }
+    memory_used_ += top_vecs_[layer_id][top_id]->count();
+  }
+  LOG_IF(INFO, Caffe::root_solver()) << "Memory required for data: "
+                                     << memory_used_ * sizeof(Dtype);
+}
+
+template <typename Dtype>
+bool Net<Dtype>::AddLayerParams(const NetParameter& param, int layer_id,
+                                std::set<string>* learnable_layer_names) {
+  const LayerParameter& layer_param = param.layer(layer_id);
+  Layer<Dtype>* layer = layers_[layer_id].get();
+  const int param_size = layer_param.param_size();
+  const int num_param_blobs = static_cast<int>(layer->blobs().size());
+  // Weights are copied by layer name: two learnable layers of one name cannot both get theirs.
+  if (num_param_blobs > 0 && !learnable_layer_names->insert(layer_param.name()).second) {
+    LOG(WARNING) << "two layers with weights are named '" << layer_param.name()
+                 << "'; weights are copied by layer name, so only the last one will get them";
+  }
+  CAFFE_CHECK_LE(param_size, num_param_blobs)
+      << "layer '" << layer_param.name() << "' (" << layer_param.type() << "): " << param_size
+      << " param specs given for a layer with " << num_param_blobs << " learnable blobs";
+  bool need_backward = false;
+  ParamSpec default_param_spec;
+  for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+    const ParamSpec* param_spec =
+        (param_id < param_size) ? &layer_param.param(param_id) : &default_param_spec;
+    const bool param_need_backward = param_spec->lr_mult() != 0;
+    need_backward |= param_need_backward;
+    layer->set_param_propagate_down(param_id, param_need_backward);
+  }
+  for (int param_id = 0; param_id < num_param_blobs; ++param_id) {
+    AppendParam(param, layer_id, param_id);
+  }
+  return need_backward;
+}
+
+template <typename Dtype>
+void Net<Dtype>::MarkLayersNeedingBackward(bool force_backward) {
   // Walk backwards to find the blobs that contribute to a loss; layers that feed no loss, or
   // whose bottoms all skip backward (propagate_down: false), need no backward pass.
   std::set<string> blobs_under_loss;
   std::set<string> blobs_skip_backp;
+  const int num_layers = static_cast<int>(layers_.size());
   for (int layer_id = num_layers - 1; layer_id >= 0; --layer_id) {
     bool layer_contributes_loss = false;
     bool layer_skip_propagate_down = true;
@@ -205,43 +243,20 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
       if (!bottom_need_backward_[layer_id][bottom_id]) blobs_skip_backp.insert(blob_name);
     }
   }
-  if (param.force_backward()) {
-    for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
-      layer_need_backward_[layer_id] = true;
-      for (size_t bottom_id = 0; bottom_id < bottom_need_backward_[layer_id].size();
-           ++bottom_id) {
-        bool need = bottom_need_backward_[layer_id][bottom_id] ||
-                    layers_[layer_id]->AllowForceBackward(static_cast<int>(bottom_id));
-        bottom_need_backward_[layer_id][bottom_id] = need;
-        int blob_id = bottom_id_vecs_[layer_id][bottom_id];
-        blob_need_backward_[blob_id] = blob_need_backward_[blob_id] || need;
-      }
-      for (size_t param_id = 0; param_id < layers_[layer_id]->blobs().size(); ++param_id) {
-        layers_[layer_id]->set_param_propagate_down(static_cast<int>(param_id), true);
-      }
+  if (!force_backward) return;
+  for (int layer_id = 0; layer_id < num_layers; ++layer_id) {
+    layer_need_backward_[layer_id] = true;
+    for (size_t bottom_id = 0; bottom_id < bottom_need_backward_[layer_id].size(); ++bottom_id) {
+      bool need = bottom_need_backward_[layer_id][bottom_id] ||
+                  layers_[layer_id]->AllowForceBackward(static_cast<int>(bottom_id));
+      bottom_need_backward_[layer_id][bottom_id] = need;
+      int blob_id = bottom_id_vecs_[layer_id][bottom_id];
+      blob_need_backward_[blob_id] = blob_need_backward_[blob_id] || need;
+    }
+    for (size_t param_id = 0; param_id < layers_[layer_id]->blobs().size(); ++param_id) {
+      layers_[layer_id]->set_param_propagate_down(static_cast<int>(param_id), true);
     }
   }
-  // Blobs no layer consumed are the net's outputs (in name order, as BVLC lists them).
-  for (const string& blob_name : available_blobs) {
-    LOG_IF(INFO, Caffe::root_solver()) << "This network produces output " << blob_name;
-    net_output_blobs_.push_back(blobs_[blob_name_to_idx[blob_name]].get());
-    net_output_blob_indices_.push_back(blob_name_to_idx[blob_name]);
-  }
-  for (size_t blob_id = 0; blob_id < blob_names_.size(); ++blob_id) {
-    blob_names_index_[blob_names_[blob_id]] = static_cast<int>(blob_id);
-  }
-  for (size_t layer_id = 0; layer_id < layer_names_.size(); ++layer_id) {
-    layer_names_index_[layer_names_[layer_id]] = static_cast<int>(layer_id);
-  }
-  // Shared params use their owner's memory for data and diff.
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (param_owners_[i] < 0) continue;
-    params_[i]->ShareData(*params_[param_owners_[i]]);
-    params_[i]->ShareDiff(*params_[param_owners_[i]]);
-  }
-  debug_info_ = param.debug_info();
-  FuseLayers();
-  LOG_IF(INFO, Caffe::root_solver()) << "Network initialization done.";
 }
 
 template <typename Dtype>
@@ -476,7 +491,7 @@ void Net<Dtype>::FuseLayers() {
   for (int i = 0; i < num_layers; ++i) fused_head_[i] = i;
   forward_ran_fused_.assign(num_layers, false);
   fused_mode_ = Caffe::mode();
-  if (!FusionEnabled()) return;
+  if (!FusionFromEnvironment()) return;
   const auto has_loss = [this](int i) {
     for (size_t t = 0; t < top_vecs_[i].size(); ++t) {
       if (layers_[i]->loss(static_cast<int>(t)) != Dtype(0)) return true;
@@ -689,209 +704,6 @@ void Net<Dtype>::ClearParamDiffs() {
 #endif
     caffe_set(param->count(), Dtype(0), param->mutable_cpu_diff());
   }
-}
-
-template <typename Dtype>
-void Net<Dtype>::CheckCanShareTrainedLayersWith(const Net& other) const {
-  for (size_t i = 0; i < other.layers().size(); ++i) {
-    const string& layer_name = other.layer_names()[i];
-    auto target = layer_names_index_.find(layer_name);
-    if (target == layer_names_index_.end()) continue;
-    const auto& source_blobs = other.layers()[i]->blobs();
-    const auto& target_blobs = layers_[target->second]->blobs();
-    size_t mismatch = 0;  // the first blob whose shapes differ
-    while (mismatch < target_blobs.size() && mismatch < source_blobs.size() &&
-           target_blobs[mismatch]->shape() == source_blobs[mismatch]->shape()) {
-      ++mismatch;
-    }
-    if (mismatch == target_blobs.size() && mismatch == source_blobs.size()) continue;
-
-    // A solver's nets often share one name: their phases tell them apart.
-    auto phase_net = [](Phase phase) { return phase == TRAIN ? "the TRAIN net" : "the TEST net"; };
-    const bool phases_differ = phase_ != other.phase();
-    const string here = phases_differ ? phase_net(phase_) : "this net";
-    const string there = phases_differ ? phase_net(other.phase()) : "the other net";
-    std::ostringstream message;
-    message << here << " '" << name_ << "' cannot share the weights of layer '" << layer_name
-            << "' with " << there << " '" << other.name() << "': ";
-    if (target_blobs.size() != source_blobs.size()) {
-      message << "it has " << target_blobs.size() << " learned blobs in " << here << " and "
-              << source_blobs.size() << " in " << there;
-    } else {
-      message << "learned blob " << mismatch << " is " << target_blobs[mismatch]->shape_string()
-              << " in " << here << " and " << source_blobs[mismatch]->shape_string() << " in "
-              << there;
-    }
-    const auto named_here = std::count(layer_names_.begin(), layer_names_.end(), layer_name);
-    const auto named_there =
-        std::count(other.layer_names().begin(), other.layer_names().end(), layer_name);
-    if (named_here > 1 || named_there > 1) {
-      message << " (" << (named_here > 1 ? here : there) << " has "
-              << std::max(named_here, named_there) << " layers named '" << layer_name << "')";
-    } else {
-      message << "; a layer of the same name must have the same weights in both nets";
-    }
-    CAFFE_THROW() << message.str();
-  }
-}
-
-template <typename Dtype>
-void Net<Dtype>::ShareTrainedLayersWith(const Net* other) {
-  CheckCanShareTrainedLayersWith(*other);
-  for (size_t i = 0; i < other->layers().size(); ++i) {
-    auto target = layer_names_index_.find(other->layer_names()[i]);
-    if (target == layer_names_index_.end()) continue;
-    const auto& source_blobs = other->layers()[i]->blobs();
-    const auto& target_blobs = layers_[target->second]->blobs();
-    for (size_t j = 0; j < target_blobs.size(); ++j) target_blobs[j]->ShareData(*source_blobs[j]);
-  }
-}
-
-template <typename Dtype>
-int Net<Dtype>::CopyTrainedLayersFrom(const NetParameter& param) {
-  int layers_copied = 0;
-  for (const LayerParameter& source_layer : param.layer()) {
-    const string& source_layer_name = source_layer.name();
-    auto target = layer_names_index_.find(source_layer_name);
-    if (target == layer_names_index_.end()) {
-      LOG(INFO) << "Ignoring source layer " << source_layer_name;
-      continue;
-    }
-    DLOG(INFO) << "Copying source layer " << source_layer_name;
-    auto& target_blobs = layers_[target->second]->blobs();
-    CAFFE_CHECK_EQ(static_cast<int>(target_blobs.size()), source_layer.blobs_size())
-        << "cannot copy weights into layer '" << source_layer_name << "': the net's layer has "
-        << target_blobs.size() << " learnable blobs, the weights file has "
-        << source_layer.blobs_size();
-    for (size_t j = 0; j < target_blobs.size(); ++j) {
-      CAFFE_CHECK(target_blobs[j]->ShapeEquals(source_layer.blobs(j)))
-          << "cannot copy param " << j << " weights from layer '" << source_layer_name
-          << "': shape mismatch; the weights file has "
-          << ShapeString(ProtoShape(source_layer.blobs(j))) << ", the net expects "
-          << target_blobs[j]->shape_string()
-          << ". To learn this layer's parameters from scratch rather than copying from a saved "
-             "net, rename the layer.";
-      target_blobs[j]->FromProto(source_layer.blobs(j), false);
-    }
-    if (!target_blobs.empty()) ++layers_copied;
-  }
-  return layers_copied;
-}
-
-namespace {
-// Called where a weights file gave none of the net's layers anything: throws unless the net has
-// no weights. A caffemodel of another net, or a truncated or foreign file that happens to parse
-// (protobuf reads an empty file, and often random bytes, as a NetParameter without layers),
-// would otherwise leave the net on its fillers with nothing said.
-template <typename Dtype>
-void CheckNetTakesNoWeights(const Net<Dtype>& net, const string& filename,
-                            const vector<string>& file_layers) {
-  vector<string> net_layers;
-  for (size_t i = 0; i < net.layers().size(); ++i) {
-    if (!net.layers()[i]->blobs().empty()) net_layers.push_back(net.layer_names()[i]);
-  }
-  if (net_layers.empty()) return;  // nothing to copy into
-  CAFFE_THROW() << "weights file '" << filename << "' matches no layer of net '" << net.name()
-                << "': its layers with weights are "
-                << (file_layers.empty() ? "none" : Join(file_layers, ", ")) << ", the net's are "
-                << Join(net_layers, ", ")
-                << " (weights are copied by layer name); is it another net's, or not a weights "
-                   "file?";
-}
-}  // namespace
-
-template <typename Dtype>
-void Net<Dtype>::CopyTrainedLayersFrom(const string& trained_filename) {
-  if (EndsWith(trained_filename, ".h5")) {
-    CopyTrainedLayersFromHDF5(trained_filename);
-  } else {
-    CopyTrainedLayersFromBinaryProto(trained_filename);
-  }
-}
-
-template <typename Dtype>
-void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const string& trained_filename) {
-  NetParameter param;
-  ReadNetParamsFromBinaryFile(trained_filename, &param);
-  if (CopyTrainedLayersFrom(param) > 0) return;
-  vector<string> file_layers;
-  for (const LayerParameter& layer : param.layer()) {
-    if (layer.blobs_size() > 0) file_layers.push_back(layer.name());
-  }
-  CheckNetTakesNoWeights(*this, trained_filename, file_layers);
-}
-
-template <typename Dtype>
-void Net<Dtype>::CopyTrainedLayersFromHDF5(const string& trained_filename) {
-  Hdf5File file(trained_filename, H5F_ACC_RDONLY);
-  CAFFE_CHECK(hdf5_path_exists(file.id(), "data"))
-      << "'" << trained_filename << "' has no 'data' group; it is not a Caffe HDF5 weights file";
-  int layers_copied = 0;
-  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
-    const string group = "data/" + layer_names_[layer_id];
-    if (!hdf5_path_exists(file.id(), group)) continue;
-    auto& target_blobs = layers_[layer_id]->blobs();
-    if (!target_blobs.empty()) ++layers_copied;
-    for (size_t j = 0; j < target_blobs.size(); ++j) {
-      const int net_param_id = param_id_vecs_[layer_id][j];
-      const string dataset = group + "/" + std::to_string(j);
-      if (!hdf5_path_exists(file.id(), dataset)) {
-        // Shared params are stored once, under their owner.
-        CAFFE_CHECK(param_owners_[net_param_id] != -1)
-            << "'" << trained_filename << "' lacks param " << j << " of layer '"
-            << layer_names_[layer_id] << "'";
-        continue;
-      }
-      Blob<Dtype>* target = target_blobs[j].get();
-      hdf5_load_nd_dataset(file.id(), dataset.c_str(), 0, kMaxBlobAxes, target, false);
-    }
-  }
-  if (layers_copied > 0) return;
-  vector<string> file_layers;  // those of its layer groups that hold datasets, for the error
-  const hid_t data = H5Gopen2(file.id(), "data", H5P_DEFAULT);
-  for (int i = 0; data >= 0 && i < hdf5_get_num_links(data); ++i) {
-    const string name = hdf5_get_name_by_idx(data, i);
-    const hid_t group = H5Gopen2(data, name.c_str(), H5P_DEFAULT);
-    if (group < 0) continue;
-    if (hdf5_get_num_links(group) > 0) file_layers.push_back(name);
-    H5Gclose(group);
-  }
-  if (data >= 0) H5Gclose(data);
-  CheckNetTakesNoWeights(*this, trained_filename, file_layers);
-}
-
-template <typename Dtype>
-void Net<Dtype>::ToProto(NetParameter* param, bool write_diff) const {
-  param->Clear();
-  param->set_name(name_);
-  DVLOG(1) << "Serializing " << layers_.size() << " layers";
-  for (const auto& layer : layers_) layer->ToProto(param->add_layer(), write_diff);
-}
-
-template <typename Dtype>
-void Net<Dtype>::ToHDF5(const string& filename, bool write_diff) const {
-  Hdf5File file(filename, H5F_ACC_TRUNC);
-  hid_t data_hid = hdf5_create_group(file.id(), "data");
-  hid_t diff_hid = write_diff ? hdf5_create_group(file.id(), "diff") : -1;
-  for (size_t layer_id = 0; layer_id < layers_.size(); ++layer_id) {
-    const string& layer_name = layer_names_[layer_id];
-    hid_t layer_data_hid = hdf5_create_group(data_hid, layer_name);
-    hid_t layer_diff_hid = write_diff ? hdf5_create_group(diff_hid, layer_name) : -1;
-    for (size_t param_id = 0; param_id < layers_[layer_id]->blobs().size(); ++param_id) {
-      const string dataset_name = std::to_string(param_id);
-      const int net_param_id = param_id_vecs_[layer_id][param_id];
-      if (param_owners_[net_param_id] == -1) {
-        hdf5_save_nd_dataset<Dtype>(layer_data_hid, dataset_name, *params_[net_param_id]);
-      }
-      if (write_diff) {
-        hdf5_save_nd_dataset<Dtype>(layer_diff_hid, dataset_name, *params_[net_param_id], true);
-      }
-    }
-    H5Gclose(layer_data_hid);
-    if (write_diff) H5Gclose(layer_diff_hid);
-  }
-  H5Gclose(data_hid);
-  if (write_diff) H5Gclose(diff_hid);
 }
 
 template <typename Dtype>

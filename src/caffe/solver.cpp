@@ -7,11 +7,11 @@
 #include <sstream>
 
 #include "caffe/resumable_layer.hpp"
-#include "caffe/util/denormals.hpp"
-#include "caffe/util/hdf5.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/nonfinite_origin.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/kernels/denormals.hpp"
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/diagnostics/nonfinite_origin.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 

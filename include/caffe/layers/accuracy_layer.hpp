@@ -32,8 +32,8 @@ class AccuracyLayer final : public Layer<Dtype> {
   int MinTopBlobs() const override { return 1; }
   int MaxTopBlobs() const override { return 2; }
   /// Adds the GPU pass's counters (scratch) to the default declaration.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

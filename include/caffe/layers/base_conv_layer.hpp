@@ -51,8 +51,8 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   bool BackwardReadsBottomData(int) const override { return this->param_propagate_down(0); }
   /// LMS: the bottoms, tops and learned blobs, plus the column, output and transposed-gradient
   /// buffers.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
   /// Reads kernel/stride/pad/dilation/group/axis and creates (or checks) the weights and bias.
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Checks the bottoms against the layer's channels and sizes the tops and buffers.

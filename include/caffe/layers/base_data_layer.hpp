@@ -2,7 +2,7 @@
 // the DataTransformer; BasePrefetchingDataLayer runs a background thread that fills a ring of
 // pre-allocated batches (a free queue and a full queue), so Forward only hands the next ready batch
 // to the tops (a pointer swap) and the net never waits on reading or transforming. In GPU mode the
-// thread also copies each batch to the device (util/device_batch.hpp), so the net's thread does
+// thread also copies each batch to the device (memory/device_batch.hpp), so the net's thread does
 // not wait for that transfer either. It also keeps,
 // with every batch, where the reader stood after it, which makes exact resume possible:
 // SaveCursor() is the position after the last batch the net consumed, RestoreCursor() continues
@@ -26,7 +26,7 @@
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/resumable_layer.hpp"
 #include "caffe/util/blocking_queue.hpp"
-#include "caffe/util/device_batch.hpp"
+#include "caffe/memory/device_batch.hpp"
 #include "caffe/util/worker_pool.hpp"
 
 namespace caffe {

@@ -35,8 +35,8 @@ class BatchNormLayer : public Layer<Dtype> {
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// BatchNorm's own: the statistics and normalized values it keeps for backward, which reads
   /// neither the bottom's data nor the top's.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
   /// The Scale right after (in place on this layer's top, one learned
   /// value per channel, bias or not), and then an in-place ReLU (negative_slope >= 0) if one
@@ -55,10 +55,10 @@ class BatchNormLayer : public Layer<Dtype> {
   /// dx = scale * dv * inv_std.
   bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                     const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
-  bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+  bool DeclareMemoryUseFused(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                              const vector<bool>& propagate_down,
                              const vector<vector<bool>>& followers_propagate_down,
-                             lms::MemoryUses* uses) const override;
+                             MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

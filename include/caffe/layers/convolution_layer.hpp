@@ -21,8 +21,8 @@ class ConvolutionLayer : public BaseConvolutionLayer<Dtype> {
   using BaseConvolutionLayer<Dtype>::BaseConvolutionLayer;
   const char* type() const override { return "Convolution"; }
   /// LMS: as the base class, but a depthwise convolution uses no column buffers.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
@@ -38,7 +38,7 @@ class ConvolutionLayer : public BaseConvolutionLayer<Dtype> {
 
  private:
   // A 2-D depthwise convolution (group = channels, each channel's outputs reading it alone) runs
-  // directly on the CPU and the GPU (util/depthwise_convolution.hpp), not by im2col + GEMM.
+  // directly on the CPU and the GPU (kernels/depthwise_convolution.hpp), not by im2col + GEMM.
   bool RunsDepthwise() const;
   DepthwiseGeometry DepthwiseShape() const;
 };

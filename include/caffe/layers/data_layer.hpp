@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "caffe/layers/base_data_layer.hpp"
-#include "caffe/util/db.hpp"
+#include "caffe/io/db.hpp"
 
 namespace caffe {
 

@@ -21,8 +21,8 @@ class DropoutLayer final : public NeuronLayer<Dtype> {
   bool BackwardReadsTopData(int) const override { return false; }
   bool BackwardReadsBottomData(int) const override { return false; }
   /// Adds the TRAIN phase's mask (drawn forward, read backward).
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

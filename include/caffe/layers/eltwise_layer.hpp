@@ -35,8 +35,8 @@ class EltwiseLayer : public Layer<Dtype> {
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds MAX's winner indices (written forward, read backward).
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
   /// A SUM of two bottoms and the ReLU right after it (in place on the top, negative_slope >=
   /// 0; ResNet's residual sums) run as one: forward writes ReLU(c0 * a + c1 * b) in one pass;
@@ -45,10 +45,10 @@ class EltwiseLayer : public Layer<Dtype> {
   /// from 5 to 3 forward and from 7 to 5 backward.
   bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                     const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) override;
-  bool DeclareMemoryUseFused(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+  bool DeclareMemoryUseFused(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                              const vector<bool>& propagate_down,
                              const vector<vector<bool>>& followers_propagate_down,
-                             lms::MemoryUses* uses) const override;
+                             MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

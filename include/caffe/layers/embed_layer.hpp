@@ -24,8 +24,8 @@ class EmbedLayer : public Layer<Dtype> {
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds the GPU forward's invalid-index flag (scratch).
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
  protected:
   /// Throws caffe::Error for an index that is not an integer in [0, K).

@@ -18,8 +18,8 @@ class EuclideanLossLayer final : public LossLayer<Dtype> {
   const char* type() const override { return "EuclideanLoss"; }
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds diff_ (written forward, read backward).
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
   /// Unlike most losses, the target is a value that can be learned too.
   bool AllowForceBackward(int bottom_index) const override { return true; }
 

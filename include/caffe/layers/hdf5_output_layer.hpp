@@ -8,7 +8,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layer.hpp"
-#include "caffe/util/hdf5.hpp"
+#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "caffe/layers/base_data_layer.hpp"
-#include "caffe/util/image_io.hpp"
+#include "caffe/io/image_io.hpp"
 
 namespace caffe {
 

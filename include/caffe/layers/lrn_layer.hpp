@@ -27,8 +27,8 @@ class LRNLayer : public Layer<Dtype> {
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds scale_ (and on the GPU scale_pow_), written forward and read backward, and the CPU
   /// kernels' scratch.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
   int ExactNumBottomBlobs() const override { return 1; }
   int ExactNumTopBlobs() const override { return 1; }

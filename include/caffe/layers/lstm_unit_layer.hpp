@@ -30,8 +30,8 @@ class LSTMUnitLayer : public Layer<Dtype> {
   bool WritesWholeOutputs() const override { return true; }
   /// Backward writes the diffs of c_{t-1} and of the gate inputs together, even where only one
   /// is propagated: LMS must know of both.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -45,8 +45,8 @@ class RecurrentLayer : public Layer<Dtype> {
   bool AllowForceBackward(int bottom_index) const override { return bottom_index != 1; }
   /// LMS: the bottoms, tops and parameters, the hidden state carried between passes, and what
   /// the unrolled net's layers declare for the pass (one step holds the whole unrolled net).
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
   /// The unrolled net (after LayerSetUp).
   const Net<Dtype>& unrolled_net() const { return *unrolled_net_; }

@@ -31,8 +31,8 @@ class ScaleLayer : public Layer<Dtype> {
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// Adds the in-place copy of the bottom (written forward, read backward) and the GPU
   /// backward's partial sums.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
   /// For a BatchNorm that runs this layer with its own passes (Layer::FuseWithNext): whether the
   /// scale is learned (one bottom) and has one value per channel (axis 1) of a bottom with

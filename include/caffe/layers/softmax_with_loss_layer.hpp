@@ -27,8 +27,8 @@ class SoftmaxWithLossLayer final : public LossLayer<Dtype> {
   bool BackwardReadsBottomData(int bottom_index) const override { return bottom_index == 1; }
   /// LMS: the bottoms, tops and learned blobs, plus the probabilities and the inner Softmax
   /// layer's buffers.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
   void LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   int ExactNumTopBlobs() const override { return -1; }

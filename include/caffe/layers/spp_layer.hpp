@@ -31,8 +31,8 @@ class SPPLayer : public Layer<Dtype> {
   /// Rebuilds the internal layers when the bottom's shape changes.
   void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   /// The internal layers' declarations, in the order they run.
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override;
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
  protected:
   void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;

@@ -13,8 +13,6 @@
 namespace caffe {
 namespace lms {
 
-/// The environment variable read when -gpu_mem_limit is not given.
-constexpr char kMemLimitEnv[] = "CAFFE_GPU_MEM_LIMIT";
 
 /// Bytes from "17179869184", "16G", "16GB", "16GiB", "512M", "1.5G" (K, M, G, T are powers of
 /// 1024); `source` names where the text came from in the error ("-gpu_mem_limit").

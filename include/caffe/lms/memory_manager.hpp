@@ -25,10 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "caffe/lms/device.hpp"
-#include "caffe/lms/device_allocator.hpp"
-#include "caffe/lms/memory_use.hpp"
-#include "caffe/syncedmem.hpp"
+#include "caffe/memory/device.hpp"
+#include "caffe/memory/device_allocator.hpp"
+#include "caffe/memory/device_memory_policy.hpp"
+#include "caffe/memory/memory_use.hpp"
+#include "caffe/memory/syncedmem.hpp"
 
 namespace caffe {
 namespace lms {
@@ -66,28 +67,26 @@ struct Stats {
   double stall_seconds = 0.0;  // host time waiting for transfers the plan did not hide
 };
 
-/// The manager's record of one SyncedMemory's device side. Owned by the SyncedMemory; created by
-/// Attach on its first device access under an installed manager.
-class Block {
+/// The manager's record of one SyncedMemory's device side. Owned by the SyncedMemory; created on
+/// its first device access under an installed manager (MemoryManager::Attach).
+class Block : public DeviceSide {
  public:
-  ~Block();
-  /// Gives `memory` a block of the calling thread's manager; false (and nothing changes) when no
-  /// manager is installed or the memory already has a device side of its own.
-  static bool Attach(SyncedMemory* memory);
+  ~Block() override;
 
+  void ToDevice() override { ToDevice(false); }
   /// Makes the device copy current (allocating, evicting others if needed, copying in); compute
   /// issued afterwards sees it. `overwrite`: the caller writes every element before reading any,
   /// so old values at home are not copied in (the device copy becomes the newer one).
-  void ToDevice(bool overwrite = false);
+  void ToDevice(bool overwrite);
   /// Copies a newer device copy home (the head becomes SYNCED) and waits for it.
-  void CopyToHost();
+  void CopyToHost() override;
   /// Before the host reads or writes the home: waits for a swap-out still copying into it. (A
   /// copy in still reading it may go on: a host write moves the head home, so it is copied again.)
-  void WaitForHome() {
+  void WaitForHome() override {
     if (home_ticket_ != 0) WaitForCopiesUpTo(home_ticket_);
   }
   /// Before the home is freed: waits for every copy still using it, in or out.
-  void WaitBeforeFreeingHome() {
+  void WaitBeforeFreeingHome() override {
     if (home_ticket_ != 0 || copy_in_ticket_ != 0) {
       WaitForCopiesUpTo(std::max(home_ticket_, copy_in_ticket_));
     }
@@ -138,19 +137,27 @@ class Block {
   std::list<Block*>::iterator lru_position_;
 };
 
-class MemoryManager {
+/// The LMS block of `memory`, or null where no manager owns its device side.
+Block* BlockOf(const SyncedMemory& memory);
+
+/// Large Model Support as a device memory policy (memory/device_memory_policy.hpp).
+class MemoryManager : public DeviceMemoryPolicy,
+                      public std::enable_shared_from_this<MemoryManager> {
  public:
   /// Outside layer steps, how many of the buffers handed out last stay held.
   static constexpr uint64_t kHeldOutsideSteps = 3;
 
   MemoryManager(std::unique_ptr<Device> device, const Options& options);
-  ~MemoryManager();
+  ~MemoryManager() override;
 
-  /// Makes `manager` the calling thread's manager (null: none). Buffers that already have a
-  /// block keep theirs.
+  /// Makes `manager` the calling thread's device memory policy (null: none). Buffers that
+  /// already have a block keep theirs.
   static void Install(std::shared_ptr<MemoryManager> manager);
-  /// The calling thread's manager, or null.
-  static const std::shared_ptr<MemoryManager>& Current();
+  /// The calling thread's manager, or null (also where another policy is installed).
+  static std::shared_ptr<MemoryManager> Current();
+
+  /// DeviceMemoryPolicy: a block of this manager for `memory`.
+  DeviceSide* Attach(SyncedMemory* memory) override;
 
   const Options& options() const { return options_; }
   bool lms_enabled() const { return options_.threshold_kb >= 0; }
@@ -185,10 +192,10 @@ class MemoryManager {
   /// Device memory outside any buffer (cuDNN's workspace) from this manager's allocator, so the
   /// budget counts it; unheld LMS-managed copies are evicted to make room. Throws the
   /// out-of-memory error, naming `what`, when nothing more can be evicted.
-  void* AllocateScratch(size_t bytes, const std::string& what);
+  void* AllocateScratch(size_t bytes, const std::string& what) override;
   /// As AllocateScratch, but null instead of the error (for callers with a smaller fallback).
-  void* TryAllocateScratch(size_t bytes);
-  void FreeScratch(void* ptr) { allocator_.Free(ptr); }
+  void* TryAllocateScratch(size_t bytes) override;
+  void FreeScratch(void* ptr) override { allocator_.Free(ptr); }
 
   const Stats& stats() const { return stats_; }
   void ResetStats() { stats_ = Stats(); }
@@ -231,6 +238,9 @@ class MemoryManager {
   void* TryAllocateEvicting(size_t bytes, const Block* exclude, uint64_t* ticket);
   // Whether `block` may be evicted now to make room (for anything but `exclude`).
   bool Evictable(const Block* block, const Block* exclude) const;
+  // Gives `memory` a block of this manager unless it has a device side already; its block, or
+  // null.
+  Block* BlockFor(SyncedMemory* memory);
 
   std::unique_ptr<Device> device_;
   Options options_;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "caffe/lms/memory_manager.hpp"
-#include "caffe/lms/memory_use.hpp"
+#include "caffe/memory/memory_use.hpp"
 #include "caffe/net.hpp"
 
 namespace caffe {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "caffe/lms/device.hpp"
+#include "caffe/memory/device.hpp"
 #include "caffe/lms/memory_manager.hpp"
 #include "caffe/lms/planner.hpp"
 #include "caffe/net.hpp"

@@ -1,8 +1,9 @@
 // Communicator: how a group of learners sums a buffer (allreduce). One class per algorithm, in
-// the style of gloo: RingCommunicator, MpiCommunicator (MPI_Reduce_scatter + MPI_Allgatherv),
-// RcsCommunicator (recursive halving / doubling), NcclCommunicator (GPU builds), and
+// the style of gloo. Between processes (DDL, over MPI): RingCommunicator, MpiCommunicator
+// (MPI_Reduce_scatter + MPI_Allgatherv), RcsCommunicator (recursive halving / doubling), and
 // HierarchicalCommunicator, which composes them dimension by dimension of an XxYxZ topology.
-// docs/DDL.md gives each algorithm's cost model.
+// Between the solver threads of one process: SharedMemoryCommunicator. On GPUs, in or across
+// processes: NcclCommunicator. docs/DDL.md gives each algorithm's cost model.
 //
 // Legend: P members in the group, n elements in the buffer; block i of a buffer is the part member
 // i owns after a reduce-scatter.
@@ -14,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "caffe/parallel/mpi_util.hpp"
 
 namespace caffe {
 
@@ -47,13 +47,12 @@ class Communicator {
   virtual int size() const = 0;
 };
 
-/// An algorithm made of a reduce-scatter and an allgather over one MPI group; the hierarchical
-/// communicator uses the two phases separately (reduce-scatter inside a host, allreduce of the
-/// shard across hosts, allgather inside the host).
+/// An algorithm made of a reduce-scatter and an allgather; the hierarchical communicator uses the
+/// two phases separately (reduce-scatter inside a host, allreduce of the shard across hosts,
+/// allgather inside the host).
 template <typename Dtype>
 class TwoPhaseCommunicator : public Communicator<Dtype> {
  public:
-  explicit TwoPhaseCommunicator(std::shared_ptr<MpiGroup> group) : group_(std::move(group)) {}
   /// In place: afterwards block rank() of `blocks` holds the sum over the members; the other
   /// blocks hold partial sums. blocks.parts() must equal size().
   virtual void ReduceScatter(Dtype* buffer, const Blocks& blocks) = 0;
@@ -61,26 +60,11 @@ class TwoPhaseCommunicator : public Communicator<Dtype> {
   virtual void Allgather(Dtype* buffer, const Blocks& blocks) = 0;
   /// ReduceScatter then Allgather over Blocks::Even.
   void Allreduce(Dtype* buffer, size_t count) override;
-  int rank() const override { return group_->rank(); }
-  int size() const override { return group_->size(); }
-  const MpiGroup& group() const { return *group_; }
 
  protected:
-  /// Throws caffe::Error unless `blocks` has one block per member, is contiguous and fits MPI's
-  /// int counts.
+  /// Throws caffe::Error unless `blocks` has one block per member, is contiguous and each block
+  /// fits one message (an int count, as MPI and NCCL's callers here take them).
   void CheckBlocks(const Blocks& blocks) const;
-  /// Sends send[0, send_count) to `to` while receiving recv_count elements from `from` and adding
-  /// them into target[0, recv_count). Transfers go in segments, so adding one segment overlaps
-  /// receiving the next. send and target must not overlap.
-  void SendReceiveAdd(const Dtype* send, size_t send_count, int to, Dtype* target,
-                      size_t recv_count, int from, int tag);
-
-  /// Elements per message segment (256 KiB of floats).
-  static constexpr size_t kSegment = 65536;
-
-  std::shared_ptr<MpiGroup> group_;
-  std::vector<Dtype> scratch_;  // received data, before it is added
-  std::vector<MPI_Request> requests_;
 };
 
 /// dst[i] += src[i] for i < count.

@@ -19,7 +19,7 @@
 
 #include "caffe/net.hpp"
 #include "caffe/parallel/ddl_session.hpp"
-#include "caffe/parallel/device_buffer.hpp"
+#include "caffe/parallel/gradient_buffer.hpp"
 #include "caffe/parallel/hierarchical_communicator.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/util/signal_handler.hpp"
@@ -32,11 +32,7 @@ template <typename Dtype>
 class DdlSync : public Solver<Dtype>::Callback, public Net<Dtype>::Callback {
  public:
   /// A contiguous range of the gradient buffer, reduced by one allreduce.
-  struct Bucket {
-    size_t offset = 0, count = 0;
-    int ready_layer = 0;      // complete once backward has run layer ready_layer
-    std::vector<int> params;  // indices into the net's learnable_params(), in buffer order
-  };
+  using Bucket = typename GradientBuffer<Dtype>::Bucket;
 
   /// Collective. Packs the solver's gradients into buckets, builds the communicator (timing
   /// candidates where the mode says so) and hooks into the solver and its train net.
@@ -49,10 +45,10 @@ class DdlSync : public Solver<Dtype>::Callback, public Net<Dtype>::Callback {
   /// the solver state everywhere.
   void Solve(const char* resume_file = nullptr);
 
-  const std::vector<Bucket>& buckets() const { return buckets_; }
+  const std::vector<Bucket>& buckets() const { return gradients_->buckets(); }
   const HierarchicalCommunicator<Dtype>& communicator() const { return *comm_; }
   /// Total gradient elements.
-  size_t gradient_count() const { return total_; }
+  size_t gradient_count() const { return gradients_->count(); }
   /// The last -rebind_iter finding (the same on every learner), and on the slow learner what it
   /// re-mapped; empty until a learner was the slowest in 3 checks in a row.
   const std::string& rebind_report() const { return rebind_report_; }
@@ -82,11 +78,7 @@ class DdlSync : public Solver<Dtype>::Callback, public Net<Dtype>::Callback {
   bool gpu_ = false;
   bool overlap_ = true;
 
-  std::vector<Bucket> buckets_;
-  size_t total_ = 0;
-  std::vector<Dtype> host_buffer_;
-  std::unique_ptr<DeviceBuffer<Dtype>> device_buffer_;
-  Dtype* gradients_ = nullptr;
+  std::unique_ptr<GradientBuffer<Dtype>> gradients_;
   std::unique_ptr<HierarchicalCommunicator<Dtype>> comm_;
 
   // This iteration.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "caffe/parallel/communicator.hpp"
+#include "caffe/parallel/mpi_util.hpp"
 
 namespace caffe {
 

@@ -8,10 +8,9 @@
 // summed and scaled by 1/N, so N solvers at batch B take the step of one solver at batch N x B
 // (BVLC's "effective batch = N x batch_size") and all hold identical weights throughout.
 //
-// The sum: NCCL's allreduce over distinct GPUs in builds with NCCL; otherwise a shared-memory
-// reduction in host memory (CPU mode, GPU builds without NCCL, the same GPU listed twice): each
-// thread adds up, in rank order, a disjoint slice of every solver's gradients and writes the
-// result back to all of them, between two barriers.
+// The sum: each solver's gradients are one GradientBuffer, summed by a communicator: NCCL's
+// allreduce over distinct GPUs in builds with NCCL (NcclCommunicator), otherwise in host memory
+// (SharedMemoryCommunicator: CPU mode, GPU builds without NCCL, the same GPU listed twice).
 //
 // Only the root logs progress, tests and snapshots; the loss and net outputs it shows are the
 // averages over solvers. The root's stop/snapshot requests (signals) are read once per iteration
@@ -28,14 +27,12 @@
 #include <string>
 #include <vector>
 
+#include "caffe/parallel/communicator.hpp"
+#include "caffe/parallel/thread_barrier.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/util/signal_handler.hpp"
 
 namespace caffe {
-
-/// NCCL communicators over distinct GPUs of this process, one per solver thread (defined in
-/// in_process_sync.cpp; a stub that is never built in builds without NCCL).
-class InProcessNcclGroup;
 
 /// N solvers on N threads of this process, kept in step (see the file comment). Must outlive
 /// every use of the root solver: the root's gradients live in its buffer and it is one of the
@@ -87,16 +84,14 @@ class InProcessSync {
   const std::vector<Dtype>& final_weights(int rank) const { return final_weights_.at(rank); }
 
  private:
-  class Barrier;
   class Member;
 
   /// A worker thread's body: its Caffe context, its solver, its steps.
   void WorkerMain(int rank, std::string resume_file);
   /// Keeps the first failure of `rank` and releases every thread from the barrier.
   void RecordFailure(int rank, std::exception_ptr failure);
-  /// Sums (in rank order) slice `rank` of every solver's host gradients, scales it by 1/N and
-  /// writes it back to each of them.
-  void ReduceSlice(int rank);
+  /// One communicator member per solver, before the workers start.
+  void MakeCommunicators();
   std::string Describe(int rank) const;
 
   Solver<Dtype>* root_;
@@ -109,8 +104,8 @@ class InProcessSync {
   std::function<std::unique_ptr<WorkerSetup>(int)> worker_setup_;
   bool ran_ = false;
 
-  std::unique_ptr<Barrier> barrier_;
-  std::unique_ptr<InProcessNcclGroup> nccl_;
+  std::shared_ptr<ThreadBarrier> barrier_;
+  std::vector<std::unique_ptr<Communicator<Dtype>>> comms_;  // by rank
   std::unique_ptr<Member> root_member_;
   // Indexed by rank; each entry is written by its own thread before the first barrier and read
   // by the others only between barriers.

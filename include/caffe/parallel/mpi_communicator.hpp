@@ -8,16 +8,16 @@
 #include <string>
 #include <vector>
 
-#include "caffe/parallel/communicator.hpp"
+#include "caffe/parallel/mpi_group_communicator.hpp"
 
 namespace caffe {
 
 /// MPI_Reduce_scatter + MPI_Allgatherv (host buffers).
 template <typename Dtype>
-class MpiCommunicator : public TwoPhaseCommunicator<Dtype> {
+class MpiCommunicator : public MpiGroupCommunicator<Dtype> {
  public:
   explicit MpiCommunicator(std::shared_ptr<MpiGroup> group)
-      : TwoPhaseCommunicator<Dtype>(std::move(group)) {}
+      : MpiGroupCommunicator<Dtype>(std::move(group)) {}
   std::string name() const override { return "mpi"; }
   void ReduceScatter(Dtype* buffer, const Blocks& blocks) override;
   void Allgather(Dtype* buffer, const Blocks& blocks) override;

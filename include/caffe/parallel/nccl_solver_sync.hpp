@@ -3,9 +3,9 @@
 // python/train.py makes it with NCCL.new_uid() and hands it to the processes it starts). The
 // processes set Caffe::set_solver_count(N), set_solver_rank(r) and set_multiprocess(true) before
 // building their solvers, so that TRAIN data layers read their share; Broadcast() gives every
-// solver rank 0's weights; the gradients (moved into one device buffer, in the order backward
-// completes them) are summed with ncclAllReduce and scaled by 1/N before each update, so N
-// solvers at batch B take the step of one at batch N x B. Registered as the net's after-backward
+// solver rank 0's weights; the gradients (one GradientBuffer on the device, a bucket per param)
+// are summed by an NcclCommunicator and scaled by 1/N before each update, so N solvers at batch
+// B take the step of one at batch N x B. Registered as the net's after-backward
 // callback too (BVLC's layer_wise_reduce), it reduces each layer's gradients on its own stream
 // as soon as backward has produced them, while backward goes on. In builds without NCCL (or
 // without a GPU) the constructor and NewUid throw a caffe::Error saying so.
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "caffe/net.hpp"
-#include "caffe/parallel/device_buffer.hpp"
+#include "caffe/parallel/gradient_buffer.hpp"
 #include "caffe/solver.hpp"
 
 namespace caffe {
@@ -52,20 +52,16 @@ class NcclSolverSync : public Solver<Dtype>::Callback, public Net<Dtype>::Callba
 
  private:
   struct Comm;
-  /// Starts the allreduce of the gradients of order_[next_ .. end) on the NCCL stream, after
-  /// the compute issued so far.
+  /// Starts the allreduce of buckets [next_, end) on the NCCL stream, after the compute issued
+  /// so far.
   void Launch(size_t end);
 
   Solver<Dtype>* solver_;
   int rank_ = 0, size_ = 1;
-  size_t count_ = 0;  // gradient values
-  std::vector<int> ready_;      // per learnable param: the layer that completes its gradient
-  std::vector<int> order_;      // learnable params in buffer order (backward's)
-  std::vector<size_t> offset_;  // per position in order_: where its gradient starts; then count_
-  size_t next_ = 0;             // the first position in order_ not reduced yet this iteration
-  int pass_ = 0;                // of iter_size, this iteration
-  std::unique_ptr<DeviceBuffer<Dtype>> gradients_;
+  size_t next_ = 0;  // the first bucket not reduced yet this iteration
+  int pass_ = 0;     // of iter_size, this iteration
   std::unique_ptr<Comm> comm_;
+  std::unique_ptr<GradientBuffer<Dtype>> gradients_;
 };
 
 }  // namespace caffe

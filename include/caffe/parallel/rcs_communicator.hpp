@@ -14,13 +14,13 @@
 #include <memory>
 #include <string>
 
-#include "caffe/parallel/communicator.hpp"
+#include "caffe/parallel/mpi_group_communicator.hpp"
 
 namespace caffe {
 
 /// Recursive halving reduce-scatter + recursive doubling allgather (host buffers).
 template <typename Dtype>
-class RcsCommunicator : public TwoPhaseCommunicator<Dtype> {
+class RcsCommunicator : public MpiGroupCommunicator<Dtype> {
  public:
   explicit RcsCommunicator(std::shared_ptr<MpiGroup> group);
   std::string name() const override { return "rcs"; }

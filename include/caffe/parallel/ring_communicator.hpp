@@ -11,16 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "caffe/parallel/communicator.hpp"
+#include "caffe/parallel/mpi_group_communicator.hpp"
 
 namespace caffe {
 
 /// Ring reduce-scatter + allgather over point-to-point MPI (host buffers).
 template <typename Dtype>
-class RingCommunicator : public TwoPhaseCommunicator<Dtype> {
+class RingCommunicator : public MpiGroupCommunicator<Dtype> {
  public:
   explicit RingCommunicator(std::shared_ptr<MpiGroup> group)
-      : TwoPhaseCommunicator<Dtype>(std::move(group)) {}
+      : MpiGroupCommunicator<Dtype>(std::move(group)) {}
   std::string name() const override { return "ring"; }
   void ReduceScatter(Dtype* buffer, const Blocks& blocks) override;
   void Allgather(Dtype* buffer, const Blocks& blocks) override;

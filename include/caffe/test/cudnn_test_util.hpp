@@ -2,7 +2,7 @@
 // and src/caffe/test/util/test_cudnn.cpp), beyond the GPU-against-CPU harness of
 // gpu_layer_check.hpp: a tolerance for cuDNN's transcendental functions, prototxt for layers that
 // ask for an engine, and checks of which class a layer creator builds. Everything here compiles
-// in every build: without cuDNN the creators build Caffe's layers (IsCudnnLayer is then always
+// in every build: without cuDNN the creators build Caffe's layers (IsCuDNNLayer is then always
 // false), and without a GPU the tests that use a GpuLayerTest fixture skip.
 #ifndef CAFFE_TEST_CUDNN_TEST_UTIL_HPP_
 #define CAFFE_TEST_CUDNN_TEST_UTIL_HPP_
@@ -18,24 +18,24 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/cudnn.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/layers/cudnn/cudnn.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #ifdef USE_CUDNN
-#include "caffe/layers/cudnn_convolution_layer.hpp"
-#include "caffe/layers/cudnn_deconvolution_layer.hpp"
-#include "caffe/layers/cudnn_lrn_layer.hpp"
-#include "caffe/layers/cudnn_pooling_layer.hpp"
-#include "caffe/layers/cudnn_relu_layer.hpp"
-#include "caffe/layers/cudnn_sigmoid_layer.hpp"
-#include "caffe/layers/cudnn_softmax_layer.hpp"
-#include "caffe/layers/cudnn_tanh_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_convolution_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_deconvolution_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_lrn_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_pooling_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_relu_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_sigmoid_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_softmax_layer.hpp"
+#include "caffe/layers/cudnn/cudnn_tanh_layer.hpp"
 #endif
 
 namespace caffe {
 
 /// cuDNN's float transcendental functions (exp, pow) may differ from the CPU's by a few ulps.
 template <typename Dtype>
-GpuTolerance CudnnTranscendentalTolerance() {
+GpuTolerance CuDNNTranscendentalTolerance() {
   GpuTolerance tolerance = GpuDefaultTolerance<Dtype>();
   if (sizeof(Dtype) == sizeof(float)) {
     tolerance.abs = 2e-5;
@@ -45,13 +45,13 @@ GpuTolerance CudnnTranscendentalTolerance() {
 }
 
 /// The layer types that have a cuDNN engine.
-inline const std::vector<std::string>& CudnnEngineLayerTypes() {
+inline const std::vector<std::string>& CuDNNEngineLayerTypes() {
   static const std::vector<std::string> types = {
       "Convolution", "Deconvolution", "Pooling", "LRN", "ReLU", "Sigmoid", "TanH", "Softmax"};
   return types;
 }
 
-/// A small layer of `type` (one of CudnnEngineLayerTypes()) asking for `engine` ("DEFAULT",
+/// A small layer of `type` (one of CuDNNEngineLayerTypes()) asking for `engine` ("DEFAULT",
 /// "CAFFE", "CUDNN") in its own parameter message.
 inline std::string EngineLayerText(const std::string& type, const std::string& engine) {
   const std::string e = " engine: " + engine + " ";
@@ -73,7 +73,7 @@ inline std::string EngineLayerText(const std::string& type, const std::string& e
 
 /// Whether `layer` is one of the cuDNN classes (always false without cuDNN).
 template <typename Dtype>
-bool IsCudnnLayer(Layer<Dtype>* layer) {
+bool IsCuDNNLayer(Layer<Dtype>* layer) {
 #ifdef USE_CUDNN
   return dynamic_cast<CuDNNConvolutionLayer<Dtype>*>(layer) != nullptr ||
          dynamic_cast<CuDNNDeconvolutionLayer<Dtype>*>(layer) != nullptr ||
@@ -91,13 +91,13 @@ bool IsCudnnLayer(Layer<Dtype>* layer) {
 
 /// In CPU mode the creator of `type` builds Caffe's layer whatever engine is asked.
 template <typename Dtype>
-void ExpectCpuModeNeverBuildsCudnn(const std::string& type) {
+void ExpectCpuModeNeverBuildsCuDNN(const std::string& type) {
   Caffe::set_mode(Caffe::CPU);
   for (const std::string engine : {"DEFAULT", "CAFFE", "CUDNN"}) {
     const std::string text = EngineLayerText(type, engine);
     const LayerParameter param = ParseLayerParam(text);
     std::shared_ptr<Layer<Dtype>> layer = LayerRegistry<Dtype>::CreateLayer(param);
-    EXPECT_FALSE(IsCudnnLayer(layer.get())) << text;
+    EXPECT_FALSE(IsCuDNNLayer(layer.get())) << text;
     EXPECT_EQ(param.type(), layer->type()) << text;
   }
 }
@@ -105,14 +105,14 @@ void ExpectCpuModeNeverBuildsCudnn(const std::string& type) {
 /// In GPU mode the creator of `type` builds the cuDNN layer for DEFAULT and CUDNN where this
 /// build has cuDNN, and Caffe's layer for CAFFE (and for everything without cuDNN).
 template <typename Dtype>
-void ExpectGpuModeBuildsCudnnUnlessCaffeIsAsked(const std::string& type) {
+void ExpectGpuModeBuildsCuDNNUnlessCaffeIsAsked(const std::string& type) {
   Caffe::set_mode(Caffe::GPU);
   for (const std::string engine : {"DEFAULT", "CAFFE", "CUDNN"}) {
     const std::string text = EngineLayerText(type, engine);
     const LayerParameter param = ParseLayerParam(text);
     std::shared_ptr<Layer<Dtype>> layer = LayerRegistry<Dtype>::CreateLayer(param);
     EXPECT_EQ(param.type(), layer->type()) << text;
-    EXPECT_EQ(CudnnBuilt() && engine != "CAFFE", IsCudnnLayer(layer.get())) << text;
+    EXPECT_EQ(CuDNNBuilt() && engine != "CAFFE", IsCuDNNLayer(layer.get())) << text;
   }
 }
 
@@ -122,19 +122,19 @@ template <typename Dtype>
 void ExpectGpuModeKeepsCaffe(const std::string& text) {
   Caffe::set_mode(Caffe::GPU);
   std::shared_ptr<Layer<Dtype>> layer = LayerRegistry<Dtype>::CreateLayer(ParseLayerParam(text));
-  EXPECT_FALSE(IsCudnnLayer(layer.get())) << text;
+  EXPECT_FALSE(IsCuDNNLayer(layer.get())) << text;
 }
 
 #ifdef USE_CUDNN
 
-/// In GPU mode the creator of `type` builds a CudnnClass for engines DEFAULT and CUDNN.
-template <template <typename> class CudnnClass, typename Dtype>
-void ExpectGpuModeBuildsCudnnClass(const std::string& type) {
+/// In GPU mode the creator of `type` builds a CuDNNClass for engines DEFAULT and CUDNN.
+template <template <typename> class CuDNNClass, typename Dtype>
+void ExpectGpuModeBuildsCuDNNClass(const std::string& type) {
   Caffe::set_mode(Caffe::GPU);
   for (const std::string engine : {"DEFAULT", "CUDNN"}) {
     const std::string text = EngineLayerText(type, engine);
     std::shared_ptr<Layer<Dtype>> layer = LayerRegistry<Dtype>::CreateLayer(ParseLayerParam(text));
-    EXPECT_NE(dynamic_cast<CudnnClass<Dtype>*>(layer.get()), nullptr) << text;
+    EXPECT_NE(dynamic_cast<CuDNNClass<Dtype>*>(layer.get()), nullptr) << text;
   }
 }
 
@@ -150,12 +150,12 @@ std::shared_ptr<Layer<Dtype>> SetUpOnGpu(const std::string& text, const std::vec
 }
 
 /// Whether the layer `text` describes, set up in GPU mode on a bottom of `shape`, runs on cuDNN
-/// (CudnnClass::runs_on_cudnn()); a failure where the creator did not build a CudnnClass.
-template <template <typename> class CudnnClass, typename Dtype>
-bool RunsOnCudnn(const std::string& text, const std::vector<int>& shape) {
+/// (CuDNNClass::runs_on_cudnn()); a failure where the creator did not build a CuDNNClass.
+template <template <typename> class CuDNNClass, typename Dtype>
+bool RunsOnCuDNN(const std::string& text, const std::vector<int>& shape) {
   Blob<Dtype> bottom, top;
   std::shared_ptr<Layer<Dtype>> layer = SetUpOnGpu(text, shape, &bottom, &top);
-  auto* cudnn_layer = dynamic_cast<CudnnClass<Dtype>*>(layer.get());
+  auto* cudnn_layer = dynamic_cast<CuDNNClass<Dtype>*>(layer.get());
   if (cudnn_layer == nullptr) {
     ADD_FAILURE() << "not the expected cuDNN layer: " << text;
     return false;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/util/db.hpp"
+#include "caffe/io/db.hpp"
 
 namespace caffe {
 

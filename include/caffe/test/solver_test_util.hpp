@@ -20,7 +20,7 @@
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

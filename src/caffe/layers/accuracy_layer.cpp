@@ -103,14 +103,14 @@ void AccuracyLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bo
 }
 
 template <typename Dtype>
-bool AccuracyLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool AccuracyLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                             const Blobs<Dtype>& top,
                                             const vector<bool>& propagate_down,
-                                            lms::MemoryUses* uses) const {
+                                            MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
 #ifndef CPU_ONLY
-  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kForward) {
-    uses->AddData(counters_, lms::kScratch);
+  if (Caffe::mode() == Caffe::GPU && pass == Pass::kForward) {
+    uses->AddData(counters_, kScratch);
   }
 #endif
   return true;

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "caffe/filler.hpp"
-#include "caffe/util/im2col.hpp"
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel.hpp"
+#include "caffe/kernels/im2col.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -539,21 +539,21 @@ void BaseConvolutionLayer<Dtype>::AccumulateChannelSums(const Dtype* data, int n
 
 template <typename Dtype>
 bool BaseConvolutionLayer<Dtype>::DeclareMemoryUse(
-    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   // Scratch of the kernels that run, each element written before it is read in the pass: the GPU
   // kernels' column buffer (shaped in Reshape), or the CPU kernels' buffers, whose transposed
   // weight gradient accumulates over the images.
 #ifndef CPU_ONLY
   if (Caffe::mode() == Caffe::GPU) {
-    uses->AddData(gpu_col_buffer_, lms::kScratch);
+    uses->AddData(gpu_col_buffer_, kScratch);
     return true;
   }
 #endif
-  uses->AddData(col_buffer_, lms::kScratch);
-  uses->AddData(out_buffer_, lms::kScratch);
-  if (pass == lms::Pass::kBackward) uses->AddData(weight_diff_t_, lms::kReadWrite);
+  uses->AddData(col_buffer_, kScratch);
+  uses->AddData(out_buffer_, kScratch);
+  if (pass == Pass::kBackward) uses->AddData(weight_diff_t_, kReadWrite);
   return true;
 }
 

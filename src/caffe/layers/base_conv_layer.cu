@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "caffe/layers/base_conv_layer.hpp"
-#include "caffe/util/im2col.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/im2col.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

@@ -6,8 +6,8 @@
 #include <thread>
 #include <utility>
 
-#include "caffe/pinned_host_allocations.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/memory/pinned_host_allocations.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 
@@ -115,7 +115,9 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry(ThreadContext context)
       load_batch(batch);
 #ifndef CPU_ONLY
       if (batch->device_) {
-        batch->device_->Push(batch->data_, this->output_labels_ ? &batch->label_ : nullptr,
+        const Blob<Dtype>* label = this->output_labels_ ? &batch->label_ : nullptr;
+        batch->device_->Push(batch->data_.cpu_data(), batch->data_.count(),
+                             label ? label->cpu_data() : nullptr, label ? label->count() : 0,
                              push_stream_->get());
       }
 #endif
@@ -204,7 +206,12 @@ void BasePrefetchingDataLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
   top[0]->ReshapeLike(batch->data_);
   if (label_top) label_top->ReshapeLike(batch->label_);
   if (batch->device_ && batch->device_->holds()) {
-    batch->device_->Pull(top[0], label_top);
+    // The tops' device side becomes the current one (a top with no values gets none).
+    auto device_of = [](Blob<Dtype>* blob) {
+      return blob != nullptr && blob->count() > 0 ? blob->mutable_gpu_data() : nullptr;
+    };
+    batch->device_->Pull(device_of(top[0]), top[0]->count(), device_of(label_top),
+                         label_top ? label_top->count() : 0);
     ++batches_from_device_;
   } else {
     // Copies that return when done, so the batch can go back to the thread at once.

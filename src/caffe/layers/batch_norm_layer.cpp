@@ -2,10 +2,10 @@
 
 #include <cmath>
 
-#include "caffe/util/gpu_channel_sums.hpp"
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/relu_math.hpp"
-#include "caffe/util/stream_copy.hpp"
+#include "caffe/kernels/gpu_channel_sums.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/kernels/relu_math.hpp"
+#include "caffe/kernels/stream_copy.hpp"
 
 namespace caffe {
 
@@ -372,36 +372,36 @@ void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 }
 
 template <typename Dtype>
-bool BatchNormLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool BatchNormLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                              const Blobs<Dtype>& top,
                                              const vector<bool>& propagate_down,
-                                             lms::MemoryUses* uses) const {
+                                             MemoryUses* uses) const {
   const bool batch_stats = !use_global_stats_;
-  if (pass == lms::Pass::kForward) {
+  if (pass == Pass::kForward) {
     Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
     // Batch statistics update the stored sums.
     for (const auto& param : this->blobs_) {
-      uses->AddData(*param, batch_stats ? lms::kReadWrite : lms::kRead);
+      uses->AddData(*param, batch_stats ? kReadWrite : kRead);
     }
-    uses->AddData(mean_, lms::kOverwrite);
-    uses->AddData(inv_std_, lms::kOverwrite);
+    uses->AddData(mean_, kOverwrite);
+    uses->AddData(inv_std_, kOverwrite);
     if (batch_stats) {
-      uses->AddData(sums_, lms::kScratch);
-      uses->AddData(x_norm_, lms::kOverwrite);
-      if (Caffe::mode() == Caffe::GPU) uses->AddData(partials_, lms::kScratch);
+      uses->AddData(sums_, kScratch);
+      uses->AddData(x_norm_, kOverwrite);
+      if (Caffe::mode() == Caffe::GPU) uses->AddData(partials_, kScratch);
     }
     return true;
   }
   // dx from dy, inv_std and (batch statistics) the normalized values kept forward.
-  uses->AddDiff(*top[0], lms::kRead);
+  uses->AddDiff(*top[0], kRead);
   if (!propagate_down[0]) return true;
-  uses->AddData(inv_std_, lms::kRead);
+  uses->AddData(inv_std_, kRead);
   if (batch_stats) {
-    uses->AddData(x_norm_, lms::kRead);
-    uses->AddData(sums_, lms::kScratch);
-    if (Caffe::mode() == Caffe::GPU) uses->AddData(partials_, lms::kScratch);
+    uses->AddData(x_norm_, kRead);
+    uses->AddData(sums_, kScratch);
+    if (Caffe::mode() == Caffe::GPU) uses->AddData(partials_, kScratch);
   }
-  uses->AddDiff(*bottom[0], lms::kOverwrite);
+  uses->AddDiff(*bottom[0], kOverwrite);
   return true;
 }
 
@@ -489,32 +489,32 @@ typename BatchNormLayer<Dtype>::FusedBackward BatchNormLayer<Dtype>::FusedBackwa
 
 template <typename Dtype>
 bool BatchNormLayer<Dtype>::DeclareMemoryUseFused(
-    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
     const vector<bool>& propagate_down, const vector<vector<bool>>& followers_propagate_down,
-    lms::MemoryUses* uses) const {
+    MemoryUses* uses) const {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
-  if (pass == lms::Pass::kForward) {
+  if (pass == Pass::kForward) {
     DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-    for (const auto& param : scale_->blobs()) uses->AddData(*param, lms::kRead);
-    if (use_global_stats_) uses->AddData(x_norm_, lms::kOverwrite);  // kept for the group
+    for (const auto& param : scale_->blobs()) uses->AddData(*param, kRead);
+    if (use_global_stats_) uses->AddData(x_norm_, kOverwrite);  // kept for the group
     return true;
   }
   const FusedBackward work =
       FusedBackwardWork(bottom, top, propagate_down, followers_propagate_down);
   if (!work.sums() && !work.map()) return true;
-  uses->AddDiff(*top[0], work.dz || work.dv ? lms::kReadWrite : lms::kRead);
-  uses->AddData(*scale_->blobs()[0], lms::kRead);  // dz = scale * dv
+  uses->AddDiff(*top[0], work.dz || work.dv ? kReadWrite : kRead);
+  uses->AddData(*scale_->blobs()[0], kRead);  // dz = scale * dv
   // The ReLU's gradient recomputes the Scale's output from x_norm, scale and bias.
   const int bias_id = scale_->bias_param_id();
-  if (relu_ != nullptr && bias_id >= 0) uses->AddData(*scale_->blobs()[bias_id], lms::kRead);
-  if (work.scale_diff) uses->AddDiff(*scale_->blobs()[0], lms::kReadWrite);
-  if (work.bias_diff) uses->AddDiff(*scale_->blobs()[bias_id], lms::kReadWrite);
-  if (work.sums() || relu_ != nullptr) uses->AddData(x_norm_, lms::kRead);
-  if (work.sums()) uses->AddData(partials_, lms::kScratch);
+  if (relu_ != nullptr && bias_id >= 0) uses->AddData(*scale_->blobs()[bias_id], kRead);
+  if (work.scale_diff) uses->AddDiff(*scale_->blobs()[0], kReadWrite);
+  if (work.bias_diff) uses->AddDiff(*scale_->blobs()[bias_id], kReadWrite);
+  if (work.sums() || relu_ != nullptr) uses->AddData(x_norm_, kRead);
+  if (work.sums()) uses->AddData(partials_, kScratch);
   if (work.dx) {
-    uses->AddData(inv_std_, lms::kRead);
-    if (work.means) uses->AddData(sums_, lms::kScratch);
-    uses->AddDiff(*bottom[0], lms::kOverwrite);
+    uses->AddData(inv_std_, kRead);
+    if (work.means) uses->AddData(sums_, kScratch);
+    uses->AddDiff(*bottom[0], kOverwrite);
   }
   return true;
 }

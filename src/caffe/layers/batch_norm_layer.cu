@@ -7,8 +7,8 @@
 // the same kernels also apply the scale, bias and ReLU, and give the Scale's gradients.
 // Legend as in batch_norm_layer.hpp: N batch, C channels, S spatial; m = N * S.
 #include "caffe/layers/batch_norm_layer.hpp"
-#include "caffe/util/gpu_channel_sums.cuh"
-#include "caffe/util/gpu_relu.cuh"
+#include "caffe/kernels/gpu_channel_sums.cuh"
+#include "caffe/kernels/gpu_relu.cuh"
 
 namespace caffe {
 

@@ -1,7 +1,7 @@
 #include "caffe/layers/bias_layer.hpp"
 
 #include "caffe/filler.hpp"
-#include "caffe/util/gpu_channel_sums.hpp"
+#include "caffe/kernels/gpu_channel_sums.hpp"
 
 namespace caffe {
 
@@ -103,13 +103,13 @@ void BiasLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
 }
 
 template <typename Dtype>
-bool BiasLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool BiasLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                         const Blobs<Dtype>& top,
                                         const vector<bool>& propagate_down,
-                                        lms::MemoryUses* uses) const {
+                                        MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kBackward) {
-    uses->AddData(partials_, lms::kScratch);
+  if (Caffe::mode() == Caffe::GPU && pass == Pass::kBackward) {
+    uses->AddData(partials_, kScratch);
   }
   return true;
 }

@@ -3,7 +3,7 @@
 // the bottom gradient in the same pass.
 // Legend as in bias_layer.hpp: outer, D = the bias's count, inner.
 #include "caffe/layers/bias_layer.hpp"
-#include "caffe/util/gpu_channel_sums.cuh"
+#include "caffe/kernels/gpu_channel_sums.cuh"
 
 namespace caffe {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "caffe/util/parallel.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 

@@ -5,14 +5,8 @@
 #include <vector>
 
 #include "caffe/layer_factory.hpp"
-#include "caffe/layers/cudnn_convolution_layer.hpp"
-#include "caffe/util/cpu_engine.hpp"
-#include "caffe/util/cudnn.hpp"
-#include "caffe/util/depthwise_convolution.hpp"
-#include "caffe/util/im2col.hpp"
-#ifdef USE_DNNL
-#include "caffe/layers/dnnl_convolution_layer.hpp"
-#endif
+#include "caffe/kernels/depthwise_convolution.hpp"
+#include "caffe/kernels/im2col.hpp"
 
 namespace caffe {
 
@@ -60,10 +54,10 @@ DepthwiseGeometry ConvolutionLayer<Dtype>::DepthwiseShape() const {
 }
 
 template <typename Dtype>
-bool ConvolutionLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool ConvolutionLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                                const Blobs<Dtype>& top,
                                                const vector<bool>& propagate_down,
-                                               lms::MemoryUses* uses) const {
+                                               MemoryUses* uses) const {
   if (RunsDepthwise()) {
     return Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   }
@@ -115,34 +109,7 @@ void ConvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 
 INSTANTIATE_CLASS(ConvolutionLayer);
 
-// GPU mode: cuDNN's engine where this build has it and the engine asked allows it
-// (include/caffe/util/cudnn.hpp), Caffe's otherwise; oneDNN runs only on the CPU.
-// CPU mode: oneDNN's engine for float where chosen (include/caffe/util/cpu_engine.hpp), Caffe's
-// otherwise.
-template <typename Dtype>
-shared_ptr<Layer<Dtype>> GetConvolutionLayer(const LayerParameter& param) {
-  const std::string engine_name =
-      ConvolutionParameter::Engine_Name(param.convolution_param().engine());
-  if (Caffe::mode() == Caffe::GPU) {
-    const bool cudnn = UseCudnnEngine(param, engine_name);
-#ifdef USE_CUDNN
-    if (cudnn) return std::make_shared<CuDNNConvolutionLayer<Dtype>>(param);
-#endif
-    (void)cudnn;
-    return std::make_shared<ConvolutionLayer<Dtype>>(param);
-  }
-  const CpuEngine engine = ChooseCpuEngine(param, engine_name);
-#ifdef USE_DNNL
-  if constexpr (std::is_same_v<Dtype, float>) {
-    if (engine != CpuEngine::kCaffe) {
-      return std::make_shared<DnnlConvolutionLayer>(param, engine == CpuEngine::kDefault);
-    }
-  }
-#endif
-  (void)engine;
-  return std::make_shared<ConvolutionLayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(Convolution, GetConvolutionLayer);
+// Its engines (layers/cudnn/, layers/dnnl/) are chosen by layer_engine.hpp.
+REGISTER_LAYER_CLASS(Convolution);
 
 }  // namespace caffe

@@ -1,10 +1,10 @@
 // Convolution on the GPU: the base class's im2col + cuBLAS helpers (base_conv_layer.cu), called
 // as Forward_cpu / Backward_cpu call their CPU counterparts; 2-D depthwise convolutions take
-// their own kernels (util/depthwise_convolution.cu), as on the CPU.
+// their own kernels (kernels/depthwise_convolution.cu), as on the CPU.
 #include <vector>
 
 #include "caffe/layers/convolution_layer.hpp"
-#include "caffe/util/depthwise_convolution.hpp"
+#include "caffe/kernels/depthwise_convolution.hpp"
 
 namespace caffe {
 

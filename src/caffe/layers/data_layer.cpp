@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

@@ -5,8 +5,6 @@
 
 #include <vector>
 
-#include "caffe/layers/cudnn_deconvolution_layer.hpp"
-#include "caffe/util/cudnn.hpp"
 
 namespace caffe {
 
@@ -68,19 +66,7 @@ void DeconvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 
 INSTANTIATE_CLASS(DeconvolutionLayer);
 
-// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
-// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
-template <typename Dtype>
-shared_ptr<Layer<Dtype>> GetDeconvolutionLayer(const LayerParameter& param) {
-  const bool cudnn = UseCudnnEngine(
-      param, ConvolutionParameter::Engine_Name(param.convolution_param().engine()));
-#ifdef USE_CUDNN
-  if (cudnn) return std::make_shared<CuDNNDeconvolutionLayer<Dtype>>(param);
-#endif
-  (void)cudnn;
-  return std::make_shared<DeconvolutionLayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(Deconvolution, GetDeconvolutionLayer);
+// Its engines (layers/cudnn/, layers/dnnl/) are chosen by layer_engine.hpp.
+REGISTER_LAYER_CLASS(Deconvolution);
 
 }  // namespace caffe

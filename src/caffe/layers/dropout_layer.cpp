@@ -49,16 +49,16 @@ void DropoutLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
 }
 
 template <typename Dtype>
-bool DropoutLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool DropoutLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                            const Blobs<Dtype>& top,
                                            const vector<bool>& propagate_down,
-                                           lms::MemoryUses* uses) const {
+                                           MemoryUses* uses) const {
   NeuronLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (this->phase_ != TRAIN) return true;
-  if (pass == lms::Pass::kForward) {
-    uses->AddData(mask_, lms::kOverwrite);
+  if (pass == Pass::kForward) {
+    uses->AddData(mask_, kOverwrite);
   } else if (propagate_down[0]) {
-    uses->AddData(mask_, lms::kRead);
+    uses->AddData(mask_, kRead);
   }
   return true;
 }

@@ -1,7 +1,7 @@
 #include "caffe/layers/eltwise_layer.hpp"
 
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/relu_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/kernels/relu_math.hpp"
 
 namespace caffe {
 
@@ -144,13 +144,13 @@ void EltwiseLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
 }
 
 template <typename Dtype>
-bool EltwiseLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool EltwiseLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                            const Blobs<Dtype>& top,
                                            const vector<bool>& propagate_down,
-                                           lms::MemoryUses* uses) const {
+                                           MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (op_ == EltwiseParameter::MAX) {
-    uses->AddData(max_idx_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+    uses->AddData(max_idx_, pass == Pass::kForward ? kOverwrite : kRead);
   }
   return true;
 }
@@ -209,15 +209,15 @@ void EltwiseLayer<Dtype>::BackwardFused_cpu(const Blobs<Dtype>& top,
 
 template <typename Dtype>
 bool EltwiseLayer<Dtype>::DeclareMemoryUseFused(
-    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
     const vector<bool>& propagate_down, const vector<vector<bool>>& followers_propagate_down,
-    lms::MemoryUses* uses) const {
-  if (pass == lms::Pass::kForward) return DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
+    MemoryUses* uses) const {
+  if (pass == Pass::kForward) return DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (!followers_propagate_down[0][0]) return true;  // nothing below wants a gradient
-  uses->AddData(*top[0], lms::kRead);  // the ReLU's output: where its gradient passes
-  uses->AddDiff(*top[0], lms::kReadWrite);
+  uses->AddData(*top[0], kRead);  // the ReLU's output: where its gradient passes
+  uses->AddDiff(*top[0], kReadWrite);
   for (size_t i = 0; i < bottom.size(); ++i) {
-    if (propagate_down[i]) uses->AddDiff(*bottom[i], lms::kOverwrite);
+    if (propagate_down[i]) uses->AddDiff(*bottom[i], kOverwrite);
   }
   return true;
 }

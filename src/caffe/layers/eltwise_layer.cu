@@ -5,7 +5,7 @@
 // routes the gradient. A SUM of two with the ReLU after it runs as one (ForwardFused,
 // BackwardFused: see eltwise_layer.hpp).
 #include "caffe/layers/eltwise_layer.hpp"
-#include "caffe/util/gpu_relu.cuh"
+#include "caffe/kernels/gpu_relu.cuh"
 
 namespace caffe {
 

@@ -104,14 +104,14 @@ void EmbedLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
 }
 
 template <typename Dtype>
-bool EmbedLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool EmbedLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                          const Blobs<Dtype>& top,
                                          const vector<bool>& propagate_down,
-                                         lms::MemoryUses* uses) const {
+                                         MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
 #ifndef CPU_ONLY
-  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kForward) {
-    uses->AddData(first_invalid_, lms::kScratch);
+  if (Caffe::mode() == Caffe::GPU && pass == Pass::kForward) {
+    uses->AddData(first_invalid_, kScratch);
   }
 #endif
   return true;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "caffe/layers/embed_layer.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

@@ -32,12 +32,12 @@ void EuclideanLossLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 }
 
 template <typename Dtype>
-bool EuclideanLossLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool EuclideanLossLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                                  const Blobs<Dtype>& top,
                                                  const vector<bool>& propagate_down,
-                                                 lms::MemoryUses* uses) const {
+                                                 MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  uses->AddData(diff_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  uses->AddData(diff_, pass == Pass::kForward ? kOverwrite : kRead);
   return true;
 }
 

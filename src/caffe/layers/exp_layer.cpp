@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/vector_math.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/kernels/vector_math.hpp"
 
 namespace caffe {
 

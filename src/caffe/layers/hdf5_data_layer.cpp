@@ -5,7 +5,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "caffe/util/hdf5.hpp"
+#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 

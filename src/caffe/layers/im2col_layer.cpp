@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "caffe/util/im2col.hpp"
+#include "caffe/kernels/im2col.hpp"
 
 namespace caffe {
 

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "caffe/layers/im2col_layer.hpp"
-#include "caffe/util/im2col.hpp"
+#include "caffe/kernels/im2col.hpp"
 
 namespace caffe {
 

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <random>
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

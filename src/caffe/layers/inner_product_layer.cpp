@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "caffe/filler.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

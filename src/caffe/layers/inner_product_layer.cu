@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "caffe/layers/inner_product_layer.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

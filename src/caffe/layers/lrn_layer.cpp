@@ -4,10 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "caffe/layers/cudnn_lrn_layer.hpp"
-#include "caffe/util/cudnn.hpp"
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -237,13 +235,13 @@ void LRNLayer<Dtype>::WithinChannelBackward(const Dtype* top_diff, const Dtype* 
 }
 
 template <typename Dtype>
-bool LRNLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool LRNLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                        const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                       lms::MemoryUses* uses) const {
+                                       MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  const bool forward = pass == lms::Pass::kForward;
+  const bool forward = pass == Pass::kForward;
   if (!forward && !propagate_down[0]) return true;
-  const unsigned saved = forward ? lms::kOverwrite : lms::kRead;
+  const unsigned saved = forward ? kOverwrite : kRead;
   uses->AddData(scale_, saved);
 #ifndef CPU_ONLY
   if (Caffe::mode() == Caffe::GPU) {
@@ -251,28 +249,13 @@ bool LRNLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& botto
     return true;
   }
 #endif
-  uses->AddData(scratch_, lms::kScratch);
+  uses->AddData(scratch_, kScratch);
   return true;
 }
 
 INSTANTIATE_CLASS(LRNLayer);
 
-// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
-// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
-template <typename Dtype>
-shared_ptr<Layer<Dtype>> GetLRNLayer(const LayerParameter& param) {
-  const bool cudnn =
-      UseCudnnEngine(param, LRNParameter::Engine_Name(param.lrn_param().engine()));
-#ifdef USE_CUDNN
-  // cuDNN's within-channel normalization is not Caffe's WITHIN_CHANNEL.
-  if (cudnn && param.lrn_param().norm_region() == LRNParameter_NormRegion_ACROSS_CHANNELS) {
-    return std::make_shared<CuDNNLRNLayer<Dtype>>(param);
-  }
-#endif
-  (void)cudnn;
-  return std::make_shared<LRNLayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(LRN, GetLRNLayer);
+// Its engines (layers/cudnn/, layers/dnnl/) are chosen by layer_engine.hpp.
+REGISTER_LAYER_CLASS(LRN);
 
 }  // namespace caffe

@@ -101,14 +101,14 @@ void LSTMUnitLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bo
 }
 
 template <typename Dtype>
-bool LSTMUnitLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool LSTMUnitLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                             const Blobs<Dtype>& top,
                                             const vector<bool>& propagate_down,
-                                            lms::MemoryUses* uses) const {
+                                            MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  if (pass == lms::Pass::kBackward && (propagate_down[0] || propagate_down[1])) {
-    uses->AddDiff(*bottom[0], lms::kOverwrite);
-    uses->AddDiff(*bottom[1], lms::kOverwrite);
+  if (pass == Pass::kBackward && (propagate_down[0] || propagate_down[1])) {
+    uses->AddDiff(*bottom[0], kOverwrite);
+    uses->AddDiff(*bottom[1], kOverwrite);
   }
   return true;
 }

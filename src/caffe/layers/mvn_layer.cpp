@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "caffe/util/parallel.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -79,11 +79,11 @@ void MVNLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& 
 }
 
 template <typename Dtype>
-bool MVNLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool MVNLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                        const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                       lms::MemoryUses* uses) const {
+                                       MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  uses->AddData(scale_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+  uses->AddData(scale_, pass == Pass::kForward ? kOverwrite : kRead);
   return true;
 }
 

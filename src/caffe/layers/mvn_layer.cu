@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "caffe/layers/mvn_layer.hpp"
-#include "caffe/util/gpu_block_reduce.cuh"
+#include "caffe/kernels/gpu_block_reduce.cuh"
 
 namespace caffe {
 

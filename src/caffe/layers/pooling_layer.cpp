@@ -5,10 +5,8 @@
 #include <cfloat>
 #include <vector>
 
-#include "caffe/layers/cudnn_pooling_layer.hpp"
-#include "caffe/util/cudnn.hpp"
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -701,48 +699,32 @@ void PoolingLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
 
 template <typename Dtype>
 bool PoolingLayer<Dtype>::DeclareMemoryUse(
-    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, MemoryUses* uses) const {
   // The windows' recorded choices: MAX's argmax (here when top[1] does not hold it) and
   // STOCHASTIC's sampled positions (GPU, TRAIN phase), written whole forward, read backward.
-  const auto choices = pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead;
+  const auto choices = pass == Pass::kForward ? kOverwrite : kRead;
   uses->AddData(max_idx_, choices);
 #ifndef CPU_ONLY
   uses->AddData(rand_idx_, choices);
 #endif
-  if (pass == lms::Pass::kForward) {
+  if (pass == Pass::kForward) {
     Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
     return true;
   }
   // Backward routes the top's gradient through those choices (AVE through the geometry alone):
   // neither the bottom's data nor the top's is read, so LMS need not bring them back.
-  uses->AddDiff(*top[0], lms::kRead);
+  uses->AddDiff(*top[0], kRead);
   if (method_ == PoolingParameter_PoolMethod_MAX && top.size() > 1) {
-    uses->AddData(*top[1], lms::kRead);
+    uses->AddData(*top[1], kRead);
   }
-  if (propagate_down[0]) uses->AddDiff(*bottom[0], lms::kOverwrite);
+  if (propagate_down[0]) uses->AddDiff(*bottom[0], kOverwrite);
   return true;
 }
 
 INSTANTIATE_CLASS(PoolingLayer);
 
-// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
-// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
-template <typename Dtype>
-shared_ptr<Layer<Dtype>> GetPoolingLayer(const LayerParameter& param) {
-  const bool cudnn =
-      UseCudnnEngine(param, PoolingParameter::Engine_Name(param.pooling_param().engine()));
-#ifdef USE_CUDNN
-  // cuDNN gives no argmax top, and has no STOCHASTIC pooling.
-  if (cudnn && param.top_size() <= 1 &&
-      param.pooling_param().pool() != PoolingParameter_PoolMethod_STOCHASTIC) {
-    return std::make_shared<CuDNNPoolingLayer<Dtype>>(param);
-  }
-#endif
-  (void)cudnn;
-  return std::make_shared<PoolingLayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(Pooling, GetPoolingLayer);
+// Its engines (layers/cudnn/, layers/dnnl/) are chosen by layer_engine.hpp.
+REGISTER_LAYER_CLASS(Pooling);
 
 }  // namespace caffe

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "caffe/layers/pooling_layer.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "caffe/filler.hpp"
-#include "caffe/util/gpu_channel_sums.hpp"
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/relu_math.hpp"
+#include "caffe/kernels/gpu_channel_sums.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/kernels/relu_math.hpp"
 
 namespace caffe {
 
@@ -138,16 +138,16 @@ void PReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>
 }
 
 template <typename Dtype>
-bool PReLULayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool PReLULayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                          const Blobs<Dtype>& top,
                                          const vector<bool>& propagate_down,
-                                         lms::MemoryUses* uses) const {
+                                         MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (bottom[0] == top[0]) {
-    uses->AddData(bottom_memory_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+    uses->AddData(bottom_memory_, pass == Pass::kForward ? kOverwrite : kRead);
   }
-  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kBackward) {
-    uses->AddData(partials_, lms::kScratch);
+  if (Caffe::mode() == Caffe::GPU && pass == Pass::kBackward) {
+    uses->AddData(partials_, kScratch);
   }
   return true;
 }

@@ -3,7 +3,7 @@
 // a fixed order, so repeated runs agree bit for bit), writing the bottom gradient in the same pass.
 // Legend as in prelu_layer.hpp: N batch, C channels, S = product of the axes after the channels.
 #include "caffe/layers/prelu_layer.hpp"
-#include "caffe/util/gpu_channel_sums.cuh"
+#include "caffe/kernels/gpu_channel_sums.cuh"
 
 namespace caffe {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 
@@ -331,10 +331,10 @@ void RecurrentLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 }
 
 template <typename Dtype>
-bool RecurrentLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool RecurrentLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                              const Blobs<Dtype>& top,
                                              const vector<bool>& propagate_down,
-                                             lms::MemoryUses* uses) const {
+                                             MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   const Net<Dtype>& net = *unrolled_net_;
   bool declared = true;
@@ -343,11 +343,11 @@ bool RecurrentLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>&
                                                  net.bottom_need_backward()[i], uses) &&
                declared;
   };
-  if (pass == lms::Pass::kForward) {
+  if (pass == Pass::kForward) {
     if (!expose_hidden_) {  // the last state is copied in first
       for (size_t i = 0; i < recur_input_blobs_.size(); ++i) {
-        uses->AddData(*recur_output_blobs_[i], lms::kRead);
-        uses->AddData(*recur_input_blobs_[i], lms::kWrite);
+        uses->AddData(*recur_output_blobs_[i], kRead);
+        uses->AddData(*recur_input_blobs_[i], kWrite);
       }
     }
     for (int i = 0; i <= last_layer_index_; ++i) declare(i);

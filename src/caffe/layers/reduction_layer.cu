@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "caffe/layers/reduction_layer.hpp"
-#include "caffe/util/gpu_block_reduce.cuh"
+#include "caffe/kernels/gpu_block_reduce.cuh"
 
 namespace caffe {
 

@@ -1,9 +1,7 @@
 #include "caffe/layers/relu_layer.hpp"
 
-#include "caffe/layers/cudnn_relu_layer.hpp"
-#include "caffe/util/cudnn.hpp"
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/relu_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/kernels/relu_math.hpp"
 
 namespace caffe {
 
@@ -51,22 +49,7 @@ ReLULayer<Dtype>* ReLULayer<Dtype>::FusableInPlaceOn(const Blob<Dtype>* blob, La
 
 INSTANTIATE_CLASS(ReLULayer);
 
-// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
-// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
-template <typename Dtype>
-shared_ptr<Layer<Dtype>> GetReLULayer(const LayerParameter& param) {
-  const bool cudnn =
-      UseCudnnEngine(param, ReLUParameter::Engine_Name(param.relu_param().engine()));
-#ifdef USE_CUDNN
-  // cuDNN has no leaky ReLU.
-  if (cudnn && param.relu_param().negative_slope() == 0) {
-    return std::make_shared<CuDNNReLULayer<Dtype>>(param);
-  }
-#endif
-  (void)cudnn;
-  return std::make_shared<ReLULayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(ReLU, GetReLULayer);
+// Its engines (layers/cudnn/, layers/dnnl/) are chosen by layer_engine.hpp.
+REGISTER_LAYER_CLASS(ReLU);
 
 }  // namespace caffe

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "caffe/filler.hpp"
-#include "caffe/util/gpu_channel_sums.hpp"
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/stream_copy.hpp"
+#include "caffe/kernels/gpu_channel_sums.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/kernels/stream_copy.hpp"
 
 namespace caffe {
 
@@ -274,16 +274,16 @@ bool ScaleLayer<Dtype>::ScalesChannels(int channels) const {
 }
 
 template <typename Dtype>
-bool ScaleLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool ScaleLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                          const Blobs<Dtype>& top,
                                          const vector<bool>& propagate_down,
-                                         lms::MemoryUses* uses) const {
+                                         MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (bottom[0] == top[0]) {
-    uses->AddData(bottom_copy_, pass == lms::Pass::kForward ? lms::kOverwrite : lms::kRead);
+    uses->AddData(bottom_copy_, pass == Pass::kForward ? kOverwrite : kRead);
   }
-  if (Caffe::mode() == Caffe::GPU && pass == lms::Pass::kBackward) {
-    uses->AddData(partials_, lms::kScratch);
+  if (Caffe::mode() == Caffe::GPU && pass == Pass::kBackward) {
+    uses->AddData(partials_, kScratch);
   }
   return true;
 }

@@ -4,7 +4,7 @@
 // bottom gradient in the same pass, so top_diff is read once.
 // Legend as in scale_layer.hpp: outer, D = the scale's count, inner.
 #include "caffe/layers/scale_layer.hpp"
-#include "caffe/util/gpu_channel_sums.cuh"
+#include "caffe/kernels/gpu_channel_sums.cuh"
 
 namespace caffe {
 

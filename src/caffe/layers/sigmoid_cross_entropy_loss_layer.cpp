@@ -89,22 +89,22 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 }
 
 template <typename Dtype>
-bool SigmoidCrossEntropyLossLayer<Dtype>::DeclareMemoryUse(lms::Pass pass,
+bool SigmoidCrossEntropyLossLayer<Dtype>::DeclareMemoryUse(Pass pass,
                                                            const Blobs<Dtype>& bottom,
                                                            const Blobs<Dtype>& top,
                                                            const vector<bool>& propagate_down,
-                                                           lms::MemoryUses* uses) const {
+                                                           MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  if (pass == lms::Pass::kBackward) {
-    uses->AddData(sigmoid_output_, lms::kRead);
+  if (pass == Pass::kBackward) {
+    uses->AddData(sigmoid_output_, kRead);
     return true;
   }
   // Forward runs the inner Sigmoid into sigmoid_output_.
   sigmoid_layer_->DeclareMemoryUse(pass, sigmoid_bottom_vec_, sigmoid_top_vec_, {}, uses);
 #ifndef CPU_ONLY
   if (Caffe::mode() == Caffe::GPU) {
-    uses->AddData(value_loss_, lms::kScratch);
-    uses->AddData(value_counted_, lms::kScratch);
+    uses->AddData(value_loss_, kScratch);
+    uses->AddData(value_counted_, kScratch);
   }
 #endif
   return true;

@@ -1,9 +1,7 @@
 #include "caffe/layers/sigmoid_layer.hpp"
 
-#include "caffe/layers/cudnn_sigmoid_layer.hpp"
-#include "caffe/util/cudnn.hpp"
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/vector_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/kernels/vector_math.hpp"
 
 namespace caffe {
 
@@ -27,19 +25,7 @@ void SigmoidLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
 
 INSTANTIATE_CLASS(SigmoidLayer);
 
-// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
-// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
-template <typename Dtype>
-shared_ptr<Layer<Dtype>> GetSigmoidLayer(const LayerParameter& param) {
-  const bool cudnn =
-      UseCudnnEngine(param, SigmoidParameter::Engine_Name(param.sigmoid_param().engine()));
-#ifdef USE_CUDNN
-  if (cudnn) return std::make_shared<CuDNNSigmoidLayer<Dtype>>(param);
-#endif
-  (void)cudnn;
-  return std::make_shared<SigmoidLayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(Sigmoid, GetSigmoidLayer);
+// Its engines (layers/cudnn/, layers/dnnl/) are chosen by layer_engine.hpp.
+REGISTER_LAYER_CLASS(Sigmoid);
 
 }  // namespace caffe

@@ -2,10 +2,8 @@
 
 #include <algorithm>
 
-#include "caffe/layers/cudnn_softmax_layer.hpp"
-#include "caffe/util/cudnn.hpp"
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -57,7 +55,7 @@ void SoftmaxLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dt
   if (outer == 0 || channels == 0 || inner == 0) return;
   // Every read of bottom[o, c, i] precedes the write of top[o, c, i], so top may alias bottom.
   // First top = bottom - its maximum over the channels, then one exp over the whole blob (on
-  // oneDNN's vector kernels where it runs: util/vector_math.hpp), then the division by the sums;
+  // oneDNN's vector kernels where it runs: kernels/vector_math.hpp), then the division by the sums;
   // the first and last steps threaded over items and runs of positions.
   if (inner == 1) {
     // The common classifier case: one contiguous row per item.
@@ -146,19 +144,7 @@ void SoftmaxLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
 
 INSTANTIATE_CLASS(SoftmaxLayer);
 
-// cuDNN's engine in GPU mode where this build has it and the engine asked allows it
-// (include/caffe/util/cudnn.hpp); Caffe's otherwise.
-template <typename Dtype>
-shared_ptr<Layer<Dtype>> GetSoftmaxLayer(const LayerParameter& param) {
-  const bool cudnn =
-      UseCudnnEngine(param, SoftmaxParameter::Engine_Name(param.softmax_param().engine()));
-#ifdef USE_CUDNN
-  if (cudnn) return std::make_shared<CuDNNSoftmaxLayer<Dtype>>(param);
-#endif
-  (void)cudnn;
-  return std::make_shared<SoftmaxLayer<Dtype>>(param);
-}
-
-REGISTER_LAYER_CREATOR(Softmax, GetSoftmaxLayer);
+// Its engines (layers/cudnn/, layers/dnnl/) are chosen by layer_engine.hpp.
+REGISTER_LAYER_CLASS(Softmax);
 
 }  // namespace caffe

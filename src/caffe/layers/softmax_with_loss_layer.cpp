@@ -112,22 +112,22 @@ void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 
 template <typename Dtype>
 bool SoftmaxWithLossLayer<Dtype>::DeclareMemoryUse(
-    lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, lms::MemoryUses* uses) const {
+    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+    const vector<bool>& propagate_down, MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
-  if (pass == lms::Pass::kForward) {
+  if (pass == Pass::kForward) {
     // Forward runs the inner Softmax layer into prob_.
     if (!softmax_layer_->DeclareMemoryUse(pass, softmax_bottom_vec_, softmax_top_vec_, {}, uses)) {
       return false;
     }
   } else {
-    uses->AddData(prob_, lms::kRead);
+    uses->AddData(prob_, kRead);
   }
 #ifndef CPU_ONLY
   if (Caffe::mode() == Caffe::GPU) {
-    if (pass == lms::Pass::kForward) uses->AddData(position_loss_, lms::kScratch);
-    uses->AddData(position_counted_, lms::kScratch);
-    uses->AddData(first_bad_label_, lms::kScratch);
+    if (pass == Pass::kForward) uses->AddData(position_loss_, kScratch);
+    uses->AddData(position_counted_, kScratch);
+    uses->AddData(first_bad_label_, kScratch);
   }
 #endif
   return true;

@@ -158,10 +158,10 @@ void SPPLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& 
 }
 
 template <typename Dtype>
-bool SPPLayer<Dtype>::DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom,
+bool SPPLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                        const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                       lms::MemoryUses* uses) const {
-  const bool forward = pass == lms::Pass::kForward;
+                                       MemoryUses* uses) const {
+  const bool forward = pass == Pass::kForward;
   if (!forward && !propagate_down[0]) return true;  // backward does nothing
   if (pyramid_height_ == 1) {
     return pooling_layers_[0]->DeclareMemoryUse(pass, bottom, top, propagate_down, uses);

@@ -1,6 +1,6 @@
 #include "caffe/layers/threshold_layer.hpp"
 
-#include "caffe/util/parallel.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 

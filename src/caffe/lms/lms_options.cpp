@@ -52,7 +52,7 @@ Options MakeOptions(int64_t lms_kb, double lms_frac, int prefetch_depth,
   if (!mem_limit.empty()) {
     options.budget = ParseByteSize(mem_limit, "-gpu_mem_limit");
   } else if (mem_limit_env != nullptr && mem_limit_env[0] != '\0') {
-    options.budget = ParseByteSize(mem_limit_env, std::string(kMemLimitEnv));
+    options.budget = ParseByteSize(mem_limit_env, "CAFFE_GPU_MEM_LIMIT");
   }
   return options;
 }

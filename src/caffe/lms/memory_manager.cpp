@@ -12,8 +12,6 @@ namespace lms {
 
 namespace {
 
-thread_local std::shared_ptr<MemoryManager> current_manager;
-
 // Times a host wait and adds it to the stall counter.
 class StallTimer {
  public:
@@ -43,62 +41,57 @@ Block::~Block() {
   manager_->Unregister(this);
 }
 
-bool Block::Attach(SyncedMemory* memory) {
-  const std::shared_ptr<MemoryManager>& manager = current_manager;
-  if (!manager || memory->gpu_ptr_ != nullptr) return false;
-  memory->lms_block_ = new Block(memory, manager, manager->Manages(memory->size_));
-  return true;
-}
+Block* BlockOf(const SyncedMemory& memory) { return dynamic_cast<Block*>(memory.device_side()); }
 
-size_t Block::bytes() const { return memory_->size_; }
+size_t Block::bytes() const { return memory_->size(); }
 
-bool Block::dirty() const { return memory_->head_ == SyncedMemory::HEAD_AT_GPU; }
+bool Block::dirty() const { return Head(memory_) == SyncedMemory::HEAD_AT_GPU; }
 
 void Block::Allocate() {
   // Memory whose swap-out is still copying from it: compute must not write it before that ends.
   device_ = manager_->AllocateEvicting(bytes(), this, "a buffer", &copy_in_ticket_);
-  memory_->gpu_ptr_ = device_;
+  DevicePtr(memory_) = device_;
 }
 
 void Block::EnsureHome() {
-  if (memory_->cpu_ptr_ != nullptr) return;
+  if (HostPtr(memory_) != nullptr) return;
   bool pinned = false;
-  manager_->device_->HostAlloc(&memory_->cpu_ptr_, memory_->size_, &pinned);
-  memory_->cpu_malloc_use_cuda_ = pinned;
-  memory_->own_cpu_data_ = true;
+  manager_->device_->HostAlloc(&HostPtr(memory_), memory_->size(), &pinned);
+  HostPinned(memory_) = pinned;
+  OwnsHost(memory_) = true;
 }
 
 void Block::PinHome() {
   // Only the SyncedMemory's own home: memory set from outside (set_cpu_data) stays where it is.
-  if (memory_->cpu_ptr_ == nullptr || !memory_->own_cpu_data_ || memory_->cpu_malloc_use_cuda_) {
+  if (HostPtr(memory_) == nullptr || !OwnsHost(memory_) || HostPinned(memory_)) {
     return;
   }
   void* home = nullptr;
   bool pinned = false;
-  manager_->device_->HostAlloc(&home, memory_->size_, &pinned);
+  manager_->device_->HostAlloc(&home, memory_->size(), &pinned);
   if (!pinned) {  // no page-locked memory to be had: the pageable home stays
     CaffeFreeHost(home, false);
     return;
   }
   // No copy uses the old home yet: the block is new, and the memory has no device side.
-  std::memcpy(home, memory_->cpu_ptr_, memory_->size_);
-  CaffeFreeHost(memory_->cpu_ptr_, false);
-  memory_->cpu_ptr_ = home;
-  memory_->cpu_malloc_use_cuda_ = true;
+  std::memcpy(home, HostPtr(memory_), memory_->size());
+  CaffeFreeHost(HostPtr(memory_), false);
+  HostPtr(memory_) = home;
+  HostPinned(memory_) = true;
 }
 
 void Block::SwapIn() {
   if (device_ == nullptr) Allocate();
   // Later than any copy still using the memory: the copy stream runs in order.
   copy_in_ticket_ =
-      manager_->device_->CopyToDeviceAsync(device_, memory_->cpu_ptr_, memory_->size_);
-  manager_->stats_.bytes_in += memory_->size_;
+      manager_->device_->CopyToDeviceAsync(device_, HostPtr(memory_), memory_->size());
+  manager_->stats_.bytes_in += memory_->size();
   ++manager_->stats_.swaps_in;
-  memory_->head_ = SyncedMemory::SYNCED;
+  Head(memory_) = SyncedMemory::SYNCED;
 }
 
 void Block::ToDevice(bool overwrite) {
-  const SyncedMemory::SyncedHead head = memory_->head_;
+  const SyncedMemory::SyncedHead head = Head(memory_);
   const bool skip_copy_in = overwrite && head == SyncedMemory::HEAD_AT_CPU;
   if ((head == SyncedMemory::UNINITIALIZED || skip_copy_in) && device_ == nullptr) Allocate();
   if (head == SyncedMemory::HEAD_AT_CPU && !skip_copy_in) SwapIn();
@@ -109,11 +102,11 @@ void Block::ToDevice(bool overwrite) {
     copy_in_ticket_ = 0;
   }
   if (head == SyncedMemory::UNINITIALIZED) {
-    manager_->device_->Zero(device_, memory_->size_);
-    memory_->head_ = SyncedMemory::HEAD_AT_GPU;
+    manager_->device_->Zero(device_, memory_->size());
+    Head(memory_) = SyncedMemory::HEAD_AT_GPU;
   } else if (skip_copy_in) {
-    manager_->device_->Scribble(device_, memory_->size_);
-    memory_->head_ = SyncedMemory::HEAD_AT_GPU;
+    manager_->device_->Scribble(device_, memory_->size());
+    Head(memory_) = SyncedMemory::HEAD_AT_GPU;
     ++manager_->stats_.overwrites;
   }
   if (pins_ == 0 && managed_ && manager_->step_planned_) manager_->NoteUndeclared(this);
@@ -123,13 +116,13 @@ void Block::ToDevice(bool overwrite) {
 }
 
 void Block::CopyToHost() {
-  if (memory_->head_ != SyncedMemory::HEAD_AT_GPU) return;
+  if (Head(memory_) != SyncedMemory::HEAD_AT_GPU) return;
   EnsureHome();
   WaitForCopiesUpTo(
-      manager_->device_->CopyToHostAsync(memory_->cpu_ptr_, device_, memory_->size_));
-  manager_->stats_.bytes_out += memory_->size_;
+      manager_->device_->CopyToHostAsync(HostPtr(memory_), device_, memory_->size()));
+  manager_->stats_.bytes_out += memory_->size();
   ++manager_->stats_.swaps_out;
-  memory_->head_ = SyncedMemory::SYNCED;
+  Head(memory_) = SyncedMemory::SYNCED;
 }
 
 void Block::WaitForCopiesUpTo(uint64_t ticket) {
@@ -149,21 +142,21 @@ void Block::Evict(bool discard) {
     // The copy home runs after the compute issued so far; the host goes on. The memory is free
     // at once: a copy in reusing it queues behind this one, compute waits for it (Allocate).
     EnsureHome();
-    last_copy = manager_->device_->CopyToHostAsync(memory_->cpu_ptr_, device_, memory_->size_);
+    last_copy = manager_->device_->CopyToHostAsync(HostPtr(memory_), device_, memory_->size());
     home_ticket_ = last_copy;
-    manager_->stats_.bytes_out += memory_->size_;
+    manager_->stats_.bytes_out += memory_->size();
     ++manager_->stats_.swaps_out;
-  } else if (memory_->head_ != SyncedMemory::HEAD_AT_CPU) {
+  } else if (Head(memory_) != SyncedMemory::HEAD_AT_CPU) {
     ++manager_->stats_.clean_drops;
   }
   manager_->allocator_.Free(device_, last_copy);
   device_ = nullptr;
   copy_in_ticket_ = 0;
-  memory_->gpu_ptr_ = nullptr;
+  DevicePtr(memory_) = nullptr;
   // The home is current now, or will be once its copy lands (or the device copy was stale:
   // HEAD_AT_CPU already). Discarded scratch keeps whatever its home holds; one that never had a
   // home starts afresh.
-  memory_->head_ = memory_->cpu_ptr_ != nullptr ? SyncedMemory::HEAD_AT_CPU
+  Head(memory_) = HostPtr(memory_) != nullptr ? SyncedMemory::HEAD_AT_CPU
                                                 : SyncedMemory::UNINITIALIZED;
 }
 
@@ -171,25 +164,25 @@ void* Block::BeginHostView(SyncedMemory* memory, unsigned access, void** saved_p
                            bool* saved_pinned, int* saved_head) {
   void* device =
       (access & kWrite) ? memory->mutable_gpu_data() : const_cast<void*>(memory->gpu_data());
-  CHECK(memory->lms_block_ != nullptr &&
-        memory->lms_block_->manager()->device()->host_addressable())
+  const Block* block = BlockOf(*memory);
+  CHECK(block != nullptr && block->manager()->device()->host_addressable())
       << "HostView needs a buffer on a host-addressable LMS device";
-  *saved_ptr = memory->cpu_ptr_;
-  *saved_own = memory->own_cpu_data_;
-  *saved_pinned = memory->cpu_malloc_use_cuda_;
-  *saved_head = memory->head_;
-  memory->cpu_ptr_ = device;
-  memory->own_cpu_data_ = false;
-  memory->head_ = SyncedMemory::SYNCED;  // host code reads and writes in place
+  *saved_ptr = HostPtr(memory);
+  *saved_own = OwnsHost(memory);
+  *saved_pinned = HostPinned(memory);
+  *saved_head = Head(memory);
+  HostPtr(memory) = device;
+  OwnsHost(memory) = false;
+  Head(memory) = SyncedMemory::SYNCED;  // host code reads and writes in place
   return device;
 }
 
 void Block::EndHostView(SyncedMemory* memory, unsigned access, void* saved_ptr, bool saved_own,
                         bool saved_pinned, int saved_head) {
-  memory->cpu_ptr_ = saved_ptr;
-  memory->own_cpu_data_ = saved_own;
-  memory->cpu_malloc_use_cuda_ = saved_pinned;
-  memory->head_ = (access & kWrite) ? SyncedMemory::HEAD_AT_GPU
+  HostPtr(memory) = saved_ptr;
+  OwnsHost(memory) = saved_own;
+  HostPinned(memory) = saved_pinned;
+  Head(memory) = (access & kWrite) ? SyncedMemory::HEAD_AT_GPU
                                     : static_cast<SyncedMemory::SyncedHead>(saved_head);
 }
 
@@ -212,10 +205,23 @@ MemoryManager::~MemoryManager() {
 }
 
 void MemoryManager::Install(std::shared_ptr<MemoryManager> manager) {
-  current_manager = std::move(manager);
+  DeviceMemoryPolicy::Install(std::move(manager));
 }
 
-const std::shared_ptr<MemoryManager>& MemoryManager::Current() { return current_manager; }
+std::shared_ptr<MemoryManager> MemoryManager::Current() {
+  return std::dynamic_pointer_cast<MemoryManager>(DeviceMemoryPolicy::Current());
+}
+
+DeviceSide* MemoryManager::Attach(SyncedMemory* memory) {
+  return new Block(memory, shared_from_this(), Manages(memory->size()));
+}
+
+Block* MemoryManager::BlockFor(SyncedMemory* memory) {
+  if (memory->device_side() == nullptr && memory->device_ptr() == nullptr) {
+    DeviceSide::Adopt(memory, Attach(memory));
+  }
+  return BlockOf(*memory);
+}
 
 bool MemoryManager::Manages(size_t bytes) const {
   return options_.threshold_kb >= 0 &&
@@ -253,24 +259,25 @@ void MemoryManager::NoteUndeclared(const Block* block) {
 }
 
 void MemoryManager::Pin(SyncedMemory* memory) {
-  if (memory->lms_block() != nullptr) ++memory->lms_block()->pins_;
+  if (Block* block = BlockOf(*memory)) ++block->pins_;
 }
 
 void MemoryManager::Unpin(SyncedMemory* memory) {
-  Block* block = memory->lms_block();
+  Block* block = BlockOf(*memory);
   if (block != nullptr && block->pins_ > 0) --block->pins_;
 }
 
 void MemoryManager::PinResident(SyncedMemory* memory, bool overwrite) {
-  if (memory->lms_block() == nullptr && !Block::Attach(memory)) return;
-  ++memory->lms_block()->pins_;
-  memory->lms_block()->ToDevice(overwrite);
+  Block* block = BlockFor(memory);
+  if (block == nullptr) return;
+  ++block->pins_;
+  block->ToDevice(overwrite);
 }
 
 bool MemoryManager::Prefetch(SyncedMemory* memory) {
   if (memory->head() != SyncedMemory::HEAD_AT_CPU) return false;  // nothing to copy, or resident
-  if (memory->lms_block() == nullptr && !Block::Attach(memory)) return false;
-  Block* block = memory->lms_block();
+  Block* block = BlockFor(memory);
+  if (block == nullptr) return false;
   if (block->manager() != this || block->device_ != nullptr || !allocator_.Fits(memory->size())) {
     return false;
   }
@@ -282,7 +289,7 @@ bool MemoryManager::Prefetch(SyncedMemory* memory) {
 }
 
 bool MemoryManager::Release(SyncedMemory* memory, bool discard) {
-  Block* block = memory->lms_block();
+  Block* block = BlockOf(*memory);
   if (block == nullptr || !block->managed_ || !block->resident() || block->pins_ > 0 || !awake()) {
     return false;
   }

@@ -6,7 +6,7 @@
 
 #include "caffe/lms/lms_options.hpp"
 #ifndef CPU_ONLY
-#include "caffe/lms/cuda_device.hpp"
+#include "caffe/memory/cuda_device.hpp"
 #endif
 
 namespace caffe {

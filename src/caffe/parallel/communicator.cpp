@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <climits>
 
 #include "caffe/util/error.hpp"
 
@@ -29,13 +30,13 @@ size_t Blocks::largest() const {
 
 template <typename Dtype>
 void TwoPhaseCommunicator<Dtype>::CheckBlocks(const Blocks& blocks) const {
-  CAFFE_CHECK_EQ(blocks.parts(), size())
+  CAFFE_CHECK_EQ(blocks.parts(), this->size())
       << this->name() << ": a buffer split into " << blocks.parts()
-      << " blocks cannot be reduced by " << size() << " learners";
+      << " blocks cannot be reduced by " << this->size() << " learners";
   for (int i = 0; i < blocks.parts(); ++i) {
-    CAFFE_CHECK_LE(blocks.count[i], kMaxMpiCount)
+    CAFFE_CHECK_LE(blocks.count[i], static_cast<size_t>(INT_MAX))
         << this->name() << ": block " << i << " of " << blocks.count[i]
-        << " elements is larger than one MPI message can carry";
+        << " elements is larger than one message can carry";
     if (i > 0) {
       CHECK_EQ(blocks.offset[i], blocks.offset[i - 1] + blocks.count[i - 1])
           << "blocks must be contiguous and in member order";
@@ -44,44 +45,9 @@ void TwoPhaseCommunicator<Dtype>::CheckBlocks(const Blocks& blocks) const {
 }
 
 template <typename Dtype>
-void TwoPhaseCommunicator<Dtype>::SendReceiveAdd(const Dtype* send, size_t send_count, int to,
-                                                 Dtype* target, size_t recv_count, int from,
-                                                 int tag) {
-  const MPI_Comm comm = group_->comm();
-  const MPI_Datatype type = MpiType<Dtype>();
-  // Every segment's receive and send is posted at once, so transfers never wait for a receive
-  // to be posted (a round trip per segment over TCP); segments are added in order as they land.
-  if (scratch_.size() < recv_count) scratch_.resize(recv_count);
-  const size_t recv_segments = (recv_count + kSegment - 1) / kSegment;
-  const size_t send_segments = (send_count + kSegment - 1) / kSegment;
-  requests_.assign(recv_segments + send_segments, MPI_REQUEST_NULL);
-  for (size_t segment = 0; segment < recv_segments; ++segment) {
-    const size_t offset = segment * kSegment;
-    MPI_CHECK(MPI_Irecv(scratch_.data() + offset,
-                        static_cast<int>(std::min(kSegment, recv_count - offset)), type, from, tag,
-                        comm, &requests_[segment]));
-  }
-  for (size_t segment = 0; segment < send_segments; ++segment) {
-    const size_t offset = segment * kSegment;
-    MPI_CHECK(MPI_Isend(const_cast<Dtype*>(send) + offset,
-                        static_cast<int>(std::min(kSegment, send_count - offset)), type, to, tag,
-                        comm, &requests_[recv_segments + segment]));
-  }
-  for (size_t segment = 0; segment < recv_segments; ++segment) {
-    MPI_CHECK(MPI_Wait(&requests_[segment], MPI_STATUS_IGNORE));
-    const size_t offset = segment * kSegment;
-    AddInto(target + offset, scratch_.data() + offset, std::min(kSegment, recv_count - offset));
-  }
-  if (send_segments > 0) {
-    MPI_CHECK(MPI_Waitall(static_cast<int>(send_segments), requests_.data() + recv_segments,
-                          MPI_STATUSES_IGNORE));
-  }
-}
-
-template <typename Dtype>
 void TwoPhaseCommunicator<Dtype>::Allreduce(Dtype* buffer, size_t count) {
-  if (size() == 1 || count == 0) return;
-  const Blocks blocks = Blocks::Even(count, size());
+  if (this->size() == 1 || count == 0) return;
+  const Blocks blocks = Blocks::Even(count, this->size());
   ReduceScatter(buffer, blocks);
   Allgather(buffer, blocks);
 }

@@ -9,8 +9,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "caffe/parallel/gradient_order.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/parallel/mpi_util.hpp"
+
 
 namespace caffe {
 
@@ -47,62 +47,28 @@ DdlSync<Dtype>::DdlSync(Solver<Dtype>* solver, DdlSession* session, ActionCallba
       overlap_(!session->options().bvlc) {
   const DdlOptions& options = session_->options();
   const Blobs<Dtype>& learnable = net_->learnable_params();
-  const GradientOrder gradient_order = BackwardGradientOrder(*net_);
-  const std::vector<int>& ready = gradient_order.ready;
-  const std::vector<int>& order = gradient_order.order;
   // Buckets in backward order, each up to bucket_kb (a larger param gets a bucket of its own).
   const size_t capacity =
       overlap_ ? std::max<size_t>(1, options.bucket_kb * size_t(1024) / sizeof(Dtype)) : SIZE_MAX;
-  for (int index : order) {
-    const size_t count = learnable[index]->count();
-    if (count == 0) continue;
-    if (buckets_.empty() || buckets_.back().count + count > capacity) {
-      buckets_.emplace_back();
-      buckets_.back().offset = total_;
-    }
-    Bucket& bucket = buckets_.back();
-    bucket.params.push_back(index);
-    bucket.count += count;
-    bucket.ready_layer = ready[index] == INT_MAX ? 0 : ready[index];
-    total_ += count;
-  }
-  // The diffs move into the buffer (shared params share their owner's diff, so they follow).
-  if (gpu_) {
-    device_buffer_ = std::make_unique<DeviceBuffer<Dtype>>(total_);
-    gradients_ = device_buffer_->data();
-  } else {
-    host_buffer_.assign(std::max<size_t>(total_, 1), Dtype(0));
-    gradients_ = host_buffer_.data();
-  }
-  for (const Bucket& bucket : buckets_) {
-    size_t offset = bucket.offset;
-    for (int index : bucket.params) {
-      Blob<Dtype>* param = learnable[index];
-      if (gpu_) {
-        param->diff()->set_gpu_data(gradients_ + offset);
-      } else {
-        param->diff()->set_cpu_data(gradients_ + offset);
-      }
-      offset += param->count();
-    }
-  }
-  bucket_seconds_.assign(buckets_.size(), 0);
+  gradients_ = std::make_unique<GradientBuffer<Dtype>>(net_, gpu_, capacity);
+  const std::vector<Bucket>& buckets = gradients_->buckets();
+  bucket_seconds_.assign(buckets.size(), 0);
 
   size_t largest = 1;
-  for (const Bucket& bucket : buckets_) largest = std::max(largest, bucket.count);
+  for (const Bucket& bucket : buckets) largest = std::max(largest, bucket.count);
   session_->Run(
       [&] { comm_ = CreateDdlCommunicator<Dtype>(options, session_->topology(), gpu_, largest); });
   LOG_IF(INFO, session_->rank() == 0)
-      << "DDL: " << Megabytes(total_ * sizeof(Dtype)) << " of gradients (" << learnable.size()
-      << " params) in " << buckets_.size() << " bucket(s)"
+      << "DDL: " << Megabytes(gradients_->count() * sizeof(Dtype)) << " of gradients ("
+      << learnable.size() << " params) in " << buckets.size() << " bucket(s)"
       << (overlap_ ? ", each reduced as soon as backward has produced it"
                    : " (-bvlc: reduced after backward, no overlap)")
       << "; allreduce " << comm_->name();
   if (options.dbg_level >= 1 && session_->rank() == 0) {
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      LOG(INFO) << "DDL: bucket " << b << ": " << buckets_[b].count << " elements, "
-                << buckets_[b].params.size() << " params, ready after layer '"
-                << net_->layer_names()[buckets_[b].ready_layer] << "'";
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      LOG(INFO) << "DDL: bucket " << b << ": " << buckets[b].count << " elements, "
+                << buckets[b].params.size() << " params, ready after layer '"
+                << net_->layer_names()[buckets[b].ready_layer] << "'";
     }
   }
   net_->add_after_backward(this);
@@ -164,11 +130,11 @@ void DdlSync<Dtype>::on_start() {
 template <typename Dtype>
 void DdlSync<Dtype>::Launch(size_t index) {
   if (index == 0) first_launch_ = Clock::now();
+  gradients_->MakeCurrent(index, index + 1);
   // Backward's kernels must be done before another stream reads the gradients.
   if (gpu_) SynchronizeDevice();
-  const Bucket& bucket = buckets_[index];
-  Dtype* data = gradients_ + bucket.offset;
-  const size_t count = bucket.count;
+  Dtype* data = gradients_->RangeData(index);
+  const size_t count = gradients_->RangeCount(index, index + 1);
   const bool sync_after = gpu_ && session_->options().dev_sync == 2;
   session_->Submit([this, index, data, count, sync_after] {
     const Clock::time_point start = Clock::now();
@@ -184,9 +150,8 @@ void DdlSync<Dtype>::run(int layer) {
   const int last_pass = solver_->param().iter_size() - 1;
   if (overlap_ && pass_ == last_pass) {
     // Backward runs from the top layer down: a bucket is complete once its lowest layer ran.
-    while (next_bucket_ < buckets_.size() && buckets_[next_bucket_].ready_layer >= layer) {
-      Launch(next_bucket_++);
-    }
+    const size_t end = gradients_->ReadyEnd(next_bucket_, layer);
+    while (next_bucket_ < end) Launch(next_bucket_++);
   }
   if (layer == 0) {
     if (pass_ == last_pass) compute_seconds_ = SecondsBetween(iteration_start_, Clock::now());
@@ -237,25 +202,21 @@ SolverAction::Enum DdlSync<Dtype>::TakeAgreedAction() {
 
 template <typename Dtype>
 void DdlSync<Dtype>::on_gradients_ready() {
-  while (next_bucket_ < buckets_.size()) Launch(next_bucket_++);  // -bvlc: everything now
+  const size_t buckets = gradients_->buckets().size();
+  while (next_bucket_ < buckets) Launch(next_bucket_++);  // -bvlc: everything now
   const Clock::time_point start = Clock::now();
   session_->WaitAll();
   const Clock::time_point done = Clock::now();
   waited_seconds_ += SecondsBetween(start, done);
-  const double end_to_end = buckets_.empty() ? 0 : SecondsBetween(first_launch_, last_done_);
+  const double end_to_end = buckets == 0 ? 0 : SecondsBetween(first_launch_, last_done_);
   // The sum over N learners becomes their mean.
-  const Dtype scale = Dtype(1) / session_->size();
-  if (gpu_) {
-    for (Blob<Dtype>* param : net_->learnable_params()) param->scale_diff(scale);
-  } else {
-    for (size_t i = 0; i < total_; ++i) gradients_[i] *= scale;
-  }
+  gradients_->Scale(Dtype(1) / session_->size());
   const DdlOptions& options = session_->options();
   const int iteration = solver_->iter() + 1;  // counting this one
   if (options.dbg_level >= 2 && session_->rank() == 0) {
     std::ostringstream line;
     line << std::fixed << std::setprecision(3);
-    for (size_t b = 0; b < buckets_.size(); ++b) {
+    for (size_t b = 0; b < buckets; ++b) {
       line << (b ? ", " : "") << bucket_seconds_[b] * 1e3 << " ms";
     }
     LOG(INFO) << "DDL: iteration " << iteration << " buckets: " << line.str();
@@ -284,8 +245,8 @@ void DdlSync<Dtype>::Dump(int iteration) {
     text << std::fixed << std::setprecision(3);
     text << "DDL dump at iteration " << iteration << " (mean of " << dump_iterations_
          << " iterations): allreduce end-to-end " << dump_end_to_end_ / dump_iterations_ * 1e3
-         << " ms for " << Megabytes(total_ * sizeof(Dtype)) << " in " << buckets_.size()
-         << " bucket(s); training waited " << dump_waited_ / dump_iterations_ * 1e3
+         << " ms for " << Megabytes(gradients_->count() * sizeof(Dtype)) << " in "
+         << gradients_->buckets().size() << " bucket(s); training waited " << dump_waited_ / dump_iterations_ * 1e3
          << " ms for communication";
     const auto& stages = comm_->stages();
     for (size_t s = 0; s < stages.size(); ++s) {

@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "caffe/parallel/device_buffer.hpp"
+#include "caffe/memory/device_buffer.hpp"
 
 namespace caffe {
 

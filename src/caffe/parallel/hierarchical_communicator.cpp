@@ -6,13 +6,13 @@
 #include <chrono>
 #include <sstream>
 
-#include "caffe/parallel/device_buffer.hpp"
+#include "caffe/memory/device_buffer.hpp"
 #include "caffe/parallel/explorer.hpp"
 #include "caffe/parallel/mpi_communicator.hpp"
 #include "caffe/parallel/rcs_communicator.hpp"
 #include "caffe/parallel/ring_communicator.hpp"
 #ifdef USE_NCCL
-#include "caffe/parallel/nccl_communicator.hpp"
+#include "caffe/parallel/mpi_nccl.hpp"
 #endif
 
 namespace caffe {
@@ -43,7 +43,7 @@ std::unique_ptr<TwoPhaseCommunicator<Dtype>> Make(Algorithm algorithm,
       return std::make_unique<RcsCommunicator<Dtype>>(group);
     case Algorithm::kNccl:
 #ifdef USE_NCCL
-      return std::make_unique<NcclCommunicator<Dtype>>(group);
+      return NcclCommunicatorOver<Dtype>(*group);
 #else
       break;
 #endif

@@ -8,20 +8,17 @@
 #include <thread>
 #include <utility>
 
-#include "caffe/parallel/device_buffer.hpp"
+#include "caffe/memory/device_buffer.hpp"
+#include "caffe/parallel/gradient_buffer.hpp"
+#include "caffe/parallel/shared_memory_communicator.hpp"
 #include "caffe/solver_factory.hpp"
 #ifdef USE_NCCL
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/nccl_util.hpp"
+#include "caffe/parallel/nccl_communicator.hpp"
 #endif
 
 namespace caffe {
 
 namespace {
-
-// Thrown out of a barrier when another thread failed (or the root ended): unwinds a solver's
-// Step without being a failure of its own.
-struct SolversStopped {};
 
 std::string Megabytes(size_t bytes) {
   std::ostringstream text;
@@ -39,141 +36,23 @@ void CopyWeights(Net<Dtype>* net, std::vector<Dtype>* weights) {
 
 }  // namespace
 
-#ifdef USE_NCCL
-
-class InProcessNcclGroup {
- public:
-  static bool Built() { return true; }
-
-  /// One communicator and one stream per device (all distinct), made from this thread.
-  explicit InProcessNcclGroup(const std::vector<int>& devices)
-      : devices_(devices), comms_(devices.size(), nullptr), streams_(devices.size(), nullptr) {
-    int current = 0;
-    CUDA_CHECK(cudaGetDevice(&current));
-    CAFFE_NCCL_CALL(
-        ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()));
-    for (size_t i = 0; i < devices.size(); ++i) {
-      CUDA_CHECK(cudaSetDevice(devices[i]));
-      CUDA_CHECK(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking));
-    }
-    CUDA_CHECK(cudaSetDevice(current));
-  }
-
-  ~InProcessNcclGroup() {
-    int current = 0;
-    if (cudaGetDevice(&current) != cudaSuccess) current = -1;
-    for (size_t i = 0; i < comms_.size(); ++i) {
-      if (comms_[i] != nullptr) ncclCommDestroy(comms_[i]);
-      if (streams_[i] != nullptr && cudaSetDevice(devices_[i]) == cudaSuccess) {
-        cudaStreamDestroy(streams_[i]);
-      }
-    }
-    if (current >= 0) cudaSetDevice(current);
-  }
-
-  /// On solver `rank`'s thread: `buffer` (device memory, `count` values) becomes the mean over
-  /// the group. Backward must be complete; returns once the mean is in place.
-  template <typename Dtype>
-  void AllreduceMean(int rank, Dtype* buffer, size_t count) {
-    if (count == 0) return;
-    CAFFE_NCCL_CALL(ncclAllReduce(buffer, buffer, count, NcclType<Dtype>(), ncclSum, comms_[rank],
-                                  streams_[rank]));
-    CUDA_CHECK(cudaStreamSynchronize(streams_[rank]));
-    // The update's kernels follow on the default stream, after this scaling.
-    caffe_gpu_scal(static_cast<int>(count), Dtype(1) / static_cast<Dtype>(comms_.size()),
-                   buffer);
-  }
-
- private:
-  std::vector<int> devices_;
-  std::vector<ncclComm_t> comms_;
-  std::vector<cudaStream_t> streams_;
-};
-
-#else
-
-class InProcessNcclGroup {
- public:
-  static bool Built() { return false; }
-  explicit InProcessNcclGroup(const std::vector<int>&) {
-    CAFFE_THROW() << "this build of Caffe has no NCCL";
-  }
-  template <typename Dtype>
-  void AllreduceMean(int, Dtype*, size_t) {}
-};
-
-#endif  // USE_NCCL
-
-// A reusable barrier for the N solver threads that can be abandoned: after Abort() every waiting
-// and every later Wait() throws SolversStopped.
-template <typename Dtype>
-class InProcessSync<Dtype>::Barrier {
- public:
-  explicit Barrier(int parties) : parties_(parties) {}
-
-  void Wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (aborted_) throw SolversStopped();
-    const uint64_t generation = generation_;
-    if (++arrived_ == parties_) {
-      arrived_ = 0;
-      ++generation_;
-      released_.notify_all();
-      return;
-    }
-    released_.wait(lock, [&] { return generation_ != generation || aborted_; });
-    if (generation_ == generation) throw SolversStopped();  // abandoned while waiting
-  }
-
-  void Abort() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    aborted_ = true;
-    released_.notify_all();
-  }
-
- private:
-  const int parties_;
-  std::mutex mutex_;
-  std::condition_variable released_;
-  int arrived_ = 0;
-  uint64_t generation_ = 0;
-  bool aborted_ = false;
-};
-
-// One solver's part: its gradients moved into one contiguous buffer (host memory in CPU mode,
-// device memory in GPU mode, with a host copy for the shared-memory sum), and the solver's
-// callbacks that keep it in step with the others.
+// One solver's part: its gradients in one buffer (host memory in CPU mode, device memory in GPU
+// mode), its member of the group's communicator, and the solver's callbacks that keep it in step
+// with the others.
 template <typename Dtype>
 class InProcessSync<Dtype>::Member : public Solver<Dtype>::Callback {
  public:
   Member(InProcessSync* sync, Solver<Dtype>* solver, int rank)
-      : sync_(sync), solver_(solver), rank_(rank) {
-    const Blobs<Dtype>& learnable = solver_->net()->learnable_params();
-    for (Blob<Dtype>* param : learnable) total_ += param->count();
-    if (sync_->gpu_) {
-      device_buffer_ = std::make_unique<DeviceBuffer<Dtype>>(total_);
-      if (!sync_->use_nccl_) host_buffer_.assign(std::max<size_t>(total_, 1), Dtype(0));
-    } else {
-      host_buffer_.assign(std::max<size_t>(total_, 1), Dtype(0));
-    }
-    // The diffs move into the buffer (shared params share their owner's diff, so they follow).
-    size_t offset = 0;
-    for (Blob<Dtype>* param : learnable) {
-      if (param->count() == 0) continue;
-      if (sync_->gpu_) {
-        param->diff()->set_gpu_data(device_buffer_->data() + offset);
-      } else {
-        param->diff()->set_cpu_data(host_buffer_.data() + offset);
-      }
-      offset += param->count();
-    }
+      : sync_(sync),
+        solver_(solver),
+        rank_(rank),
+        gradients_(solver->net().get(), sync->gpu_, SIZE_MAX) {
     sync_->members_[rank_] = this;
     solver_->add_callback(this);
     solver_->SetActionFunction([this] { return TakeAgreedAction(); });
   }
 
-  size_t gradient_count() const { return total_; }
-  Dtype* host_gradients() { return host_buffer_.data(); }
+  size_t gradient_count() const { return gradients_.count(); }
 
   void on_start() override {
     if (weights_synced_) return;
@@ -183,8 +62,8 @@ class InProcessSync<Dtype>::Member : public Solver<Dtype>::Callback {
     sync_->barrier_->Wait();
     if (rank_ == 0) return;
     const size_t root_total = sync_->members_[0]->gradient_count();
-    CAFFE_CHECK_EQ(total_, root_total)
-        << "the train net of " << sync_->Describe(rank_) << " has " << total_
+    CAFFE_CHECK_EQ(gradient_count(), root_total)
+        << "the train net of " << sync_->Describe(rank_) << " has " << gradient_count()
         << " learnable values, the root's " << root_total;
     // The root does not change its weights before every worker has passed the next barrier.
     const Dtype* weights = sync_->root_weights_.data();
@@ -224,19 +103,16 @@ class InProcessSync<Dtype>::Member : public Solver<Dtype>::Callback {
   }
 
   void on_gradients_ready() override {
-    if (sync_->use_nccl_) {
-      SynchronizeDevice();  // backward's kernels are done
-      // Every solver enters the collective, or (after a failure elsewhere) none does.
-      sync_->barrier_->Wait();
-      sync_->nccl_->AllreduceMean(rank_, device_buffer_->data(), total_);
-      return;
+    const size_t buckets = gradients_.buckets().size();
+    gradients_.MakeCurrent(0, buckets);
+    if (sync_->gpu_) SynchronizeDevice();  // backward's kernels are done
+    // Every solver enters the collective, or (after a failure elsewhere) none does.
+    sync_->barrier_->Wait();
+    if (buckets > 0) {
+      sync_->comms_[rank_]->Allreduce(gradients_.RangeData(0), gradients_.RangeCount(0, buckets));
     }
-    const size_t bytes = total_ * sizeof(Dtype);
-    if (sync_->gpu_) CopyDeviceToHost(device_buffer_->data(), host_buffer_.data(), bytes);
-    sync_->barrier_->Wait();  // every solver's gradients are in host memory
-    sync_->ReduceSlice(rank_);
-    sync_->barrier_->Wait();  // every slice is summed
-    if (sync_->gpu_) CopyHostToDevice(host_buffer_.data(), device_buffer_->data(), bytes);
+    // The sum over N solvers becomes their mean.
+    gradients_.Scale(Dtype(1) / static_cast<Dtype>(sync_->count_));
   }
 
  private:
@@ -251,11 +127,9 @@ class InProcessSync<Dtype>::Member : public Solver<Dtype>::Callback {
   InProcessSync* sync_;
   Solver<Dtype>* solver_;
   int rank_;
-  size_t total_ = 0;
+  GradientBuffer<Dtype> gradients_;
   bool weights_synced_ = false;
   SolverAction::Enum agreed_action_ = SolverAction::NONE;
-  std::vector<Dtype> host_buffer_;
-  std::unique_ptr<DeviceBuffer<Dtype>> device_buffer_;
 };
 
 template <typename Dtype>
@@ -282,8 +156,10 @@ InProcessSync<Dtype>::InProcessSync(Solver<Dtype>* root_solver, int solver_count
   // NCCL cannot hold one GPU twice in a communicator: a repeated id sums in host memory.
   const bool distinct =
       std::set<int>(devices_.begin(), devices_.end()).size() == devices_.size();
-  use_nccl_ = gpu_ && count_ > 1 && distinct && InProcessNcclGroup::Built();
-  barrier_ = std::make_unique<Barrier>(count_);
+#ifdef USE_NCCL
+  use_nccl_ = gpu_ && count_ > 1 && distinct;
+#endif
+  barrier_ = std::make_shared<ThreadBarrier>(count_);
   members_.assign(count_, nullptr);
   outputs_.assign(count_, {});
   final_iters_.assign(count_, -1);
@@ -331,19 +207,18 @@ void InProcessSync<Dtype>::RecordFailure(int rank, std::exception_ptr failure) {
 }
 
 template <typename Dtype>
-void InProcessSync<Dtype>::ReduceSlice(int rank) {
-  const size_t begin = gradient_count_ * rank / count_;
-  const size_t end = gradient_count_ * (rank + 1) / count_;
-  if (begin == end) return;
-  Dtype* sum = members_[0]->host_gradients();
-  for (int other = 1; other < count_; ++other) {
-    const Dtype* gradients = members_[other]->host_gradients();
-    for (size_t i = begin; i < end; ++i) sum[i] += gradients[i];
+void InProcessSync<Dtype>::MakeCommunicators() {
+#ifdef USE_NCCL
+  if (use_nccl_) {
+    for (auto& member : NcclCommunicator<Dtype>::ForDevices(devices_)) {
+      comms_.push_back(std::move(member));
+    }
+    return;
   }
-  const Dtype scale = Dtype(1) / static_cast<Dtype>(count_);
-  for (size_t i = begin; i < end; ++i) sum[i] *= scale;
-  for (int other = 1; other < count_; ++other) {
-    std::copy(sum + begin, sum + end, members_[other]->host_gradients() + begin);
+#endif
+  auto group = std::make_shared<SharedMemoryGroup<Dtype>>(barrier_);
+  for (int rank = 0; rank < count_; ++rank) {
+    comms_.push_back(std::make_unique<SharedMemoryCommunicator<Dtype>>(group, rank, gpu_));
   }
 }
 
@@ -382,7 +257,7 @@ void InProcessSync<Dtype>::WorkerMain(int rank, std::string resume_file) {
     if (!resume_file.empty()) solver->Restore(resume_file.c_str());
     solver->Step(solver->param().max_iter() - solver->iter());
     CopyWeights(solver->net().get(), &final_weights_[rank]);
-  } catch (const SolversStopped&) {
+  } catch (const BarrierAborted&) {
     // Another thread failed, or the root ended: nothing of this thread's own to report.
   } catch (...) {
     RecordFailure(rank, std::current_exception());
@@ -395,7 +270,7 @@ void InProcessSync<Dtype>::Run(const char* resume_file) {
   CAFFE_CHECK(!ran_) << "InProcessSync::Run runs once";
   ran_ = true;
   const std::string resume = resume_file != nullptr ? resume_file : "";
-  if (use_nccl_) nccl_ = std::make_unique<InProcessNcclGroup>(devices_);
+  MakeCommunicators();
   std::vector<std::thread> workers;
   for (int rank = 1; rank < count_; ++rank) {
     workers.emplace_back(&InProcessSync::WorkerMain, this, rank, resume);
@@ -403,7 +278,7 @@ void InProcessSync<Dtype>::Run(const char* resume_file) {
   try {
     root_->Solve(resume_file);
     CopyWeights(root_->net().get(), &final_weights_[0]);
-  } catch (const SolversStopped&) {
+  } catch (const BarrierAborted&) {
     // A worker failed; its failure is reported below.
   } catch (...) {
     RecordFailure(0, std::current_exception());

@@ -13,7 +13,7 @@ constexpr int kUnfoldTag = 204;
 
 template <typename Dtype>
 RcsCommunicator<Dtype>::RcsCommunicator(std::shared_ptr<MpiGroup> group)
-    : TwoPhaseCommunicator<Dtype>(std::move(group)) {
+    : MpiGroupCommunicator<Dtype>(std::move(group)) {
   const int size = this->size(), rank = this->rank();
   power_ = 1;
   while (power_ * 2 <= size) power_ *= 2;

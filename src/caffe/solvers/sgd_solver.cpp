@@ -8,11 +8,11 @@
 
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solvers/gpu_updates.hpp"
-#include "caffe/util/hdf5.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/math_functions.hpp"
-#include "caffe/util/parallel.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/cpu_threads.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 

@@ -14,8 +14,8 @@
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "caffe/filler.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

@@ -14,8 +14,8 @@
 #include "caffe/net.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/gpu_memory.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/memory/gpu_memory.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 
@@ -503,7 +503,7 @@ TEST_P(FusedLayersTest, OnlyASumOfTwoAndItsInPlaceReLUFuse) {
 // FusionNet with a second convolution, on cuDNN, on "conv" (so that its bottom gets a gradient):
 // `params` its param specs, `convolution` more of its convolution_param, `after_it` a layer in
 // place on its top "conv2" before FusionNet's `after` ("relu", also in place on "conv2").
-std::string CudnnConvNet(const std::string& params = "", const std::string& convolution = "",
+std::string CuDNNConvNet(const std::string& params = "", const std::string& convolution = "",
                          const std::string& after_it = "", const std::string& after = "ReLU") {
   return FusionNet(R"(
     layer { name: "conv2" type: "Convolution" bottom: "conv" top: "conv2" )" + params + R"(
@@ -513,14 +513,14 @@ std::string CudnnConvNet(const std::string& params = "", const std::string& conv
                    "conv2", after);
 }
 
-TEST_F(GpuFusedLayersTest, CudnnConvolutionAndItsReLURunLikeTheLayersApart) {
-  ExpectFusedLikeApart(CudnnConvNet(), 1, "conv2");
-  ExpectFusedLikeApart(CudnnConvNet("", "group: 2"), 1, "conv2");
+TEST_F(GpuFusedLayersTest, CuDNNConvolutionAndItsReLURunLikeTheLayersApart) {
+  ExpectFusedLikeApart(CuDNNConvNet(), 1, "conv2");
+  ExpectFusedLikeApart(CuDNNConvNet("", "group: 2"), 1, "conv2");
 }
 
 // A leaky ReLU's gradient (a TanH after it, as a ReLU there would cut what leaks).
-TEST_F(GpuFusedLayersTest, CudnnConvolutionAndALeakyReLURunLikeTheLayersApart) {
-  ExpectFusedLikeApart(CudnnConvNet("", "", R"(
+TEST_F(GpuFusedLayersTest, CuDNNConvolutionAndALeakyReLURunLikeTheLayersApart) {
+  ExpectFusedLikeApart(CuDNNConvNet("", "", R"(
     layer { name: "leaky" type: "ReLU" bottom: "conv2" top: "conv2"
       relu_param { negative_slope: 0.2 } })",
                                     "TanH"),
@@ -529,14 +529,14 @@ TEST_F(GpuFusedLayersTest, CudnnConvolutionAndALeakyReLURunLikeTheLayersApart) {
 
 // A frozen bias (the ReLU's gradient alone, then the weights' and the bottom's from it), and a
 // frozen convolution that still passes the gradient down.
-TEST_F(GpuFusedLayersTest, FrozenCudnnConvolutionRunsLikeTheLayersApart) {
-  ExpectFusedLikeApart(CudnnConvNet("param { lr_mult: 1 } param { lr_mult: 0 }"), 1, "conv2");
-  ExpectFusedLikeApart(CudnnConvNet("param { lr_mult: 0 } param { lr_mult: 0 }"), 1, "conv2");
+TEST_F(GpuFusedLayersTest, FrozenCuDNNConvolutionRunsLikeTheLayersApart) {
+  ExpectFusedLikeApart(CuDNNConvNet("param { lr_mult: 1 } param { lr_mult: 0 }"), 1, "conv2");
+  ExpectFusedLikeApart(CuDNNConvNet("param { lr_mult: 0 } param { lr_mult: 0 }"), 1, "conv2");
 }
 
 // Four spatial axes: cuDNN cannot run it, so the group runs on Caffe's GPU path with the ReLU
 // after it.
-TEST_F(GpuFusedLayersTest, ConvolutionCudnnCannotRunStillRunsWithItsReLU) {
+TEST_F(GpuFusedLayersTest, ConvolutionCuDNNCannotRunStillRunsWithItsReLU) {
   const std::string text = R"(
     name: "FourSpatialAxes"
     state { phase: TRAIN }
@@ -552,21 +552,21 @@ TEST_F(GpuFusedLayersTest, ConvolutionCudnnCannotRunStillRunsWithItsReLU) {
   ExpectFusedLikeApart(text, 1, "conv");
 }
 
-TEST_F(GpuFusedLayersTest, OnlyACudnnConvolutionWithABiasAndItsInPlaceReLUFuse) {
+TEST_F(GpuFusedLayersTest, OnlyACuDNNConvolutionWithABiasAndItsInPlaceReLUFuse) {
   const auto followers = [](const std::string& text, const std::string& head = "conv2") {
     std::unique_ptr<Net<float>> net = MakeNet(text, "1");
     return net->fused_followers()[LayerIndex(*net, head)];
   };
-  EXPECT_EQ(1, followers(CudnnConvNet()));
-  EXPECT_EQ(0, followers(CudnnConvNet("", "bias_term: false"))) << "no bias";
-  EXPECT_EQ(0, followers(CudnnConvNet("", "", "", "TanH"))) << "no ReLU after it";
+  EXPECT_EQ(1, followers(CuDNNConvNet()));
+  EXPECT_EQ(0, followers(CuDNNConvNet("", "bias_term: false"))) << "no bias";
+  EXPECT_EQ(0, followers(CuDNNConvNet("", "", "", "TanH"))) << "no ReLU after it";
   EXPECT_EQ(0, followers(FusionNet(R"(
     layer { name: "conv2" type: "Convolution" bottom: "conv" top: "conv2"
       convolution_param { num_output: 8 kernel_size: 3 pad: 1 engine: CUDNN } }
     layer { name: "relu0" type: "ReLU" bottom: "conv2" top: "rectified" })",
                                    "rectified")))
       << "a ReLU with a top of its own";
-  EXPECT_EQ(0, followers(CudnnConvNet("", "", R"(
+  EXPECT_EQ(0, followers(CuDNNConvNet("", "", R"(
     layer { name: "relu0" type: "ReLU" bottom: "conv2" top: "conv2"
       relu_param { negative_slope: -0.5 } })",
                                       "TanH")))

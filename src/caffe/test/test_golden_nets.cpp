@@ -17,8 +17,8 @@
 #include "caffe/net.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/cpu_engine.hpp"
-#include "caffe/util/reference_check.hpp"
+#include "caffe/layer_engine.hpp"
+#include "caffe/diagnostics/reference_check.hpp"
 
 namespace caffe {
 

@@ -25,9 +25,9 @@
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/hdf5.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 

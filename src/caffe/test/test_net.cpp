@@ -12,8 +12,8 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/hdf5.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

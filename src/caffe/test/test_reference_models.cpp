@@ -14,8 +14,8 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 

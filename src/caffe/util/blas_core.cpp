@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "caffe/util/environment.hpp"
+
 namespace caffe {
 
 namespace {
@@ -98,7 +100,7 @@ bool SwitchBlasCore(const std::string& core) {
   const CoreEntryPoints entry = FindCoreEntryPoints();
   if (!entry.init) return false;
   // OPENBLAS_CORETYPE names the core to install; the user's value (if any) comes back afterwards.
-  const char* user_value = std::getenv(kCoreTypeVariable);
+  const char* user_value = BlasCoreTypeFromEnvironment();
   const std::string saved = user_value ? user_value : "";
   setenv(kCoreTypeVariable, core.c_str(), 1);
   entry.quit();
@@ -116,7 +118,7 @@ BlasCoreFit FitBlasCoreToCpuNow() {
   fit.chosen = BlasCoreName();
   const CpuVectorSupport cpu = DetectCpuVectorSupport();
   fit.unused = UnusedVectorUnits(fit.chosen, cpu);
-  if (const char* core_type = std::getenv(kCoreTypeVariable)) {
+  if (const char* core_type = BlasCoreTypeFromEnvironment()) {
     fit.core_type = core_type;
     return fit;
   }

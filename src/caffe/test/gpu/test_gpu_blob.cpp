@@ -10,7 +10,7 @@
 
 #include "caffe/net.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

@@ -13,7 +13,7 @@
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/base_data_layer.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
-#include "caffe/util/db.hpp"
+#include "caffe/io/db.hpp"
 
 namespace caffe {
 

@@ -8,7 +8,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

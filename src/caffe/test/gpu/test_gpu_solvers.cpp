@@ -15,7 +15,7 @@
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

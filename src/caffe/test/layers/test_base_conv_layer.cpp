@@ -14,7 +14,7 @@
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/im2col.hpp"
+#include "caffe/kernels/im2col.hpp"
 
 namespace caffe {
 

@@ -10,10 +10,10 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/convolution_layer.hpp"
-#include "caffe/lms/memory_use.hpp"
+#include "caffe/memory/memory_use.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/im2col.hpp"
+#include "caffe/kernels/im2col.hpp"
 
 namespace caffe {
 
@@ -288,8 +288,8 @@ TYPED_TEST(ConvolutionLayerTest, DepthwiseDeclaresNoColumnBuffersToLms) {
     ConvolutionLayer<Dtype> layer(
         ParseLayerParam(ConvParamText({{3, 3}, {1, 1}, {1, 1}, {1, 1}, group}, 3)));
     layer.SetUp(this->bottom_vec_, this->top_vec_);
-    for (const lms::Pass pass : {lms::Pass::kForward, lms::Pass::kBackward}) {
-      lms::MemoryUses own, plain;
+    for (const Pass pass : {Pass::kForward, Pass::kBackward}) {
+      MemoryUses own, plain;
       ASSERT_TRUE(layer.DeclareMemoryUse(pass, this->bottom_vec_, this->top_vec_, {true}, &own));
       layer.Layer<Dtype>::DeclareMemoryUse(pass, this->bottom_vec_, this->top_vec_, {true},
                                            &plain);

@@ -14,7 +14,7 @@
 #include "caffe/layers/deconvolution_layer.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/hdf5.hpp"
+#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 

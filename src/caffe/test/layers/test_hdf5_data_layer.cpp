@@ -13,7 +13,7 @@
 
 #include "caffe/layers/hdf5_data_layer.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/hdf5.hpp"
+#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 namespace {

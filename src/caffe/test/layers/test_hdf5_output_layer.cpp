@@ -7,8 +7,8 @@
 #include "caffe/layers/hdf5_data_layer.hpp"
 #include "caffe/layers/hdf5_output_layer.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/hdf5.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

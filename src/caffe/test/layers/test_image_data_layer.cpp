@@ -17,7 +17,7 @@
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 namespace {

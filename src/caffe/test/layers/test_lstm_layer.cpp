@@ -19,7 +19,7 @@
 #include "caffe/net.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/hdf5.hpp"
+#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 

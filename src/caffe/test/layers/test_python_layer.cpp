@@ -11,7 +11,7 @@
 #include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 #ifdef WITH_PYTHON_LAYER
 #include <cstdlib>

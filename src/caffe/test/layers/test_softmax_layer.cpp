@@ -81,7 +81,7 @@ TYPED_TEST(SoftmaxLayerTest, ForwardOverOtherAxes) {
 }
 
 // Blobs large enough that the exp runs on oneDNN's vector kernels in a build with them
-// (util/vector_math.hpp) and the passes around it on several threads, spatial (with a last run
+// (kernels/vector_math.hpp) and the passes around it on several threads, spatial (with a last run
 // of positions shorter than the others) and classifier-shaped; backward against its formula.
 TYPED_TEST(SoftmaxLayerTest, ForwardAndBackwardOnLargeBlobs) {
   using Dtype = typename TypeParam::Dtype;

@@ -74,7 +74,7 @@ bool AllBytesAre(const void* data, size_t bytes, unsigned char value) {
 TEST_F(ManagerTest, WithoutAManagerNothingIsAttached) {
   SyncedMemory memory(64);
   Fill(&memory, 7);
-  EXPECT_EQ(memory.lms_block(), nullptr);
+  EXPECT_EQ(BlockOf(memory), nullptr);
   EXPECT_EQ(MemoryManager::Current(), nullptr);
 }
 
@@ -83,7 +83,7 @@ TEST_F(ManagerTest, DeviceCopyHoldsTheHostValuesAndDeviceWritesComeHome) {
   SyncedMemory memory(1000);
   Fill(&memory, 3);
   const void* on_device = memory.gpu_data();
-  ASSERT_NE(memory.lms_block(), nullptr);
+  ASSERT_NE(BlockOf(memory), nullptr);
   EXPECT_EQ(memory.head(), SyncedMemory::SYNCED);
   EXPECT_TRUE(AllBytesAre(on_device, 1000, 3));
   std::memset(memory.mutable_gpu_data(), 9, 1000);
@@ -109,7 +109,7 @@ TEST_F(ManagerTest, CleanBlocksAreDroppedWithoutACopyHome) {
   Fill(&b, 2);
   Use(&a);
   Use(&b);  // evicts a, which is clean
-  EXPECT_FALSE(a.lms_block()->resident());
+  EXPECT_FALSE(BlockOf(a)->resident());
   EXPECT_EQ(a.head(), SyncedMemory::HEAD_AT_CPU);
   EXPECT_EQ(CopiesToHost(), 0u);
   EXPECT_EQ(manager_->stats().clean_drops, 1u);
@@ -122,7 +122,7 @@ TEST_F(ManagerTest, DirtyBlocksAreCopiedHomeWhenEvicted) {
   SyncedMemory a(1500), b(1500);
   std::memset(UseMutable(&a), 5, 1500);
   Use(&b);
-  EXPECT_FALSE(a.lms_block()->resident());
+  EXPECT_FALSE(BlockOf(a)->resident());
   EXPECT_EQ(CopiesToHost(), 1u);
   EXPECT_EQ(manager_->stats().bytes_out, 1500u);
   EXPECT_TRUE(AllBytesAre(a.cpu_data(), 1500, 5));
@@ -137,10 +137,10 @@ TEST_F(ManagerTest, EvictsTheLeastRecentlyUsedBlock) {
   Use(&c);
   Use(&a);  // b is now the least recently used
   Use(&d);
-  EXPECT_TRUE(a.lms_block()->resident());
-  EXPECT_FALSE(b.lms_block()->resident());
-  EXPECT_TRUE(c.lms_block()->resident());
-  EXPECT_TRUE(d.lms_block()->resident());
+  EXPECT_TRUE(BlockOf(a)->resident());
+  EXPECT_FALSE(BlockOf(b)->resident());
+  EXPECT_TRUE(BlockOf(c)->resident());
+  EXPECT_TRUE(BlockOf(d)->resident());
 }
 
 TEST_F(ManagerTest, PinnedBlocksAndThoseHandedOutInTheRunningStepStay) {
@@ -152,8 +152,8 @@ TEST_F(ManagerTest, PinnedBlocksAndThoseHandedOutInTheRunningStepStay) {
   manager_->BeginStep("layer 'x' (Test) forward");
   c.gpu_data();
   d.gpu_data();  // a is pinned, c handed out in this step: b goes
-  EXPECT_TRUE(a.lms_block()->resident());
-  EXPECT_FALSE(b.lms_block()->resident());
+  EXPECT_TRUE(BlockOf(a)->resident());
+  EXPECT_FALSE(BlockOf(b)->resident());
   try {
     e.gpu_data();  // a pinned, c and d held by the step: nothing can go
     FAIL() << "expected an out-of-memory error";
@@ -171,7 +171,7 @@ TEST_F(ManagerTest, PinnedBlocksAndThoseHandedOutInTheRunningStepStay) {
   }
   manager_->EndStep();
   Use(&e);  // c and d are free to go now
-  EXPECT_TRUE(a.lms_block()->resident());
+  EXPECT_TRUE(BlockOf(a)->resident());
   manager_->Unpin(&a);
   EXPECT_TRUE(manager_->Release(&a));
 }
@@ -186,8 +186,8 @@ TEST_F(ManagerTest, ScratchMemoryCountsAgainstTheBudgetAndEvictsToFit) {
   b.gpu_data();
   void* scratch = manager_->AllocateScratch(2000, "cuDNN's workspace");
   ASSERT_NE(scratch, nullptr);
-  EXPECT_FALSE(a.lms_block()->resident());
-  EXPECT_TRUE(b.lms_block()->resident());
+  EXPECT_FALSE(BlockOf(a)->resident());
+  EXPECT_TRUE(BlockOf(b)->resident());
   EXPECT_GE(manager_->allocator().in_use(), 2000u + 1000u);
   try {
     manager_->AllocateScratch(1500, "cuDNN's workspace");  // b is held by the step
@@ -223,15 +223,15 @@ TEST_F(ManagerTest, ScratchThatCannotFitEvictsNothing) {
   c.gpu_data();  // held by the step (1024 bytes); a and b (2048) could go
   EXPECT_EQ(manager_->TryAllocateScratch(3500), nullptr);  // 1024 + size class 3584 > 4096
   EXPECT_THROW(manager_->AllocateScratch(3500, "cuDNN's workspace"), Error);
-  EXPECT_TRUE(a.lms_block()->resident());
-  EXPECT_TRUE(b.lms_block()->resident());
+  EXPECT_TRUE(BlockOf(a)->resident());
+  EXPECT_TRUE(BlockOf(b)->resident());
   EXPECT_EQ(manager_->stats().evictions, 0u);
   EXPECT_EQ(CopiesToHost(), 0u);
   // What fits once a and b are gone still evicts them.
   void* scratch = manager_->TryAllocateScratch(3000);
   EXPECT_NE(scratch, nullptr);
-  EXPECT_FALSE(a.lms_block()->resident());
-  EXPECT_FALSE(b.lms_block()->resident());
+  EXPECT_FALSE(BlockOf(a)->resident());
+  EXPECT_FALSE(BlockOf(b)->resident());
   EXPECT_EQ(CopiesToHost(), 2u);
   manager_->EndStep();
   manager_->FreeScratch(scratch);
@@ -248,12 +248,12 @@ TEST_F(ManagerTest, OutsideStepsTheLastBuffersHandedOutStay) {
   c.gpu_data();
   d.gpu_data();  // fills the device; a is older than the last three handed out
   e.gpu_data();
-  EXPECT_FALSE(a.lms_block()->resident());
-  EXPECT_TRUE(b.lms_block()->resident());
+  EXPECT_FALSE(BlockOf(a)->resident());
+  EXPECT_TRUE(BlockOf(b)->resident());
   const void* e_on_device = e.gpu_data();
   SyncedMemory f(1000);
   f.gpu_data();  // b goes: the least recently used of those not among the last three
-  EXPECT_FALSE(b.lms_block()->resident());
+  EXPECT_FALSE(BlockOf(b)->resident());
   EXPECT_EQ(e.gpu_data(), e_on_device);
   EXPECT_TRUE(AllBytesAre(a.gpu_data(), 1000, 1));
 }
@@ -276,14 +276,14 @@ TEST_F(ManagerTest, AnAllocationThatCannotFitEvictsNothingAndSaysWhereTheMemoryI
         << error.what();
   }
   manager_->EndStep();
-  EXPECT_TRUE(a.lms_block()->resident());
+  EXPECT_TRUE(BlockOf(a)->resident());
 }
 
 TEST_F(ManagerTest, BuffersBelowTheThresholdStayAndLmsOffSaysSo) {
   Install(2048, /*threshold_kb=*/-1);
   SyncedMemory a(1500), b(1500);
   Use(&a);
-  EXPECT_FALSE(a.lms_block()->managed());
+  EXPECT_FALSE(BlockOf(a)->managed());
   EXPECT_FALSE(manager_->Release(&a));
   try {
     b.gpu_data();
@@ -305,8 +305,8 @@ TEST_F(ManagerTest, ThresholdSelectsWhichBuffersAreManaged) {
   SyncedMemory small(1023), large(1024);
   small.gpu_data();
   large.gpu_data();
-  EXPECT_FALSE(small.lms_block()->managed());
-  EXPECT_TRUE(large.lms_block()->managed());
+  EXPECT_FALSE(BlockOf(small)->managed());
+  EXPECT_TRUE(BlockOf(large)->managed());
   EXPECT_EQ(manager_->num_managed_blocks(), 1u);
   EXPECT_EQ(manager_->managed_bytes(), 1024u);
 }
@@ -317,12 +317,12 @@ TEST_F(ManagerTest, LmsFracKeepsReleasesDormantUntilTheBudgetFillsUp) {
   a.gpu_data();  // 10% of the budget in use
   EXPECT_FALSE(manager_->awake());
   EXPECT_FALSE(manager_->Release(&a));
-  EXPECT_TRUE(a.lms_block()->resident());
+  EXPECT_TRUE(BlockOf(a)->resident());
   b.gpu_data();
   c.gpu_data();  // 60%
   EXPECT_TRUE(manager_->awake());
   EXPECT_TRUE(manager_->Release(&a));
-  EXPECT_FALSE(a.lms_block()->resident());
+  EXPECT_FALSE(BlockOf(a)->resident());
 }
 
 TEST_F(ManagerTest, PrefetchCopiesInOnlyWhatFitsWithoutEvicting) {
@@ -415,7 +415,7 @@ TEST_F(ManagerTest, RandomizedAccessNeverLosesOrCorruptsData) {
       // Which buffer each resident device address belongs to, before the operation.
       std::map<const void*, int> owner;
       for (int j = 0; j < kBuffers; ++j) {
-        const Block* block = buffers[j]->lms_block();
+        const Block* block = BlockOf(*buffers[j]);
         if (block != nullptr && block->resident()) owner[block->device_ptr()] = j;
       }
       device_->clear_copies();

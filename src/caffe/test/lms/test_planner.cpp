@@ -24,8 +24,8 @@
 #include "caffe/test/log_counter.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/reference_check.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/diagnostics/reference_check.hpp"
 
 namespace caffe {
 
@@ -35,8 +35,8 @@ class LmsOpaqueLayer : public NeuronLayer<Dtype> {
  public:
   using NeuronLayer<Dtype>::NeuronLayer;
   const char* type() const override { return "LmsOpaque"; }
-  bool DeclareMemoryUse(lms::Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-                        const vector<bool>& propagate_down, lms::MemoryUses* uses) const override {
+  bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                        const vector<bool>& propagate_down, MemoryUses* uses) const override {
     return false;
   }
 

@@ -19,7 +19,7 @@
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/mpi_test_main.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

@@ -6,7 +6,7 @@
 #include "caffe/net.hpp"
 #include "caffe/parallel/gradient_order.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

@@ -21,8 +21,8 @@
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/db.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/parallel/device_buffer.hpp"
+#include "caffe/memory/device_buffer.hpp"
 #include "caffe/parallel/hierarchical_communicator.hpp"
-#include "caffe/parallel/nccl_communicator.hpp"
+#include "caffe/parallel/mpi_nccl.hpp"
 #include "caffe/test/communicator_test_util.hpp"
 
 namespace caffe {
@@ -51,22 +51,22 @@ TYPED_TEST_SUITE(NcclCommunicatorTest, MpiTestDtypes);
 
 TYPED_TEST(NcclCommunicatorTest, AllreduceGivesTheExactSum) {
   this->SkipUnlessDistinctGpus();
-  NcclCommunicator<TypeParam> comm(MpiGroup::Duplicate(MPI_COMM_WORLD));
-  EXPECT_TRUE(comm.on_device());
-  ExpectExactOnDevice(&comm, WorldSize());
+  auto comm = NcclCommunicatorOver<TypeParam>(*MpiGroup::Duplicate(MPI_COMM_WORLD));
+  EXPECT_TRUE(comm->on_device());
+  ExpectExactOnDevice(comm.get(), WorldSize());
 }
 
 TYPED_TEST(NcclCommunicatorTest, ReduceScatterAndAllgatherWithEvenAndUnevenBlocks) {
   this->SkipUnlessDistinctGpus();
-  NcclCommunicator<TypeParam> comm(MpiGroup::Duplicate(MPI_COMM_WORLD));
+  auto comm = NcclCommunicatorOver<TypeParam>(*MpiGroup::Duplicate(MPI_COMM_WORLD));
   for (const Blocks& blocks :
        {Blocks::Even(WorldSize() * 1000, WorldSize()), UnevenBlocks(WorldSize(), 777)}) {
     const size_t total = blocks.total();
     std::vector<TypeParam> host = Contributions<TypeParam>(WorldRank(), total);
     DeviceBuffer<TypeParam> device(total);
     CopyHostToDevice(host.data(), device.data(), total * sizeof(TypeParam));
-    comm.ReduceScatter(device.data(), blocks);
-    comm.Allgather(device.data(), blocks);
+    comm->ReduceScatter(device.data(), blocks);
+    comm->Allgather(device.data(), blocks);
     CopyDeviceToHost(device.data(), host.data(), total * sizeof(TypeParam));
     EXPECT_EQ(FirstWrongSum(host, WorldSize(), 0, total), total);
   }

@@ -10,8 +10,8 @@
 #include "caffe/parallel/nccl_solver_sync.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/math_functions.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 namespace {

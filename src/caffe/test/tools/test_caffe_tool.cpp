@@ -20,9 +20,9 @@
 
 #include "caffe/net.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/hdf5.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/reference_check.hpp"
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/diagnostics/reference_check.hpp"
 
 namespace caffe {
 

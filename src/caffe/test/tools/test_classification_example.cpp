@@ -15,8 +15,8 @@
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
-#include "caffe/util/image_io.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/image_io.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

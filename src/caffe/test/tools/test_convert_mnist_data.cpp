@@ -12,8 +12,8 @@
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
-#include "caffe/util/db.hpp"
-#include "caffe/util/io.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

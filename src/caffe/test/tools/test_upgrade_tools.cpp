@@ -6,8 +6,8 @@
 
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/util/io.hpp"
-#include "caffe/util/upgrade_proto.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "caffe/util/math_functions.hpp"
+#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 namespace {

@@ -1,0 +1,87 @@
+// The LMDB implementation of db::DB. Readers open the environment read-only without thread-local
+// reader slots (MDB_RDONLY | MDB_NOTLS), so a cursor may be created on one thread and used on a
+// prefetch thread. A database whose lock file this process may not write (another user's
+// dataset, a read-only share) is read without the lock (MDB_NOLOCK). Writers start with LMDB's
+// default map size and double it whenever a commit hits MDB_MAP_FULL, instead of reserving a huge
+// fixed map up front.
+#ifndef CAFFE_IO_DB_LMDB_HPP_
+#define CAFFE_IO_DB_LMDB_HPP_
+
+#include <lmdb.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "caffe/io/db.hpp"
+
+namespace caffe {
+namespace db {
+
+/// Throws caffe::Error "<what>: <LMDB's message>" unless `status` is MDB_SUCCESS.
+void LMDBCheck(int status, const string& what);
+
+/// A cursor over one read-only transaction, which it owns (a consistent view of the database).
+class LMDBCursor : public Cursor {
+ public:
+  /// Takes ownership of `txn` and `cursor`; positions at the first record.
+  LMDBCursor(MDB_txn* txn, MDB_cursor* cursor, const string& source);
+  ~LMDBCursor() override;
+  void SeekToFirst() override { Move(MDB_FIRST); }
+  void Seek(const string& key) override;
+  void Next() override { Move(MDB_NEXT); }
+  string key() const override;
+  string value() const override;
+  bool valid() const override { return valid_; }
+
+ private:
+  void Move(MDB_cursor_op op);
+
+  MDB_txn* txn_;
+  MDB_cursor* cursor_;
+  string source_;  // for error messages
+  MDB_val key_{0, nullptr};
+  MDB_val value_{0, nullptr};
+  bool valid_ = false;
+};
+
+/// Buffers records and writes them in one LMDB write transaction per Commit(), growing the
+/// environment's map (doubling) and retrying when the map is full.
+class LMDBTransaction : public Transaction {
+ public:
+  LMDBTransaction(MDB_env* env, const string& source) : env_(env), source_(source) {}
+  void Put(const string& key, const string& value) override;
+  void Commit() override;
+
+ private:
+  /// Writes the buffered records in one transaction; returns false on MDB_MAP_FULL (nothing of
+  /// this batch is written then).
+  bool TryCommit();
+  void DoubleMapSize();
+
+  MDB_env* env_;
+  string source_;
+  vector<std::pair<string, string>> records_;
+};
+
+/// An LMDB environment (a directory holding data.mdb and lock.mdb).
+class LMDB : public DB {
+ public:
+  LMDB() = default;
+  ~LMDB() override { Close(); }
+  void Open(const string& source, Mode mode) override;
+  void Close() override;
+  std::unique_ptr<Cursor> NewCursor() override;
+  std::unique_ptr<Transaction> NewTransaction() override;
+
+ private:
+  MDB_env* env_ = nullptr;
+  string source_;
+  bool read_only_ = false;
+};
+
+}  // namespace db
+}  // namespace caffe
+
+#endif  // CAFFE_IO_DB_LMDB_HPP_

@@ -1,0 +1,36 @@
+// TanH on cuDNN (builds with USE_CUDNN; chosen in GPU mode by GetTanHLayer for engine DEFAULT
+// or CUDNN). Same results as TanHLayer: top = tanh(bottom); bottom_diff = top_diff * (1 - top^2).
+// Runs in place too.
+#ifndef CAFFE_LAYERS_CUDNN_CUDNN_TANH_LAYER_HPP_
+#define CAFFE_LAYERS_CUDNN_CUDNN_TANH_LAYER_HPP_
+
+#ifdef USE_CUDNN
+
+#include "caffe/layers/tanh_layer.hpp"
+#include "caffe/layers/cudnn/cudnn.hpp"
+
+namespace caffe {
+
+/// TanHLayer through cudnnActivationForward / Backward (CUDNN_ACTIVATION_TANH).
+/// bottom[0]: any shape; top[0]: the same shape (may be bottom[0] itself).
+template <typename Dtype>
+class CuDNNTanHLayer : public TanHLayer<Dtype> {
+ public:
+  using TanHLayer<Dtype>::TanHLayer;
+  /// TanHLayer's shapes, then (in GPU mode) cuDNN's descriptors for them.
+  void Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+
+ protected:
+  void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
+  void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
+                    const Blobs<Dtype>& bottom) override;
+
+ private:
+  CuDNNActivation activation_;
+  bool use_cudnn_ = false;  // false: an empty or huge blob, or CPU mode (TanHLayer's path)
+};
+
+}  // namespace caffe
+
+#endif  // USE_CUDNN
+#endif  // CAFFE_LAYERS_CUDNN_CUDNN_TANH_LAYER_HPP_

@@ -1,0 +1,41 @@
+// Convolution on oneDNN's CPU engine (float only). Same parameters, blobs and results as
+// ConvolutionLayer, whose setup and shapes it inherits; forward and backward run oneDNN's direct
+// convolution primitives instead of im2col + GEMM. Caffe's blobs stay in their plain layout
+// (N, C, spatial...); activations are reordered into the blocked layouts oneDNN's kernels want and
+// back around each call, which costs memory traffic but far less than the im2col it replaces.
+// Geometries oneDNN cannot express (a negative right padding, an axis other than 1) run on the
+// base class, as does everything in double; so do, when the engine was not asked for by name, the
+// shapes where oneDNN is slower than im2col + GEMM (see FasterOnDnnl in the .cpp).
+#ifndef CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
+#define CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
+
+#include <memory>
+
+#include "caffe/layers/convolution_layer.hpp"
+
+namespace caffe {
+
+class DnnlConvolutionLayer : public ConvolutionLayer<float> {
+ public:
+  /// only_where_faster: the engine came by default, so shapes oneDNN runs slower stay on Caffe's.
+  DnnlConvolutionLayer(const LayerParameter& param, bool only_where_faster);
+  ~DnnlConvolutionLayer() override;
+  void Reshape(const Blobs<float>& bottom, const Blobs<float>& top) override;
+  /// False where this layer's geometry runs on Caffe's engine (see above).
+  bool runs_on_dnnl() const { return primitives_ != nullptr; }
+
+ protected:
+  void Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) override;
+  void Backward_cpu(const Blobs<float>& top, const vector<bool>& propagate_down,
+                    const Blobs<float>& bottom) override;
+
+ private:
+  struct Primitives;  // oneDNN's objects; dnnl.hpp stays out of this header
+  std::unique_ptr<Primitives> primitives_;
+  bool only_where_faster_;
+  vector<int> primitive_bottom_shape_;  // the bottom shape the primitives were made for
+};
+
+}  // namespace caffe
+
+#endif  // CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_

@@ -1,0 +1,42 @@
+// The environment variables Caffe's library reads: each is named and read here only, and listed
+// in the table that docs/ENVIRONMENT.md mirrors (EnvironmentTest checks that the two agree, and
+// the room check that nothing else calls getenv). A value a variable does not take is a
+// caffe::Error naming the variable, what it holds and what it takes.
+#ifndef CAFFE_UTIL_ENVIRONMENT_HPP_
+#define CAFFE_UTIL_ENVIRONMENT_HPP_
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace caffe {
+
+/// One variable of the table: its name, the values it takes, what it changes.
+struct EnvironmentVariable {
+  const char* name;
+  const char* values;
+  const char* effect;
+};
+
+/// Every variable the library reads, in the order docs/ENVIRONMENT.md lists them.
+const std::vector<EnvironmentVariable>& EnvironmentVariables();
+
+/// CAFFE_FUSION: whether layers that can run as one do so (1, the default) or each runs alone (0).
+bool FusionFromEnvironment();
+/// CAFFE_FLUSH_DENORMALS: denormal floats computed as zeros (1, the default) or kept (0).
+bool FlushDenormalsFromEnvironment();
+/// CAFFE_CPU_ENGINE, upper-cased: "" (unset: the default engines), "CAFFE" or "DNNL"; another
+/// value counts as unset, as it always has.
+std::string CpuEngineFromEnvironment();
+/// CAFFE_CUDNN_ALGO: "heuristic" (the default) or "time".
+std::string CuDNNAlgoFromEnvironment();
+/// CAFFE_CUDNN_WORKSPACE_MB, in bytes (64 MiB when unset).
+size_t CuDNNWorkspaceFromEnvironment();
+/// CAFFE_GPU_MEM_LIMIT (the -gpu_mem_limit used when the flag is not given), or null when unset.
+const char* GpuMemLimitFromEnvironment();
+/// OPENBLAS_CORETYPE (the OpenBLAS kernels the user chose), or null when unset.
+const char* BlasCoreTypeFromEnvironment();
+
+}  // namespace caffe
+
+#endif  // CAFFE_UTIL_ENVIRONMENT_HPP_

@@ -1,0 +1,425 @@
+#include "caffe/layers/dnnl/dnnl_convolution_layer.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <unordered_map>
+#include <vector>
+
+#include <glog/logging.h>
+
+#include "caffe/kernels/dnnl_context.hpp"
+#include "caffe/kernels/math_functions.hpp"
+
+namespace caffe {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+// Staging memory for the blocked copies of one call's arguments, shared by every oneDNN layer on
+// the thread: layers run one at a time, so a net needs the largest call's worth, not one copy of
+// every activation per layer. Slots: 0 src, 1 weights, 2 dst or diff_src, 3 diff_dst, 4
+// diff_weights as oneDNN lays them out (one call's gradient, before it is added to the blob's), 5
+// oneDNN's own scratchpad (the backward passes run one after the other, so they share).
+enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kScratchpad, kSlots };
+
+float* ScratchSlot(int slot, size_t bytes) {
+  struct Buffer {
+    float* data = nullptr;
+    size_t bytes = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local std::vector<Buffer> slots(kSlots);
+  Buffer& buffer = slots.at(slot);
+  if (buffer.bytes < bytes) {
+    std::free(buffer.data);
+    buffer.bytes = (bytes + 63) / 64 * 64;
+    buffer.data = static_cast<float*>(std::aligned_alloc(64, buffer.bytes));
+    CHECK(buffer.data) << "out of memory allocating " << buffer.bytes << " bytes of oneDNN staging";
+  }
+  return buffer.data;
+}
+
+// A call's activations are staged a few images at a time, so that staging stays near this size
+// whatever the batch: at CaffeNet's batch 256, conv1's output alone is 297 MB, and a whole-batch
+// copy of it (and of its gradient) would be memory that BVLC's im2col engine never needs.
+constexpr size_t kStagingBytes = 4 << 20;
+
+// The images per oneDNN call: the largest divisor of `num` whose staged activations (the larger
+// of input and output, per image) fit kStagingBytes; at least 1.
+int ImagesPerCall(int num, size_t image_bytes) {
+  for (int images = num; images > 1; --images) {
+    if (num % images == 0 && images * image_bytes <= kStagingBytes) return images;
+  }
+  return 1;
+}
+
+// oneDNN's scratchpad comes from the thread's staging (slot kScratchpad) rather than from each
+// primitive, so the net holds one, the largest call's.
+dnnl::primitive_attr UserScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+memory Scratchpad(const memory::desc& desc) {
+  return memory(desc, DnnlEngine(), ScratchSlot(kScratchpad, desc.get_size()));
+}
+
+Tag PlainDataTag(int spatial_axes) {
+  return spatial_axes == 1 ? Tag::ncw : spatial_axes == 2 ? Tag::nchw : Tag::ncdhw;
+}
+
+Tag PlainWeightsTag(int spatial_axes, bool grouped) {
+  if (grouped) return spatial_axes == 1 ? Tag::goiw : spatial_axes == 2 ? Tag::goihw : Tag::goidhw;
+  return spatial_axes == 1 ? Tag::oiw : spatial_axes == 2 ? Tag::oihw : Tag::oidhw;
+}
+
+// A reorder that adds to its destination instead of overwriting it.
+dnnl::primitive_attr Summing() {
+  dnnl::post_ops sum;
+  sum.append_sum(1.f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(sum);
+  return attr;
+}
+
+// One argument of a primitive: the blob's plain layout, the layout the primitive wants, and the
+// reorders between them (none where they agree, the blob's memory is then used as it is). An
+// accumulating argument is always staged, and Out adds the primitive's values to the blob's
+// (Caffe's gradients accumulate over calls, bottoms and iter_size; oneDNN's overwrite): one pass
+// over the blob, where a reorder into Caffe's layout and then an axpy made two.
+class Staged {
+ public:
+  enum Mode { kOverwrite, kAccumulate };
+  Staged() = default;
+  Staged(const memory::desc& plain, const memory::desc& wanted, int slot, Mode mode = kOverwrite)
+      : plain_(plain), wanted_(wanted), slot_(slot), same_(plain == wanted && mode == kOverwrite) {
+    if (!same_) {
+      const dnnl::engine& engine = DnnlEngine();
+      to_wanted_ = dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
+      to_plain_ = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine, wanted, engine, plain, mode == kAccumulate ? Summing() : dnnl::primitive_attr()));
+    }
+  }
+  const memory::desc& wanted() const { return wanted_; }
+  /// The blob's values in the wanted layout.
+  memory In(const float* data) const {
+    memory plain(plain_, DnnlEngine(), const_cast<float*>(data));
+    if (same_) return plain;
+    memory staged = Buffer();
+    to_wanted_.execute(DnnlStream(), plain, staged);
+    return staged;
+  }
+  /// Where the primitive writes; Out(target, data) then puts (or adds) the values into the blob.
+  memory Target(float* data) const {
+    return same_ ? memory(plain_, DnnlEngine(), data) : Buffer();
+  }
+  void Out(const memory& target, float* data) const {
+    if (same_) return;
+    memory plain(plain_, DnnlEngine(), data), source = target;
+    to_plain_.execute(DnnlStream(), source, plain);
+  }
+
+ private:
+  memory Buffer() const {
+    return memory(wanted_, DnnlEngine(), ScratchSlot(slot_, wanted_.get_size()));
+  }
+  memory::desc plain_, wanted_;
+  int slot_ = 0;
+  bool same_ = true;
+  dnnl::reorder to_wanted_, to_plain_;
+};
+
+// Adds a 1x1 convolution's weight gradient in oneDNN's OIhw16i16o layout (16x16 tiles of input
+// by output channels, in output-block-major order) to Caffe's plain outputs x inputs: each tile
+// adds to 16 whole lines of 16 floats, one row of the plain array at a time. oneDNN's reorder
+// (with a sum post-op) writes down a tile's columns instead, and where a plain row is a multiple
+// of 4 KiB those 16 rows share one L1 set: 5.0 ms for ResNet-50's 2048x1024 gradient against 0.8
+// here, 0.62 against 0.09 for 256x1024, and as fast or faster on other shapes (2 threads).
+void AddTiledWeightGradient(const float* tiles, int outputs, int inputs, float* plain) {
+  const int out_blocks = outputs / 16, in_blocks = inputs / 16;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int ob = 0; ob < out_blocks; ++ob) {
+    for (int ib = 0; ib < in_blocks; ++ib) {
+      const float* tile = tiles + (static_cast<size_t>(ob) * in_blocks + ib) * 256;
+      for (int o = 0; o < 16; ++o) {
+        float* row = plain + static_cast<size_t>(ob * 16 + o) * inputs + ib * 16;
+        for (int i = 0; i < 16; ++i) row[i] += tile[i * 16 + o];
+      }
+    }
+  }
+}
+
+// Whether `desc`, ungrouped weights, is a 1x1 convolution's in whole OIhw16i16o tiles (or its
+// 1-D or 3-D form), which AddTiledWeightGradient takes.
+bool InWholeOneByOneTiles(const memory::desc& desc) {
+  const memory::dims dims = desc.dims();
+  if (dims.size() < 3 || dims[0] % 16 != 0 || dims[1] % 16 != 0) return false;
+  for (size_t axis = 2; axis < dims.size(); ++axis) {
+    if (dims[axis] != 1) return false;
+  }
+  const Tag tag = dims.size() == 3 ? Tag::OIw16i16o
+                  : dims.size() == 4 ? Tag::OIhw16i16o
+                                     : Tag::OIdhw16i16o;
+  return desc == memory::desc(dims, memory::data_type::f32, tag);
+}
+
+// oneDNN's fast kernels work on channels in blocks of 16 (inputs with a handful of channels, as
+// the first layer of an image net has, have their own kernel). Other channel counts are padded to
+// whole blocks, and then im2col + GEMM wins: on LeNet (1 -> 20 -> 50 channels) oneDNN took 1.3x
+// Caffe's time, while on CIFAR-10 quick (3 -> 32 -> 32 -> 64) it took 0.55x and on CaffeNet 0.78x
+// (caffe time, one thread, docs/PERFORMANCE.md).
+bool FasterOnDnnl(int group_inputs, int group_outputs) {
+  return group_outputs % 16 == 0 && (group_inputs % 16 == 0 || group_inputs <= 4);
+}
+
+}  // namespace
+
+struct DnnlConvolutionLayer::Primitives {
+  memory::desc src_md, weights_md, bias_md, dst_md;  // Caffe's plain layouts, of one call
+  int images = 1;                                    // images per call (a divisor of the batch)
+  size_t src_image = 0, dst_image = 0;               // floats per image in the blobs
+  memory::dims strides, dilates, pad_left, pad_right;
+  bool bias = false;
+  bool partial_src = false;  // src_md leaves out input that no window reads
+  dnnl::convolution_forward::primitive_desc forward_pd;
+  dnnl::convolution_backward_data::primitive_desc data_pd;
+  dnnl::convolution_backward_weights::primitive_desc weights_pd;
+  dnnl::convolution_forward forward;
+  Staged src, weights, dst;
+  // Backward, made on its first use (nets in the TEST phase never need it).
+  bool backward_ready = false;
+  dnnl::convolution_backward_data backward_data;
+  Staged data_diff_dst, data_weights, data_diff_src;
+  dnnl::convolution_backward_weights backward_weights;
+  Staged weights_src, weights_diff_dst, weights_diff_weights;
+  bool tiled_weight_diff = false;  // added by AddTiledWeightGradient, not by the reorder
+  std::vector<float> bias_diff;  // one call's bias gradient, before it accumulates
+
+  memory::desc Any(const memory::desc& plain) const {
+    return memory::desc(plain.dims(), memory::data_type::f32, Tag::any);
+  }
+
+  void MakeForward() {
+    const auto kind = dnnl::prop_kind::forward_training;
+    const auto algorithm = dnnl::algorithm::convolution_direct;
+    auto desc = bias ? dnnl::convolution_forward::desc(kind, algorithm, Any(src_md),
+                                                       Any(weights_md), bias_md, Any(dst_md),
+                                                       strides, dilates, pad_left, pad_right)
+                     : dnnl::convolution_forward::desc(kind, algorithm, Any(src_md),
+                                                       Any(weights_md), Any(dst_md), strides,
+                                                       dilates, pad_left, pad_right);
+    forward_pd = dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), DnnlEngine());
+    forward = dnnl::convolution_forward(forward_pd);
+    src = Staged(src_md, forward_pd.src_desc(), kSrc);
+    weights = Staged(weights_md, forward_pd.weights_desc(), kWeights);
+    dst = Staged(dst_md, forward_pd.dst_desc(), kDst);
+  }
+
+  void MakeBackward() {
+    const auto algorithm = dnnl::algorithm::convolution_direct;
+    data_pd = dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(algorithm, Any(src_md), Any(weights_md),
+                                              Any(dst_md), strides, dilates, pad_left, pad_right),
+        UserScratchpad(), DnnlEngine(), forward_pd);
+    backward_data = dnnl::convolution_backward_data(data_pd);
+    data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), kDiffDst);
+    data_weights = Staged(weights_md, data_pd.weights_desc(), kWeights);
+    data_diff_src = Staged(src_md, data_pd.diff_src_desc(), kDst);
+    auto weights_desc =
+        bias ? dnnl::convolution_backward_weights::desc(algorithm, Any(src_md), Any(weights_md),
+                                                        bias_md, Any(dst_md), strides, dilates,
+                                                        pad_left, pad_right)
+             : dnnl::convolution_backward_weights::desc(algorithm, Any(src_md), Any(weights_md),
+                                                        Any(dst_md), strides, dilates, pad_left,
+                                                        pad_right);
+    weights_pd = dnnl::convolution_backward_weights::primitive_desc(weights_desc, UserScratchpad(),
+                                                                    DnnlEngine(), forward_pd);
+    backward_weights = dnnl::convolution_backward_weights(weights_pd);
+    weights_src = Staged(src_md, weights_pd.src_desc(), kSrc);
+    weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
+    weights_diff_weights =
+        Staged(weights_md, weights_pd.diff_weights_desc(), kDiffWeights, Staged::kAccumulate);
+    // Ungrouped weights have the data's rank (outputs, inputs, kernel axes); grouped one more.
+    tiled_weight_diff = weights_md.dims().size() == src_md.dims().size() &&
+                        InWholeOneByOneTiles(weights_pd.diff_weights_desc());
+    bias_diff.resize(bias ? bias_md.get_size() / sizeof(float) : 0);
+    backward_ready = true;
+  }
+};
+
+DnnlConvolutionLayer::DnnlConvolutionLayer(const LayerParameter& param, bool only_where_faster)
+    : ConvolutionLayer<float>(param), only_where_faster_(only_where_faster) {}
+
+DnnlConvolutionLayer::~DnnlConvolutionLayer() = default;
+
+void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float>& top) {
+  ConvolutionLayer<float>::Reshape(bottom, top);
+  if (primitive_bottom_shape_ == bottom[0]->shape()) return;
+  primitive_bottom_shape_ = bottom[0]->shape();
+  primitives_.reset();
+  if (channel_axis_ != 1 || num_spatial_axes_ < 1 || num_spatial_axes_ > 3) return;
+  if (only_where_faster_ && !FasterOnDnnl(channels_ / group_, num_output_ / group_)) return;
+  auto p = std::make_unique<Primitives>();
+  p->src_image = bottom[0]->count(1);
+  p->dst_image = top[0]->count(1);
+  p->images = ImagesPerCall(num_, std::max(p->src_image, p->dst_image) * sizeof(float));
+  memory::dims src_dims{p->images, channels_}, dst_dims{p->images, num_output_}, weights_dims;
+  if (group_ > 1) weights_dims = {group_, num_output_ / group_, channels_ / group_};
+  else weights_dims = {num_output_, channels_};
+  // A strided 1x1 convolution without padding (ResNet's downsampling ones) reads every
+  // stride-th input: oneDNN is shown only those, through a strided view of the input, as a 1x1
+  // convolution of stride 1, so the reorder into its layout gathers a quarter of the input at
+  // stride 2 instead of copying all of it. oneDNN takes such a view where output x stride fits
+  // the input on every axis (even sizes at stride 2); other sizes get the plain path.
+  bool subsample = true;
+  for (int i = 0; i < num_spatial_axes_; ++i) {
+    subsample = subsample && kernel_shape_[i] == 1 && pad_[i] == 0 &&
+                output_shape_[i] * stride_[i] <= bottom[0]->shape(2 + i);
+  }
+  // The input's plain layout, strided per axis as oneDNN is to read it.
+  memory::dims steps(2 + num_spatial_axes_, 1);
+  for (int axis = num_spatial_axes_; axis >= 0; --axis) {
+    steps[axis] = steps[axis + 1] * bottom[0]->shape(axis + 1);
+  }
+  for (int i = 0; i < num_spatial_axes_; ++i) {
+    const int input = bottom[0]->shape(2 + i), output = output_shape_[i];
+    const int extent = dilation_[i] * (kernel_shape_[i] - 1) + 1;
+    // Caffe rounds the output size down, so the last window may stop short of the right padding,
+    // or even of the input's end (a 3x3 convolution of stride 2 on an even size without
+    // padding). oneDNN takes no negative padding: there the input it sees ends where the windows
+    // do.
+    const int reach = (output - 1) * stride_[i] + extent - pad_[i];  // input the windows cover
+    const bool sampled = subsample && stride_[i] > 1;
+    src_dims.push_back(sampled ? output : std::min(input, reach));
+    if (sampled) steps[2 + i] *= stride_[i];
+    p->partial_src = p->partial_src || sampled || reach < input;
+    dst_dims.push_back(output);
+    weights_dims.push_back(kernel_shape_[i]);
+    p->strides.push_back(sampled ? 1 : stride_[i]);
+    p->dilates.push_back(dilation_[i] - 1);  // oneDNN counts the gaps between taps
+    p->pad_left.push_back(pad_[i]);
+    p->pad_right.push_back(std::max(0, reach - input));
+  }
+  const auto f32 = memory::data_type::f32;
+  p->src_md = p->partial_src ? memory::desc(src_dims, f32, steps)
+                             : memory::desc(src_dims, f32, PlainDataTag(num_spatial_axes_));
+  p->dst_md = memory::desc(dst_dims, f32, PlainDataTag(num_spatial_axes_));
+  p->weights_md = memory::desc(weights_dims, f32, PlainWeightsTag(num_spatial_axes_, group_ > 1));
+  p->bias = bias_term_;
+  p->bias_md = memory::desc({num_output_}, f32, Tag::x);
+  try {
+    p->MakeForward();
+  } catch (const dnnl::error& error) {
+    LOG(WARNING) << "layer '" << layer_param_.name() << "': oneDNN has no convolution for this "
+                 << "geometry (" << error.what() << "); using Caffe's engine";
+    return;
+  }
+  primitives_ = std::move(p);
+}
+
+void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) {
+  if (!primitives_) return ConvolutionLayer<float>::Forward_cpu(bottom, top);
+  Primitives& p = *primitives_;
+  // Weights, bias and scratchpad serve every call; each call stages its own images.
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_WEIGHTS, p.weights.In(blobs_[0]->cpu_data())},
+      {DNNL_ARG_SCRATCHPAD, Scratchpad(p.forward_pd.scratchpad_desc())}};
+  if (p.bias) {
+    args[DNNL_ARG_BIAS] =
+        memory(p.bias_md, DnnlEngine(), const_cast<float*>(blobs_[1]->cpu_data()));
+  }
+  for (size_t i = 0; i < bottom.size(); ++i) {
+    const float* bottom_data = bottom[i]->cpu_data();
+    float* top_data = top[i]->mutable_cpu_data();
+    for (int first = 0; first < num_; first += p.images) {
+      float* dst_data = top_data + first * p.dst_image;
+      const memory dst = p.dst.Target(dst_data);
+      args[DNNL_ARG_SRC] = p.src.In(bottom_data + first * p.src_image);
+      args[DNNL_ARG_DST] = dst;
+      p.forward.execute(DnnlStream(), args);
+      p.dst.Out(dst, dst_data);
+    }
+  }
+  DnnlStream().wait();
+}
+
+void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
+                                        const vector<bool>& propagate_down,
+                                        const Blobs<float>& bottom) {
+  if (!primitives_) return ConvolutionLayer<float>::Backward_cpu(top, propagate_down, bottom);
+  Primitives& p = *primitives_;
+  if (!p.backward_ready) p.MakeBackward();
+  const bool weight_grad = param_propagate_down_[0];
+  const bool bias_grad = bias_term_ && param_propagate_down_[1];
+  bool any_bottom_grad = false;
+  for (size_t i = 0; i < bottom.size(); ++i) any_bottom_grad |= propagate_down[i];
+  const memory data_weights =
+      any_bottom_grad ? p.data_weights.In(blobs_[0]->cpu_data()) : memory();
+  for (size_t i = 0; i < top.size(); ++i) {
+    const float* top_diff = top[i]->cpu_diff();
+    const float* bottom_data = bottom[i]->cpu_data();
+    float* bottom_diff = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
+    // Input no window reaches has no gradient; oneDNN writes only the rest.
+    if (bottom_diff && p.partial_src) caffe_set(bottom[i]->count(), 0.f, bottom_diff);
+    for (int first = 0; first < num_; first += p.images) {
+      const float* dy = top_diff + first * p.dst_image;
+      memory weights_diff_dst;  // the top diff as backward-weights wants it, once made
+      if (weight_grad || bias_grad) {
+        weights_diff_dst = p.weights_diff_dst.In(dy);
+        // oneDNN writes the gradients; Caffe's accumulate (iter_size, shared weights, several
+        // bottoms, several calls), so they are computed apart and added. The weights' are
+        // staged (accumulating), so Target's argument is not written.
+        const memory diff_weights = p.weights_diff_weights.Target(nullptr);
+        std::unordered_map<int, memory> args{
+            {DNNL_ARG_SRC, p.weights_src.In(bottom_data + first * p.src_image)},
+            {DNNL_ARG_DIFF_DST, weights_diff_dst},
+            {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
+            {DNNL_ARG_SCRATCHPAD, Scratchpad(p.weights_pd.scratchpad_desc())}};
+        if (p.bias) args[DNNL_ARG_DIFF_BIAS] = memory(p.bias_md, DnnlEngine(), p.bias_diff.data());
+        p.backward_weights.execute(DnnlStream(), args);
+        DnnlStream().wait();
+        if (weight_grad && p.tiled_weight_diff) {
+          AddTiledWeightGradient(static_cast<const float*>(diff_weights.get_data_handle()),
+                                 num_output_, channels_, blobs_[0]->mutable_cpu_diff());
+        } else if (weight_grad) {
+          p.weights_diff_weights.Out(diff_weights, blobs_[0]->mutable_cpu_diff());
+          DnnlStream().wait();
+        }
+        if (bias_grad) {
+          caffe_axpy<float>(blobs_[1]->count(), 1.f, p.bias_diff.data(),
+                            blobs_[1]->mutable_cpu_diff());
+        }
+      }
+      if (propagate_down[i]) {
+        float* dx = bottom_diff + first * p.src_image;
+        const memory diff_src = p.data_diff_src.Target(dx);
+        // Both backward passes usually want the same layout: reorder the top diff once.
+        const bool reuse =
+            weights_diff_dst && p.data_diff_dst.wanted() == p.weights_diff_dst.wanted();
+        p.backward_data.execute(
+            DnnlStream(), {{DNNL_ARG_DIFF_DST, reuse ? weights_diff_dst : p.data_diff_dst.In(dy)},
+                       {DNNL_ARG_WEIGHTS, data_weights},
+                       {DNNL_ARG_DIFF_SRC, diff_src},
+                       {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
+        p.data_diff_src.Out(diff_src, dx);
+        DnnlStream().wait();
+      }
+    }
+  }
+}
+
+// The DNNL engine of Convolution layers, for float nets (layer_engine.hpp chooses; chosen by
+// default, the layer falls back to Caffe's engine at setup for the shapes DNNL runs slower).
+static LayerEngineRegisterer<float> g_engine_dnnl_convolution(
+    "Convolution", LayerEngine::kDnnl,
+    {[](const LayerParameter&) { return true; },
+     [](const LayerParameter& param, bool by_default) -> shared_ptr<Layer<float>> {
+       return std::make_shared<DnnlConvolutionLayer>(param, by_default);
+     }});
+
+}  // namespace caffe

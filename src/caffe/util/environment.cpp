@@ -1,0 +1,82 @@
+#include "caffe/util/environment.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "caffe/util/error.hpp"
+
+namespace caffe {
+
+const std::vector<EnvironmentVariable>& EnvironmentVariables() {
+  static const std::vector<EnvironmentVariable> table = {
+      {"CAFFE_CPU_ENGINE", "unset, caffe, dnnl",
+       "the CPU engine of every layer that has more than one, and of the vector math"},
+      {"CAFFE_FUSION", "1 (default), 0", "0 runs every layer alone, never as a fused group"},
+      {"CAFFE_FLUSH_DENORMALS", "1 (default), 0", "0 keeps IEEE denormal floats on the CPU"},
+      {"CAFFE_CUDNN_ALGO", "heuristic (default), time",
+       "how cuDNN's convolution algorithms are chosen"},
+      {"CAFFE_CUDNN_WORKSPACE_MB", "MiB, default 64", "the cap on cuDNN's workspace"},
+      {"CAFFE_GPU_MEM_LIMIT", "bytes, e.g. 16G", "-gpu_mem_limit where the flag is not given"},
+      {"OPENBLAS_CORETYPE", "an OpenBLAS core name",
+       "OpenBLAS's kernels; Caffe keeps the user's choice"},
+  };
+  return table;
+}
+
+namespace {
+
+// A 0/1 switch that is on when unset.
+bool SwitchOnByDefault(const char* name, const char* on_means, const char* off_means) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || std::string(text) == "1") return true;
+  CAFFE_CHECK(std::string(text) == "0")
+      << name << " is \"" << text << "\"; expected 1 (" << on_means << ", the default) or 0 ("
+      << off_means << ")";
+  return false;
+}
+
+}  // namespace
+
+bool FusionFromEnvironment() {
+  return SwitchOnByDefault("CAFFE_FUSION", "layers that can run as one do so",
+                           "every layer alone");
+}
+
+bool FlushDenormalsFromEnvironment() {
+  return SwitchOnByDefault("CAFFE_FLUSH_DENORMALS", "denormal floats computed as zeros",
+                           "IEEE denormals, slower");
+}
+
+std::string CpuEngineFromEnvironment() {
+  const char* text = std::getenv("CAFFE_CPU_ENGINE");
+  std::string value = text ? text : "";
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return value == "CAFFE" || value == "DNNL" ? value : "";
+}
+
+std::string CuDNNAlgoFromEnvironment() {
+  const char* text = std::getenv("CAFFE_CUDNN_ALGO");
+  if (text == nullptr || *text == '\0' || std::string(text) == "heuristic") return "heuristic";
+  CAFFE_CHECK(std::string(text) == "time")
+      << "CAFFE_CUDNN_ALGO is \"" << text << "\"; expected heuristic or time";
+  return "time";
+}
+
+size_t CuDNNWorkspaceFromEnvironment() {
+  constexpr size_t kMiB = size_t(1) << 20;
+  const char* text = std::getenv("CAFFE_CUDNN_WORKSPACE_MB");
+  if (text == nullptr || *text == '\0') return 64 * kMiB;
+  char* end = nullptr;
+  const long megabytes = std::strtol(text, &end, 10);
+  CAFFE_CHECK(end != text && *end == '\0' && megabytes >= 0)
+      << "CAFFE_CUDNN_WORKSPACE_MB is \"" << text << "\"; must be a whole number of MiB >= 0";
+  return static_cast<size_t>(megabytes) * kMiB;
+}
+
+const char* GpuMemLimitFromEnvironment() { return std::getenv("CAFFE_GPU_MEM_LIMIT"); }
+
+const char* BlasCoreTypeFromEnvironment() { return std::getenv("OPENBLAS_CORETYPE"); }
+
+}  // namespace caffe
