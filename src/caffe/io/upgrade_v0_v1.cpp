@@ -94,45 +94,48 @@ V1LayerParameter_LayerType UpgradeV0LayerType(const string& type) {
   return found->second;
 }
 
-bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
-                             V1LayerParameter* layer_param) {
-  bool is_fully_compatible = true;
-  layer_param->Clear();
-  for (const string& bottom : v0_layer_connection.bottom()) layer_param->add_bottom(bottom);
-  for (const string& top : v0_layer_connection.top()) layer_param->add_top(top);
-  if (!v0_layer_connection.has_layer()) return true;
-  const V0LayerParameter& v0 = v0_layer_connection.layer();
+namespace {
+
+// What a V0 layer is, for the fields whose V1 home depends on it.
+struct V0Kind {
+  bool conv, pool, ip, data, hdf5, images, window;
+  explicit V0Kind(const string& type)
+      : conv(type == "conv"),
+        pool(type == "pool"),
+        ip(type == "innerproduct"),
+        data(type == "data"),
+        hdf5(type == "hdf5_data"),
+        images(type == "images"),
+        window(type == "window_data") {}
+};
+
+// The learned blobs' shapes and fillers (convolution and inner product).
+bool UpgradeV0LearnedParams(const V0LayerParameter& v0, const V0Kind& kind,
+                            V1LayerParameter* layer_param) {
   const string& type = v0.type();
-  if (v0.has_name()) layer_param->set_name(v0.name());
-  if (v0.has_type()) layer_param->set_type(UpgradeV0LayerType(type));
-  for (const BlobProto& blob : v0.blobs()) layer_param->add_blobs()->CopyFrom(blob);
-  for (float lr : v0.blobs_lr()) layer_param->add_blobs_lr(lr);
-  for (float decay : v0.weight_decay()) layer_param->add_weight_decay(decay);
-  const bool conv = type == "conv", pool = type == "pool", ip = type == "innerproduct";
-  const bool data = type == "data", hdf5 = type == "hdf5_data", images = type == "images";
-  const bool window = type == "window_data";
+  bool is_fully_compatible = true;
   if (v0.has_num_output()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->set_num_output(v0.num_output());
-    } else if (ip) {
+    } else if (kind.ip) {
       layer_param->mutable_inner_product_param()->set_num_output(v0.num_output());
     } else {
       is_fully_compatible &= Incompatible("num_output", type);
     }
   }
   if (v0.has_biasterm()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->set_bias_term(v0.biasterm());
-    } else if (ip) {
+    } else if (kind.ip) {
       layer_param->mutable_inner_product_param()->set_bias_term(v0.biasterm());
     } else {
       is_fully_compatible &= Incompatible("biasterm", type);
     }
   }
   if (v0.has_weight_filler()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->mutable_weight_filler()->CopyFrom(v0.weight_filler());
-    } else if (ip) {
+    } else if (kind.ip) {
       layer_param->mutable_inner_product_param()->mutable_weight_filler()->CopyFrom(
           v0.weight_filler());
     } else {
@@ -140,50 +143,58 @@ bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
     }
   }
   if (v0.has_bias_filler()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->mutable_bias_filler()->CopyFrom(v0.bias_filler());
-    } else if (ip) {
+    } else if (kind.ip) {
       layer_param->mutable_inner_product_param()->mutable_bias_filler()->CopyFrom(v0.bias_filler());
     } else {
       is_fully_compatible &= Incompatible("bias_filler", type);
     }
   }
+  return is_fully_compatible;
+}
+
+// The windows of convolution and pooling, and the pooling method.
+bool UpgradeV0WindowParams(const V0LayerParameter& v0, const V0Kind& kind,
+                           V1LayerParameter* layer_param) {
+  const string& type = v0.type();
+  bool is_fully_compatible = true;
   if (v0.has_pad()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->add_pad(v0.pad());
-    } else if (pool) {
+    } else if (kind.pool) {
       layer_param->mutable_pooling_param()->set_pad(v0.pad());
     } else {
       is_fully_compatible &= Incompatible("pad", type);
     }
   }
   if (v0.has_kernelsize()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->add_kernel_size(v0.kernelsize());
-    } else if (pool) {
+    } else if (kind.pool) {
       layer_param->mutable_pooling_param()->set_kernel_size(v0.kernelsize());
     } else {
       is_fully_compatible &= Incompatible("kernelsize", type);
     }
   }
   if (v0.has_group()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->set_group(v0.group());
     } else {
       is_fully_compatible &= Incompatible("group", type);
     }
   }
   if (v0.has_stride()) {
-    if (conv) {
+    if (kind.conv) {
       layer_param->mutable_convolution_param()->add_stride(v0.stride());
-    } else if (pool) {
+    } else if (kind.pool) {
       layer_param->mutable_pooling_param()->set_stride(v0.stride());
     } else {
       is_fully_compatible &= Incompatible("stride", type);
     }
   }
   if (v0.has_pool()) {
-    if (pool) {
+    if (kind.pool) {
       // The V0 and current enums have the same values: MAX 0, AVE 1, STOCHASTIC 2.
       layer_param->mutable_pooling_param()->set_pool(
           static_cast<PoolingParameter_PoolMethod>(v0.pool()));
@@ -191,6 +202,14 @@ bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
       is_fully_compatible &= Incompatible("pool", type);
     }
   }
+  return is_fully_compatible;
+}
+
+// Dropout, LRN, Concat and HDF5 output.
+bool UpgradeV0NeuronParams(const V0LayerParameter& v0, const V0Kind& kind,
+                           V1LayerParameter* layer_param) {
+  const string& type = v0.type();
+  bool is_fully_compatible = true;
   if (v0.has_dropout_ratio()) {
     if (type == "dropout") {
       layer_param->mutable_dropout_param()->set_dropout_ratio(v0.dropout_ratio());
@@ -209,14 +228,36 @@ bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
       is_fully_compatible &= Incompatible("local_size/alpha/beta/k", type);
     }
   }
+  if (v0.has_concat_dim()) {
+    if (type == "concat") {
+      layer_param->mutable_concat_param()->set_concat_dim(v0.concat_dim());
+    } else {
+      is_fully_compatible &= Incompatible("concat_dim", type);
+    }
+  }
+  if (v0.has_hdf5_output_param()) {
+    if (type == "hdf5_output") {
+      layer_param->mutable_hdf5_output_param()->CopyFrom(v0.hdf5_output_param());
+    } else {
+      is_fully_compatible &= Incompatible("hdf5_output_param", type);
+    }
+  }
+  return is_fully_compatible;
+}
+
+// Where data layers read from, and how they transform what they read.
+bool UpgradeV0DataParams(const V0LayerParameter& v0, const V0Kind& kind,
+                         V1LayerParameter* layer_param) {
+  const string& type = v0.type();
+  bool is_fully_compatible = true;
   if (v0.has_source()) {
-    if (data) {
+    if (kind.data) {
       layer_param->mutable_data_param()->set_source(v0.source());
-    } else if (hdf5) {
+    } else if (kind.hdf5) {
       layer_param->mutable_hdf5_data_param()->set_source(v0.source());
-    } else if (images) {
+    } else if (kind.images) {
       layer_param->mutable_image_data_param()->set_source(v0.source());
-    } else if (window) {
+    } else if (kind.window) {
       layer_param->mutable_window_data_param()->set_source(v0.source());
     } else if (type == "infogain_loss") {
       layer_param->mutable_infogain_loss_param()->set_source(v0.source());
@@ -226,7 +267,7 @@ bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
   }
   // The data pre-processing fields go straight to transform_param (BVLC took a detour through
   // the data layers' own deprecated fields, then moved them).
-  const bool transforms = data || images || window;
+  const bool transforms = kind.data || kind.images || kind.window;
   if (v0.has_scale()) {
     if (transforms) {
       layer_param->mutable_transform_param()->set_scale(v0.scale());
@@ -256,52 +297,45 @@ bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
     }
   }
   if (v0.has_batchsize()) {
-    if (data) {
+    if (kind.data) {
       layer_param->mutable_data_param()->set_batch_size(v0.batchsize());
-    } else if (hdf5) {
+    } else if (kind.hdf5) {
       layer_param->mutable_hdf5_data_param()->set_batch_size(v0.batchsize());
-    } else if (images) {
+    } else if (kind.images) {
       layer_param->mutable_image_data_param()->set_batch_size(v0.batchsize());
-    } else if (window) {
+    } else if (kind.window) {
       layer_param->mutable_window_data_param()->set_batch_size(v0.batchsize());
     } else {
       is_fully_compatible &= Incompatible("batchsize", type);
     }
   }
   if (v0.has_rand_skip()) {
-    if (data) {
+    if (kind.data) {
       layer_param->mutable_data_param()->set_rand_skip(v0.rand_skip());
-    } else if (images) {
+    } else if (kind.images) {
       layer_param->mutable_image_data_param()->set_rand_skip(v0.rand_skip());
     } else {
       is_fully_compatible &= Incompatible("rand_skip", type);
     }
   }
   if (v0.has_shuffle_images()) {
-    if (images) {
+    if (kind.images) {
       layer_param->mutable_image_data_param()->set_shuffle(v0.shuffle_images());
     } else {
       is_fully_compatible &= Incompatible("shuffle", type);
     }
   }
   if (v0.has_new_height() || v0.has_new_width()) {
-    if (images) {
+    if (kind.images) {
       if (v0.has_new_height()) layer_param->mutable_image_data_param()->set_new_height(v0.new_height());
       if (v0.has_new_width()) layer_param->mutable_image_data_param()->set_new_width(v0.new_width());
     } else {
       is_fully_compatible &= Incompatible("new_height/new_width", type);
     }
   }
-  if (v0.has_concat_dim()) {
-    if (type == "concat") {
-      layer_param->mutable_concat_param()->set_concat_dim(v0.concat_dim());
-    } else {
-      is_fully_compatible &= Incompatible("concat_dim", type);
-    }
-  }
   if (v0.has_det_fg_threshold() || v0.has_det_bg_threshold() || v0.has_det_fg_fraction() ||
       v0.has_det_context_pad() || v0.has_det_crop_mode()) {
-    if (window) {
+    if (kind.window) {
       WindowDataParameter* window_param = layer_param->mutable_window_data_param();
       if (v0.has_det_fg_threshold()) window_param->set_fg_threshold(v0.det_fg_threshold());
       if (v0.has_det_bg_threshold()) window_param->set_bg_threshold(v0.det_bg_threshold());
@@ -312,13 +346,30 @@ bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
       is_fully_compatible &= Incompatible("det_*", type);
     }
   }
-  if (v0.has_hdf5_output_param()) {
-    if (type == "hdf5_output") {
-      layer_param->mutable_hdf5_output_param()->CopyFrom(v0.hdf5_output_param());
-    } else {
-      is_fully_compatible &= Incompatible("hdf5_output_param", type);
-    }
-  }
+  return is_fully_compatible;
+}
+
+}  // namespace
+
+bool UpgradeV0LayerParameter(const V1LayerParameter& v0_layer_connection,
+                             V1LayerParameter* layer_param) {
+  bool is_fully_compatible = true;
+  layer_param->Clear();
+  for (const string& bottom : v0_layer_connection.bottom()) layer_param->add_bottom(bottom);
+  for (const string& top : v0_layer_connection.top()) layer_param->add_top(top);
+  if (!v0_layer_connection.has_layer()) return true;
+  const V0LayerParameter& v0 = v0_layer_connection.layer();
+  const string& type = v0.type();
+  if (v0.has_name()) layer_param->set_name(v0.name());
+  if (v0.has_type()) layer_param->set_type(UpgradeV0LayerType(type));
+  for (const BlobProto& blob : v0.blobs()) layer_param->add_blobs()->CopyFrom(blob);
+  for (float lr : v0.blobs_lr()) layer_param->add_blobs_lr(lr);
+  for (float decay : v0.weight_decay()) layer_param->add_weight_decay(decay);
+  const V0Kind kind(type);
+  is_fully_compatible &= UpgradeV0LearnedParams(v0, kind, layer_param);
+  is_fully_compatible &= UpgradeV0WindowParams(v0, kind, layer_param);
+  is_fully_compatible &= UpgradeV0NeuronParams(v0, kind, layer_param);
+  is_fully_compatible &= UpgradeV0DataParams(v0, kind, layer_param);
   return is_fully_compatible;
 }
 
