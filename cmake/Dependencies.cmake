@@ -94,7 +94,7 @@ elseif(NOT CAFFE_CUDA STREQUAL "OFF")
 endif()
 set(CAFFE_HAVE_CUDNN OFF)
 if(CAFFE_CUDA_EMU AND NOT CAFFE_CUDNN STREQUAL "OFF")
-  # The emulator's cuDNN (src/cuda_emu/cudnn.cpp; its CMakeLists.txt makes caffe_cudnn).
+  # The emulator's cuDNN (src/cuda_emu/cudnn/; its CMakeLists.txt makes caffe_cudnn).
   set(CAFFE_HAVE_CUDNN ON)
 endif()
 if(CAFFE_HAVE_CUDA AND NOT CAFFE_CUDA_EMU)

@@ -11,7 +11,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "cudnn_internal.hpp"
+#include "cudnn/internal.hpp"
 #include "emu_state.hpp"
 #include "streams.hpp"
 

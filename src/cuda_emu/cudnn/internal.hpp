@@ -1,9 +1,16 @@
-// The CUDA emulator's cuDNN, what its two parts share: cudnn.cpp (handles, tensor, filter,
-// pooling, LRN and activation descriptors and calls, softmax, AddTensor) and
-// cudnn_convolution.cpp (convolution descriptors and passes). Here: the descriptor structs both
-// read, the status shorthands, the argument checks, and the tensor I/O every computing call goes
-// through (CheckCall, Load, Store). Defined in cudnn.cpp; internal to the emulator, not part of
-// its cudnn.h.
+// The CUDA emulator's cuDNN (this folder), what its parts share: the descriptor structs more than
+// one part reads (handle, tensor, filter), the status shorthands, the argument and shape checks
+// (checks.cpp), and the tensor I/O every computing call goes through (CheckCall, Load, Store:
+// tensor_io.cpp). Internal to the emulator, not part of its cudnn.h.
+//
+// Each part checks its calls' arguments as cuDNN documents (CUDNN_STATUS_BAD_PARAM or
+// NOT_SUPPORTED, with the reason on stderr), checks that every tensor is device memory of the
+// handle's GPU inside one allocation and that the output shares no element with an input (except
+// where cuDNN allows the call in place), then computes the documented result in double with plain
+// loops and blends it: out = alpha * result + beta * out, where out is not read when beta is 0 (it
+// may hold NaN). alpha and beta are host pointers to float for float tensors, to double for
+// double ones. The parts: handle.cpp, tensor_descriptors.cpp, add_tensor.cpp, pooling.cpp,
+// lrn.cpp, activation.cpp, softmax.cpp, and the convolution (convolution.hpp).
 //
 // Legend: N images, C channels, x input, y output. Tensors are read into row-major (packed)
 // arrays of double, whatever their strides, and written back through the strides.
@@ -15,6 +22,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct cudnnContext {
@@ -41,16 +49,15 @@ struct cudnnFilterStruct {
     if (caffe_emu_status_ != CUDNN_STATUS_SUCCESS) return caffe_emu_status_; \
   } while (0)
 
-// Hidden: internal to the library and not exported, as when these were file-local. That also
-// keeps them non-interposable under -fPIC, so the compiler still sees that Reject returns its
-// status (else it warns that cudnnSoftmax*'s shape may be used uninitialized).
+// Hidden: internal to the library and not exported, as when these were file-local (and so
+// non-interposable under -fPIC).
 namespace caffe_emu __attribute__((visibility("hidden"))) {
 
 inline constexpr cudnnStatus_t kSuccess = CUDNN_STATUS_SUCCESS;
 inline constexpr cudnnStatus_t kBadParam = CUDNN_STATUS_BAD_PARAM;
 inline constexpr cudnnStatus_t kNotSupported = CUDNN_STATUS_NOT_SUPPORTED;
 
-/// Prints why `call` fails, with the emulator's prefix, and returns `status`.
+/// Prints why `call` fails, with the emulator's prefix, and returns `status` (checks.cpp).
 __attribute__((format(printf, 3, 4))) cudnnStatus_t Reject(cudnnStatus_t status, const char* call,
                                                            const char* format, ...);
 
@@ -79,7 +86,7 @@ cudnnStatus_t Create(const char* call, Descriptor** descriptor) {
   return kSuccess;
 }
 
-// ---- Tensors in memory ----
+// ---- Tensors in memory (tensor_io.cpp) ----
 
 /// A tensor's element type, dims (N, C, spatial...) and strides in elements.
 struct Layout {
@@ -151,6 +158,18 @@ inline void Store(const Operand& output, const std::vector<double>& result,
                   const Scaling& scaling) {
   Store(*output.layout, const_cast<void*>(output.data), result, scaling.alpha, scaling.beta);
 }
+
+// ---- Shape checks (checks.cpp) ----
+
+/// b has a's element type and dims.
+cudnnStatus_t CheckSameShape(const char* call, const char* a_name, const Layout& a,
+                             const char* b_name, const Layout& b);
+
+/// Each of `tensors` (name, descriptor) is set, all with the same type and dims; their layouts.
+cudnnStatus_t CheckAlike(
+    const char* call,
+    std::initializer_list<std::pair<const char*, cudnnTensorDescriptor_t>> tensors,
+    std::vector<Layout>* layouts);
 
 }  // namespace caffe_emu
 

@@ -1,0 +1,94 @@
+// `caffe train -solver S [-snapshot F | -weights W] [-gpu ...] [-ddl ...]`: trains or finetunes a
+// model. Here: the solver parameters the flags describe, the choice among the ways of training
+// (train.hpp), and the one for a single solver on the CPU or one GPU.
+#include "caffe_tool/train.hpp"
+
+#include <glog/logging.h>
+
+#include <string>
+#include <vector>
+
+#include "caffe/common.hpp"
+#include "caffe/sgd_solvers.hpp"
+#include "caffe/io/upgrade_proto.hpp"
+#include "caffe_tool/command_registry.hpp"
+#include "caffe_tool/flag_values.hpp"
+#include "caffe_tool/flags.hpp"
+
+namespace caffe_tool {
+
+using caffe::Caffe;
+using std::string;
+using std::vector;
+
+Training::Training(const caffe::SolverParameter& solver_param, const vector<int>& gpus)
+    : lms(gpus),
+      signal_handler(caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
+                     caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect")),
+      solver(caffe::SolverRegistry<float>::CreateSolver(solver_param)) {}
+
+void Training::LogStart() const {
+  LOG(INFO) << "Starting Optimization";
+  if (!FLAGS_snapshot.empty()) LOG(INFO) << "Resuming from " << FLAGS_snapshot;
+}
+
+namespace {
+
+/// The solver of -solver, with -level, -stage, -snapshot or -weights applied.
+caffe::SolverParameter ReadSolverParameter() {
+  caffe::SolverParameter solver_param;
+  caffe::ReadSolverParamsFromTextFile(FLAGS_solver, &solver_param);
+  solver_param.mutable_train_state()->set_level(FLAGS_level);
+  for (const string& stage : SplitList(FLAGS_stage)) {
+    solver_param.mutable_train_state()->add_stage(stage);
+  }
+  // Without -gpu, the solver's solver_mode/device_id decide, as in BVLC; a GPU solver on a
+  // machine or build without a GPU trains on the CPU rather than failing.
+  if (FLAGS_gpu.empty() && solver_param.solver_mode() == caffe::SolverParameter_SolverMode_GPU) {
+    if (Caffe::GpuAvailable()) {
+      FLAGS_gpu = std::to_string(solver_param.device_id());
+    } else {
+      LOG(WARNING) << "The solver asks for GPU mode (solver_mode: GPU), but "
+#ifdef CPU_ONLY
+                   << "this build has no GPU support"
+#else
+                   << "no GPU is available"
+#endif
+                   << "; training on the CPU.";
+    }
+  }
+  if (!FLAGS_snapshot.empty()) {
+    solver_param.clear_weights();
+  } else if (!FLAGS_weights.empty()) {
+    solver_param.clear_weights();
+    solver_param.add_weights(FLAGS_weights);
+  }
+  return solver_param;
+}
+
+int train() {
+  CAFFE_CHECK(!FLAGS_solver.empty()) << "train needs a solver definition: -solver FILE";
+  CAFFE_CHECK(FLAGS_snapshot.empty() || FLAGS_weights.empty())
+      << "give -snapshot to resume training or -weights to finetune, not both";
+  const caffe::SolverParameter solver_param = ReadSolverParameter();
+  if (!FLAGS_ddl.empty()) return TrainDdl(solver_param);
+  LOG_IF(INFO, FLAGS_bvlc) << "-bvlc only matters with -ddl; ignored.";
+  const vector<int> gpus = GetGpus();
+  if (gpus.size() > 1) return TrainOnSeveralGpus(solver_param, gpus);
+  SetModeFromGpus(gpus);
+  Training training(solver_param, gpus);
+  training.solver->SetActionFunction(training.signal_handler.GetActionFunction());
+  training.lms.PlanSolver(training.solver.get());
+  training.LogStart();
+  if (!FLAGS_snapshot.empty()) {
+    training.solver->Solve(FLAGS_snapshot);
+  } else {
+    training.solver->Solve();
+  }
+  LOG(INFO) << "Optimization Done.";
+  return 0;
+}
+REGISTER_CAFFE_COMMAND(train, "train or finetune a model");
+
+}  // namespace
+}  // namespace caffe_tool

@@ -1,0 +1,41 @@
+// `caffe train`'s three ways to train (train.cpp): one solver on the CPU or one GPU, one solver
+// per GPU in this process (train_several_gpus.cpp), or one learner of an MPI job (-ddl,
+// train_ddl.cpp); and what they share.
+#ifndef CAFFE_TOOL_TRAIN_HPP_
+#define CAFFE_TOOL_TRAIN_HPP_
+
+#include <memory>
+#include <vector>
+
+#include "caffe/proto/caffe.pb.h"
+#include "caffe/solver.hpp"
+#include "caffe/util/signal_handler.hpp"
+#include "caffe_tool/lms_session.hpp"
+
+namespace caffe_tool {
+
+/// What every way of training makes, in this order: LMS on the first of `gpus` (before the
+/// nets it plans, so it outlives them), the handler of -sigint_effect and -sighup_effect, and
+/// the solver `solver_param` describes. The way of training then plans the solver's nets with
+/// `lms` once its synchronizer (if any) has moved their gradients into its own buffer, which
+/// LMS leaves alone.
+struct Training {
+  Training(const caffe::SolverParameter& solver_param, const std::vector<int>& gpus);
+  /// "Starting Optimization", and with -snapshot where it resumes from.
+  void LogStart() const;
+
+  LmsSession lms;
+  caffe::SignalHandler signal_handler;
+  std::unique_ptr<caffe::Solver<float>> solver;
+};
+
+/// train with -ddl: this process is one learner of an MPI job (see docs/DDL.md).
+int TrainDdl(const caffe::SolverParameter& solver_param);
+
+/// train with several -gpu ids (BVLC's multi-GPU training): one solver per GPU, each on its own
+/// thread of this process, kept in step by InProcessSync; the effective batch is N x batch_size.
+int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const std::vector<int>& gpus);
+
+}  // namespace caffe_tool
+
+#endif  // CAFFE_TOOL_TRAIN_HPP_
