@@ -29,6 +29,15 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/caffe DESTINATION include
 install(DIRECTORY ${PROJECT_BINARY_DIR}/include/caffe DESTINATION include
         FILES_MATCHING PATTERN "*.pb.h")
 
+# The ctest that installs the build and uses it from outside (scripts/test_install.sh), in the
+# builds that run every test program (not the emulator's, whose install makes no package).
+if(CAFFE_BUILD_TESTS AND CAFFE_TEST_SCOPE STREQUAL "all" AND NOT CAFFE_CUDA_EMU)
+  add_test(NAME install_find_package
+           COMMAND ${PROJECT_SOURCE_DIR}/scripts/test_install.sh ${PROJECT_BINARY_DIR})
+  set_tests_properties(install_find_package PROPERTIES LABELS cpu TIMEOUT 600
+                       SKIP_RETURN_CODE 77)
+endif()
+
 # The emulator build (CAFFE_CUDA_EMU) is for tests: its libcaffe links the emulator, which is
 # not installed, so it installs the tools, libraries and headers but no package files.
 if(CAFFE_CUDA_EMU)
