@@ -2,9 +2,10 @@
 # Times a cold scripts/quickstart.sh on a fresh machine: a new Debian 12 (bookworm) root made by
 # debootstrap from this machine's Debian mirror, holding only the base system, a clean clone of
 # this checkout's HEAD and no ccache; quickstart.sh runs there in a chroot (/proc, /sys, /dev
-# bound) from nothing, packages included, on the cores given. Prints the time of each phase and
-# the total, and the load average before and after: take the figure on an otherwise idle
-# machine (load under 0.5), since other builds on the cores lengthen the compile.
+# bound) from nothing, packages included, on the cores given. Prints the time of each phase, the
+# total, the CPU time it used, and the load average before and during the run: take the figure on
+# an otherwise idle machine (load under 0.5 before the start), since other builds on the cores
+# lengthen the compile; on a busy one, the CPU time over the cores bounds the compile's share.
 #   benchmarks/fresh_quickstart.sh [--root DIR] [--base DIR] [--cores N]
 #     --root   the fresh machine's folder, made anew each run (default /work/chroot-fresh)
 #     --base   the debootstrap result it is copied from, made on the first run and kept
@@ -49,13 +50,15 @@ if [ ! -x "$BASE/bin/bash" ]; then
   rm -rf "$BASE"/var/cache/apt/archives/*.deb "$BASE"/var/lib/apt/lists/*
 fi
 
-unmount() {
+SAMPLER=""
+cleanup() {
+  if [ -n "$SAMPLER" ]; then kill "$SAMPLER" 2> /dev/null || true; fi
   for mount in dev sys proc; do
     if mountpoint -q "$ROOT/$mount"; then umount -l "$ROOT/$mount"; fi
   done
 }
-trap unmount EXIT
-unmount
+trap cleanup EXIT
+cleanup
 rm -rf "$ROOT"
 cp -a "$BASE" "$ROOT"
 # The mirror, as this machine has it; name resolution.
@@ -71,12 +74,17 @@ for mount in proc sys dev; do mount --bind "/$mount" "$ROOT/$mount"; done
 echo "fresh_quickstart: load before: $(uptime | sed 's/.*load average/load average/')"
 echo "fresh_quickstart: scripts/quickstart.sh in $ROOT on cores 0-$((CORES - 1)) ($(git log \
   --oneline -1 | cut -c1-60))"
+# The 1-minute load average every 10 s while it runs (its own work included).
+(while sleep 10; do cut -d' ' -f1 /proc/loadavg; done) > "$ROOT/load.txt" &
+SAMPLER=$!
 START=$(date +%s)
-# Each line stamped with the seconds since the start, for the phases below.
+# Each line stamped with the seconds since the start, for the phases below; bash's `time` writes
+# the CPU seconds (user, system) of the whole run to cpu.txt.
 set +e
-taskset -c "0-$((CORES - 1))" chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb \
-  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-  bash -c 'cd /root/caffe && scripts/quickstart.sh' 2>&1 |
+TIMEFORMAT='%U %S'
+{ time taskset -c "0-$((CORES - 1))" chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+    bash -c 'cd /root/caffe && scripts/quickstart.sh' 2>&1; } 2> "$ROOT/cpu.txt" |
   while IFS= read -r line; do
     printf -v now '%(%s)T' -1
     echo "$((now - START)) $line"
@@ -84,7 +92,11 @@ taskset -c "0-$((CORES - 1))" chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dum
 STATUS=${PIPESTATUS[0]}
 set -e
 END=$(date +%s)
-echo "fresh_quickstart: load after: $(uptime | sed 's/.*load average/load average/')"
+kill "$SAMPLER"
+SAMPLER=""
+echo "fresh_quickstart: load during the run (1-minute average, its own included): mean" \
+  "$(awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : 0 }' "$ROOT/load.txt"), highest" \
+  "$(sort -n "$ROOT/load.txt" | tail -n 1)"
 tail -3 "$ROOT/quickstart.log"
 [ "$STATUS" = 0 ] || { echo "fresh_quickstart: quickstart.sh failed ($STATUS): $ROOT/quickstart.log" >&2
                        exit 1; }
@@ -98,4 +110,5 @@ t_train="$(at '^[0-9]+ quickstart: training')"
 TOTAL=$((END - START))
 echo "fresh_quickstart: packages $t_build s, configure and compile $((t_digits - t_build)) s," \
   "digits $((t_train - t_digits)) s (LMDBs $((t_train - t_lmdb)) s), training $((TOTAL - t_train)) s"
-echo "fresh_quickstart: total $TOTAL s ($((TOTAL / 60)) min $((TOTAL % 60)) s)"
+echo "fresh_quickstart: total $TOTAL s ($((TOTAL / 60)) min $((TOTAL % 60)) s); CPU time" \
+  "$(awk '{ printf "%.0f s (user %.0f, system %.0f)", $1 + $2, $1, $2 }' "$ROOT/cpu.txt")"
