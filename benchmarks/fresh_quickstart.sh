@@ -74,10 +74,28 @@ for mount in proc sys dev; do mount --bind "/$mount" "$ROOT/$mount"; done
 echo "fresh_quickstart: load before: $(uptime | sed 's/.*load average/load average/')"
 echo "fresh_quickstart: scripts/quickstart.sh in $ROOT on cores 0-$((CORES - 1)) ($(git log \
   --oneline -1 | cut -c1-60))"
-# The 1-minute load average every 10 s while it runs (its own work included).
-(while sleep 10; do cut -d' ' -f1 /proc/loadavg; done) > "$ROOT/load.txt" &
-SAMPLER=$!
+# Every 2 s: the seconds since the start, the 1-minute load average (this run's own work
+# included) and the CPU seconds of quickstart.sh's finished steps (its shell's own and its reaped
+# children's, /proc/PID/stat fields 14-17), from which each phase's CPU time follows.
+sample() {
+  local pid="" cpu now ticks
+  ticks="$(getconf CLK_TCK)"
+  while sleep 2; do
+    if [ -z "$pid" ] || [ ! -e "/proc/$pid" ]; then
+      pid="$(pgrep -f -x 'bash scripts/quickstart.sh' | head -n 1 || true)"
+    fi
+    cpu=0
+    if [ -n "$pid" ]; then
+      cpu="$(awk -v t="$ticks" '{ sub(/.*\) /, ""); print ($12 + $13 + $14 + $15) / t }' \
+        "/proc/$pid/stat" 2> /dev/null || echo 0)"
+    fi
+    printf -v now '%(%s)T' -1
+    echo "$((now - START)) $(cut -d' ' -f1 /proc/loadavg) $cpu"
+  done
+}
 START=$(date +%s)
+sample > "$ROOT/samples.txt" &
+SAMPLER=$!
 # Each line stamped with the seconds since the start, for the phases below; bash's `time` writes
 # the CPU seconds (user, system) of the whole run to cpu.txt.
 set +e
@@ -95,11 +113,13 @@ END=$(date +%s)
 kill "$SAMPLER"
 SAMPLER=""
 echo "fresh_quickstart: load during the run (1-minute average, its own included): mean" \
-  "$(awk '{ s += $1; n++ } END { printf "%.1f", n ? s / n : 0 }' "$ROOT/load.txt"), highest" \
-  "$(sort -n "$ROOT/load.txt" | tail -n 1)"
+  "$(awk '{ s += $2; n++ } END { printf "%.1f", n ? s / n : 0 }' "$ROOT/samples.txt")," \
+  "highest $(cut -d' ' -f2 "$ROOT/samples.txt" | sort -n | tail -n 1)"
 tail -3 "$ROOT/quickstart.log"
-[ "$STATUS" = 0 ] || { echo "fresh_quickstart: quickstart.sh failed ($STATUS): $ROOT/quickstart.log" >&2
-                       exit 1; }
+if [ "$STATUS" != 0 ]; then
+  echo "fresh_quickstart: quickstart.sh failed ($STATUS): $ROOT/quickstart.log" >&2
+  exit 1
+fi
 
 # The phases: where each one's first line appears.
 at() { grep -m1 -E "$1" "$ROOT/quickstart.log" | cut -d' ' -f1; }
@@ -108,7 +128,14 @@ t_digits="$(at '^[0-9]+ quickstart: the bundled digits')"
 t_lmdb="$(at 'Creating lmdb')"
 t_train="$(at '^[0-9]+ quickstart: training')"
 TOTAL=$((END - START))
-echo "fresh_quickstart: packages $t_build s, configure and compile $((t_digits - t_build)) s," \
-  "digits $((t_train - t_digits)) s (LMDBs $((t_train - t_lmdb)) s), training $((TOTAL - t_train)) s"
-echo "fresh_quickstart: total $TOTAL s ($((TOTAL / 60)) min $((TOTAL % 60)) s); CPU time" \
-  "$(awk '{ printf "%.0f s (user %.0f, system %.0f)", $1 + $2, $1, $2 }' "$ROOT/cpu.txt")"
+CPU_TOTAL="$(awk '{ printf "%.0f", $1 + $2 }' "$ROOT/cpu.txt")"
+# The CPU seconds of the steps finished by time $1: the first sample from then on.
+cpu_by() { awk -v t="$1" '$1 >= t { printf "%.0f", $3; exit }' "$ROOT/samples.txt"; }
+c_build="$(cpu_by "$t_build")"
+c_digits="$(cpu_by "$t_digits")"
+c_train="$(cpu_by "$t_train")"
+echo "fresh_quickstart: wall (CPU) seconds: packages $t_build ($c_build)," \
+  "configure and compile $((t_digits - t_build)) ($((c_digits - c_build)))," \
+  "digits $((t_train - t_digits)) ($((c_train - c_digits)); LMDBs $((t_train - t_lmdb)) s wall)," \
+  "training $((TOTAL - t_train)) ($((CPU_TOTAL - c_train)))"
+echo "fresh_quickstart: total $TOTAL s ($((TOTAL / 60)) min $((TOTAL % 60)) s), CPU $CPU_TOTAL s"
