@@ -13,7 +13,8 @@ JOBS="${CAFFE_JOBS:-$(nproc)}"
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 
 scripts/install_deps.sh
-scripts/build.sh
+# The CPU variant with every test program (the quickstart configures build/ without them).
+scripts/build.sh -DCAFFE_CUDA=OFF -DCAFFE_BUILD_TESTS=ON
 (cd build && ctest --output-on-failure -j "$JOBS")
 
 if [ "${CAFFE_SKIP_EMU_BUILD:-0}" != 1 ]; then

@@ -3,6 +3,9 @@
 //
 //   build/examples/cpp_classification/classification.bin DEPLOY WEIGHTS MEAN LABELS IMAGE
 //
+// It is built with the rest of Caffe, and also on its own against an installed Caffe with the
+// CMakeLists.txt beside it (find_package(Caffe), Caffe::caffe), as a user's own program would be.
+//
 // with, for BVLC's CaffeNet, DEPLOY models/bvlc_reference_caffenet/deploy.prototxt, WEIGHTS
 // models/bvlc_reference_caffenet/bvlc_reference_caffenet.caffemodel, MEAN
 // data/ilsvrc12/imagenet_mean.binaryproto, LABELS data/ilsvrc12/synset_words.txt, IMAGE cat.jpg:
@@ -24,11 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include "caffe/blob.hpp"
-#include "caffe/common.hpp"
-#include "caffe/net.hpp"
-#include "caffe/io/image_io.hpp"
-#include "caffe/io/io.hpp"
+#include <caffe/caffe.hpp>
 
 namespace caffe {
 namespace {
