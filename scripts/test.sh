@@ -17,6 +17,22 @@ scripts/install_deps.sh
 scripts/build.sh -DCAFFE_CUDA=OFF -DCAFFE_BUILD_TESTS=ON
 (cd build && ctest --output-on-failure -j "$JOBS")
 
+# The sanitizer stages (cmake/Sanitizers.cmake: the switch, the test programs each stage runs and
+# why). Each builds the library, the tools and its test programs once more, instrumented, in a
+# tree of its own (no Python: pycaffe's tests would run the instrumented module in an
+# uninstrumented interpreter; no oneDNN: Caffe's own engine is the code to check), and runs them,
+# each program as one test.
+if [ "${CAFFE_SKIP_SANITIZERS:-0}" != 1 ]; then
+  SANITIZER_BUILD=(-DCAFFE_TEST_SCOPE=sanitizer -DCAFFE_PYTHON=OFF -DCAFFE_DNNL=OFF)
+  echo "test: AddressSanitizer + UBSan in build-asan/ (the core, LMS, DDL and data loading)"
+  CAFFE_BUILD_DIR=build-asan scripts/build.sh -DCAFFE_SANITIZE=address,undefined \
+    "${SANITIZER_BUILD[@]}"
+  (cd build-asan && ctest --output-on-failure -j "$JOBS")
+  echo "test: ThreadSanitizer in build-tsan/ (DDL's communication thread, prefetch threads, LMS)"
+  CAFFE_BUILD_DIR=build-tsan scripts/build.sh -DCAFFE_SANITIZE=thread "${SANITIZER_BUILD[@]}"
+  (cd build-tsan && ctest --output-on-failure -j "$JOBS")
+fi
+
 if [ "${CAFFE_SKIP_EMU_BUILD:-0}" != 1 ]; then
   echo "test: the GPU variant on the CUDA emulator in build-emu/ (every test, GPU code on the host)"
   # oneDNN and OpenCV are the CPU build's business; here only the GPU paths are new. pycaffe is

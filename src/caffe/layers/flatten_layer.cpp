@@ -22,17 +22,22 @@ void FlattenLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>
   top_shape.insert(top_shape.end(), bottom[0]->shape().begin() + end_axis + 1,
                    bottom[0]->shape().end());
   top[0]->Reshape(top_shape);
+  // The blobs share their memory from here on, not from Forward and Backward on: the memory a
+  // blob gave up would otherwise be freed inside those passes, under anything that holds it for
+  // that step (LMS's plan names it and pins it, a HostView maps it).
+  top[0]->ShareData(*bottom[0]);
+  bottom[0]->ShareDiff(*top[0]);
 }
 
 template <typename Dtype>
 void FlattenLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  top[0]->ShareData(*bottom[0]);
+  // Nothing to do: Reshape, which Forward runs first, made the top share the bottom's data.
 }
 
 template <typename Dtype>
 void FlattenLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                        const Blobs<Dtype>& bottom) {
-  bottom[0]->ShareDiff(*top[0]);
+  // Nothing to do: Reshape made the bottom share the top's diff.
 }
 
 INSTANTIATE_CLASS(FlattenLayer);

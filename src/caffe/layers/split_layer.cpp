@@ -5,14 +5,18 @@ namespace caffe {
 template <typename Dtype>
 void SplitLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   count_ = bottom[0]->count();
+  // The tops share the bottom's memory from here on, not from Forward on: a top's own memory,
+  // made by ReshapeLike, would otherwise be freed inside Forward, under anything that holds it
+  // for that step (LMS's plan names it and pins it, a HostView maps it).
   for (size_t i = 0; i < top.size(); ++i) {
     top[i]->ReshapeLike(*bottom[0]);
+    top[i]->ShareData(*bottom[0]);
   }
 }
 
 template <typename Dtype>
 void SplitLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  for (auto* top_blob : top) top_blob->ShareData(*bottom[0]);
+  // Nothing to do: Reshape, which Forward runs first, made the tops share the bottom's data.
 }
 
 template <typename Dtype>

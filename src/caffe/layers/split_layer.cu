@@ -1,12 +1,12 @@
-// Split on the GPU: the tops share the bottom's memory as on the CPU; backward sums the tops'
-// diffs on the device.
+// Split on the GPU: the tops share the bottom's memory (since Reshape) as on the CPU; backward sums
+// the tops' diffs on the device.
 #include "caffe/layers/split_layer.hpp"
 
 namespace caffe {
 
 template <typename Dtype>
 void SplitLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  for (auto* top_blob : top) top_blob->ShareData(*bottom[0]);
+  // Nothing to do: Reshape, which Forward runs first, made the tops share the bottom's data.
 }
 
 template <typename Dtype>
