@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "caffe/log_prefix.hpp"
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/layer.hpp"
@@ -414,6 +415,7 @@ PYBIND11_MODULE(_caffe, m) {
   m.doc() = "The compiled core of pycaffe; use it through the caffe package.";
 
   if (!google::IsGoogleLoggingInitialized()) {
+    UseBvlcLogPrefix();
     FLAGS_logtostderr = true;
     google::InitGoogleLogging("pycaffe");
   }
