@@ -15,12 +15,12 @@ With --tables it writes the space-aligned tables of BVLC's tools/extra/parse_log
 "# Iters Seconds TrainingLoss LearningRate" (the loss of each display line).
 """
 import argparse
+import bisect
 import csv
 import datetime
 import os
 import re
 import sys
-from collections import OrderedDict
 
 # glog's line prefix: severity, [year (glog >= 0.6),] month, day, time: I0509 03:31:22.123456
 # or I20240509 03:31:22.123456.
@@ -90,33 +90,109 @@ def _note_learning_rate(line, learning_rates):
         learning_rates[int(found.group(1))] = float(found.group(2))
 
 
-def parse_log(path_to_log):
-    """Returns (train_rows, test_rows): lists of OrderedDicts with NumIters, Seconds,
-    LearningRate and the net outputs, one per display interval / test pass."""
-    learning_rates = {}  # iteration -> lr, from "Iteration N, lr = x"
-    rows = {'Train': [], 'Test': []}
-    iteration = None
-    for seconds, line in timed_lines(path_to_log):
-        _note_learning_rate(line, learning_rates)
-        found = _ITERATION.search(line)
-        if found:
-            iteration = int(found.group(1))
-        output = _OUTPUT.search(line)
-        if not output or iteration is None:
-            continue
-        phase, index, name, value = output.groups()
-        table = rows[phase]
+class LogParser(object):
+    """Reads a training log line by line (all at once, or as it grows: the web server feeds it
+    the lines a running `caffe train` appends) into the rows parse_log returns. Lines that cannot
+    matter are rejected by substring tests before any regular expression runs, and only the
+    lines that make rows are dated, so a log of 100,000 displayed iterations parses in well under
+    a second."""
+
+    def __init__(self, year=None):
+        self._year = year or datetime.datetime.now().year
+        self._year_offset = 0
+        self._last_time = None    # seconds (since the log's first day) of the last dated line
+        self._first_time = None   # of the first line with glog's prefix
+        self._start_time = None   # of the solver's first "Solving ..." line
+        self._ordinals = {}       # (year, month, day) -> days since the log's first day
+        self._first_day = None    # its day number (date.toordinal)
+        self._iteration = None
+        self.learning_rates = {}  # iteration -> lr, from "Iteration N, lr = x"
+        self._rows = {'Train': [], 'Test': []}
+        self._times = {'Train': [], 'Test': []}  # each row's absolute time, or None
+
+    def _time(self, line):
+        """The seconds (since the log's first day began) of a glog line, or None. glog prints no year:
+        the log's is taken, and times run on across New Year."""
+        match = _GLOG_TIME.match(line)
+        if not match:
+            return None
+        logged_year, month, day, hour, minute, second, micro = match.groups()
+        year = int(logged_year) if logged_year else self._year + self._year_offset
+        key = (year, int(month), int(day))
+        ordinal = self._ordinals.get(key)
+        if ordinal is None:
+            try:
+                ordinal = datetime.date(*key).toordinal()
+            except ValueError:  # e.g. Feb 29 in the wrong year
+                return None
+            # Days counted from the first day seen keep the seconds exact in a float.
+            if self._first_day is None:
+                self._first_day = ordinal
+            ordinal = self._ordinals[key] = ordinal - self._first_day
+        time = ordinal * 86400.0 + int(hour) * 3600 + int(minute) * 60 + int(second) + \
+            int(micro) * 1e-6
+        if not logged_year and self._last_time is not None and \
+                time < self._last_time - 300 * 86400:
+            self._year_offset += 1
+            return self._time(line)
+        self._last_time = time
+        return time
+
+    def feed(self, line):
+        """Takes one line of the log."""
+        if self._first_time is None:
+            self._first_time = self._time(line)
+        if 'Iteration ' in line:
+            found = _ITERATION.search(line)
+            if found:
+                self._iteration = int(found.group(1))
+                if ', lr = ' in line:
+                    _note_learning_rate(line, self.learning_rates)
+            return
+        if ' net output #' in line:
+            output = _OUTPUT.search(line)
+            if output and self._iteration is not None:
+                self._add_output(line, *output.groups())
+            return
+        if self._start_time is None and _START.search(line):
+            self._start_time = self._time(line)
+
+    def _add_output(self, line, phase, index, name, value):
+        table = self._rows[phase]
         # Output #0 starts a new row (each display / test pass lists its outputs in order).
-        if int(index) == 0 or not table or table[-1]['NumIters'] != iteration or \
+        if int(index) == 0 or not table or table[-1]['NumIters'] != self._iteration or \
                 name in table[-1]:
-            table.append(OrderedDict([('NumIters', iteration),
-                                      ('Seconds', float('nan') if seconds is None else seconds),
-                                      ('LearningRate', float('nan'))]))
+            table.append({'NumIters': self._iteration, 'Seconds': None, 'LearningRate': None})
+            self._times[phase].append(self._time(line))
         table[-1][name] = float(value)
-    for table in rows.values():
-        for row in table:
-            row['LearningRate'] = _learning_rate_at(learning_rates, row['NumIters'])
-    return rows['Train'], rows['Test']
+
+    def row_count(self, phase):
+        """How many rows of 'Train' or 'Test' have been read so far."""
+        return len(self._rows[phase])
+
+    def rows(self, phase, begin=0):
+        """The rows of 'Train' or 'Test' from index `begin` on, with Seconds (since the solver
+        started: its first "Solving ..." line, else the first dated line) and LearningRate (the
+        one logged for the row's iteration, else the last before, else the first after)."""
+        origin = self._start_time if self._start_time is not None else self._first_time
+        rate_iterations = sorted(self.learning_rates)
+        result = []
+        for row, time in zip(self._rows[phase][begin:], self._times[phase][begin:]):
+            row['Seconds'] = float('nan') if time is None or origin is None else time - origin
+            row['LearningRate'] = _learning_rate_at(self.learning_rates, rate_iterations,
+                                                    row['NumIters'])
+            result.append(row)
+        return result
+
+
+def parse_log(path_to_log):
+    """Returns (train_rows, test_rows): lists of dicts (in column order) with NumIters, Seconds,
+    LearningRate and the net outputs, one per display interval / test pass."""
+    parser = LogParser(datetime.datetime.fromtimestamp(os.path.getmtime(path_to_log)).year)
+    with open(path_to_log, errors='replace') as log:
+        for line in log:
+            parser.feed(line)
+    return parser.rows('Train'), parser.rows('Test')
 
 
 def bvlc_tables(path_to_log):
@@ -130,8 +206,9 @@ def bvlc_tables(path_to_log):
         if display:
             train.append([int(display.group(1)), float('nan') if seconds is None else seconds,
                           float(display.group(2))])
+    rate_iterations = sorted(rates)
     for row in train:
-        row.append(_learning_rate_at(rates, row[0]))
+        row.append(_learning_rate_at(rates, rate_iterations, row[0]))
     test = []
     for row in parse_log(path_to_log)[1]:
         outputs = list(row.values())[3:] + [float('nan')] * 2
@@ -151,15 +228,15 @@ def write_table(output_path, header, rows):
                          .rstrip() + '\n')
 
 
-def _learning_rate_at(learning_rates, iteration):
-    """The rate logged for `iteration`, else the last one before it, else the first after."""
+def _learning_rate_at(learning_rates, iterations, iteration):
+    """The rate logged for `iteration`, else the last one before it, else the first after
+    (`iterations`: the keys of learning_rates, sorted)."""
     if iteration in learning_rates:
         return learning_rates[iteration]
-    before = [i for i in learning_rates if i <= iteration]
-    if before:
-        return learning_rates[max(before)]
-    after = [i for i in learning_rates if i > iteration]
-    return learning_rates[min(after)] if after else float('nan')
+    place = bisect.bisect_right(iterations, iteration)
+    if place > 0:
+        return learning_rates[iterations[place - 1]]
+    return learning_rates[iterations[0]] if iterations else float('nan')
 
 
 def _format(value):
