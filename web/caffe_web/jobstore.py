@@ -27,13 +27,17 @@ QUEUED, RUNNING, DONE, STOPPED, ERROR, INTERRUPTED = (
     'queued', 'running', 'done', 'stopped', 'error', 'interrupted')
 
 
-def write_json(path, value):
-    """Writes `value` as JSON to a temporary file beside `path`, then renames it over `path`."""
+def write_json(path, value, compact=False):
+    """Writes `value` as JSON to a temporary file beside `path`, then renames it over `path`
+    (compact: without the indentation that makes job.json and state.json readable)."""
     folder = os.path.dirname(path)
     handle, temporary = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=folder)
     try:
         with os.fdopen(handle, 'w') as output:
-            json.dump(value, output, indent=1, sort_keys=True)
+            if compact:
+                json.dump(value, output, separators=(',', ':'))
+            else:
+                json.dump(value, output, indent=1, sort_keys=True)
             output.flush()
             os.fsync(output.fileno())
         os.replace(temporary, path)

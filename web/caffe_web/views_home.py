@@ -13,6 +13,7 @@ from .summary import format_seconds, job_summary
 
 blueprint = Blueprint('home', __name__)
 EVENT_INTERVAL = 1.0  # seconds between looks at a job's files for the live updates
+FINAL = (DONE, ERROR, STOPPED, INTERRUPTED)
 
 
 def store():
@@ -98,7 +99,8 @@ def log(job_id, name):
 def _model_update(job, since):
     from .views_models import model_status
     update = model_status(job)
-    update['graph'] = training_graph.series(job, since['train'], since['test'])
+    update['graph'] = training_graph.series(job, since['train'], since['test'],
+                                            finished=update['status'] in FINAL)
     since.update(update['graph']['counts'])
     return update
 
@@ -125,8 +127,9 @@ def events(job_id):
                     from .views_datasets import dataset_status
                     update = dataset_status(job)
                 yield 'event: state\ndata: {}\n\n'.format(json.dumps(update))
-                if update['status'] in (DONE, ERROR, STOPPED, INTERRUPTED) and \
-                        update.get('final', True):
+                if job.kind == 'model':
+                    training_graph.follower(job).save_if_due(update['status'] in FINAL)
+                if update['status'] in FINAL:
                     quiet += 1
             elif quiet:
                 return  # the job is over and its last state was sent

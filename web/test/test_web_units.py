@@ -139,3 +139,52 @@ def test_stage_logs_give_progress_skips_counts_and_the_error(tmp_path):
                                     '  1: 30']) == {0: 12, 1: 30}
     log.write_text(log.read_text() + 'convert_imageset: no image of \'x\' could be read\n')
     assert stage_logs.error_line(str(log)) == "convert_imageset: no image of 'x' could be read"
+
+
+def test_graph_cache_lets_a_new_server_go_on_where_the_last_one_stopped(tmp_path, monkeypatch):
+    from caffe_web import training_graph
+    monkeypatch.setattr(training_graph, 'CACHE_AFTER_BYTES', 1)
+    lines = ['I1201 10:00:00.000000  1 solver.cpp:237] Solving LeNet\n']
+    for iteration in range(0, 2000, 10):
+        stamp = 'I1201 10:{:02d}:{:02d}.250000  1 '.format(iteration // 600, iteration // 10 % 60)
+        lines.append(stamp + 'solver.cpp:194] Iteration {} (9 iter/s), loss = 1\n'.format(
+            iteration))
+        lines.append(stamp + 'solver.cpp:212]     Train net output #0: loss = {}\n'.format(
+            iteration % 7))
+        lines.append(stamp + 'sgd_solver.cpp:86] Iteration {}, lr = {}\n'.format(
+            iteration, 0.1 if iteration < 1000 else 0.01))
+        if iteration % 500 == 0:
+            lines.append(stamp + 'solver.cpp:326]     Test net output #0: accuracy = 0.5\n')
+    log = tmp_path / 'train.log'
+    log.write_text(''.join(lines[:300]) + lines[300][:20])  # ends mid-line, as a live log may
+    first = training_graph.LogFollower(str(log), 100)
+    first.update()
+    first.save_if_due()
+    assert (tmp_path / training_graph.CACHE_NAME).is_file()
+    log.write_text(''.join(lines))  # the log grows while no server looks
+    resumed = training_graph.LogFollower(str(log), 100)
+    resumed.update(finished=True)
+    assert resumed.resumed_from == first.offset > 0  # from the cache, not from byte 0
+    fresh_log = tmp_path / 'fresh' / 'train.log'
+    fresh_log.parent.mkdir()
+    fresh_log.write_text(''.join(lines))
+    monkeypatch.setattr(training_graph, 'CACHE_AFTER_BYTES', 1 << 40)
+    fresh = training_graph.LogFollower(str(fresh_log), 100)
+    fresh.update(finished=True)
+    assert resumed.points() == fresh.points()
+    assert resumed.points(150, 2) == fresh.points(150, 2)
+    points = fresh.points()
+    assert len(points['train']['loss']) == 200 and points['lr'][-1] == [19.9, 0.01]
+    assert [p[0] for p in points['val']['accuracy']] == [0.0, 5.0, 10.0, 15.0]
+
+
+def test_long_series_are_thinned_keeping_their_extremes():
+    from caffe_web import training_graph
+    values = [1.0] * 10000
+    values[4321] = 50.0   # a spike
+    values[777] = -3.0    # a dip
+    pairs = training_graph._pairs(list(range(10000)), values, thin=True)
+    assert len(pairs) <= training_graph.MAX_POINTS + 10
+    assert [4321, 50.0] in pairs and [777, -3.0] in pairs and pairs[-1] == [9999, 1.0]
+    assert len(training_graph._pairs(list(range(50)), [float('nan')] * 10 + [1.0] * 40,
+                                     thin=True)) == 40
