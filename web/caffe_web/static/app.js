@@ -164,6 +164,7 @@ function modelPage() {
       addPoints(loss, 'val ' + name, points, SERIES_STYLE['val ' + name] ||
                 {color: '#a05', axis: name.includes('accuracy') ? 'y1' : 'y'}));
     addPoints(lr, 'learning rate', graph.lr, {color: '#7b3fb5', stepped: true});
+    lr.options.scales.y.beginAtZero = true;
     counts.train = graph.counts.train;
     counts.test = graph.counts.test;
     loss.update('none');
