@@ -53,15 +53,19 @@ def fit(net, dataset_job, batch_size, has_val):
     pb = caffe_pb2()
     params = dataset_job.params
     channels, height, width = datasets.image_shape(params)
-    data_layers = [layer for layer in net.layer if layer.type == 'Data']
+    layers = list(net.layer)
+    data_layers = [layer for layer in layers if layer.type == 'Data']
     if not any(pb.TRAIN in _phases(layer) for layer in data_layers):
         raise FormError('Network', "has no layer of type 'Data' for the TRAIN phase (the "
                         "dataset's databases are filled into its Data layers)")
+    # By place in the net: BVLC's nets give both phases' data layers one name.
     dropped = set()
-    for layer in data_layers:
+    for index, layer in enumerate(layers):
+        if layer.type != 'Data':
+            continue
         phase = pb.TRAIN if pb.TRAIN in _phases(layer) else pb.TEST
         if phase == pb.TEST and not has_val:
-            dropped.add(layer.name)
+            dropped.add(index)
             continue
         layer.data_param.source = dataset_job.path('train_db' if phase == pb.TRAIN else 'val_db')
         layer.data_param.backend = pb.DataParameter.LMDB
@@ -77,8 +81,12 @@ def fit(net, dataset_job, batch_size, has_val):
                             ' pick a dataset of at least that size'.format(
                                 layer.name, crop, crop, width, height))
     if not has_val:  # the test phase's layers go with its data
-        dropped.update(layer.name for layer in net.layer if _phases(layer) == {pb.TEST})
-    kept = [layer for layer in net.layer if layer.name not in dropped]
+        dropped.update(index for index, layer in enumerate(layers)
+                       if _phases(layer) == {pb.TEST})
+    kept = [pb.LayerParameter() for index in range(len(layers)) if index not in dropped]
+    for copy, layer in zip(kept, [layer for index, layer in enumerate(layers)
+                                  if index not in dropped]):
+        copy.CopyFrom(layer)
     del net.layer[:]
     net.layer.extend(kept)
     classes = len(datasets.read_labels(dataset_job))

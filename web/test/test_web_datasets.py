@@ -98,3 +98,19 @@ def test_list_file_lines_outside_the_data_root_are_refused(server, workspace):
     page = error.value.read().decode()
     assert error.value.code == 400 and "Training list: line 2 of" in page and \
         "&#39;../../outside.png&#39; is outside the data root" in page, page[-800:]
+
+
+def test_model_on_a_dataset_without_validation(server, workspace):
+    data, jobs = workspace
+    dataset = post(server, '/datasets/new', {
+        'train_folder': 'images', 'val_percent': '0', 'image_type': 'gray', 'width': 28,
+        'height': 28, 'name': 'no val'})
+    wait_for(lambda: status(server, dataset) == 'done', 120, 'the dataset')
+    model = post(server, '/models/new', {'dataset': dataset, 'network': 'lenet', 'epochs': 1,
+                                         'batch_size': 40, 'name': 'no val'})
+    wait_for(lambda: status(server, model) in ('done', 'error'), 120, 'the model')
+    assert status(server, model) == 'done'
+    train_val = open(os.path.join(jobs, model, 'train_val.prototxt')).read()
+    # LeNet's two data layers share the name 'mnist': the TEST one went, the TRAIN one stayed.
+    assert train_val.count('type: "Data"') == 1 and 'Accuracy' not in train_val
+    assert 'test_iter' not in open(os.path.join(jobs, model, 'solver.prototxt')).read()
