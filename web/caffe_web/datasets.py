@@ -160,6 +160,9 @@ def plan(job, config, state):
     """The stages: [Resize images], Create DB for each split, Compute mean, Count labels."""
     from .plans import Stage
     params = job.params
+    # A dataset run again starts over: what an earlier try left would stop convert_imageset.
+    for name in ('train_db', 'val_db', 'resized'):
+        shutil.rmtree(job.path(name), ignore_errors=True)
     stages = []
     counts = params['counts']
     color = params['image_type'] == 'color'

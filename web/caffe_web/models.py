@@ -55,6 +55,8 @@ def model_params(form, config, store):
         'random_seed': forms.number(form, 'random_seed', 'Random seed', None, 0, 2 ** 31 - 1,
                                     integer=True, required=False),
         'lms': bool(form.get('lms')),
+        'lms_kb': forms.number(form, 'lms_kb', 'LMS threshold (KB)', 0, 0, 2 ** 40,
+                               integer=True),
         'lms_frac': forms.number(form, 'lms_frac', 'LMS fraction', 0.0, 0, 1),
         'ddl_processes': forms.number(form, 'ddl_processes', 'DDL processes', 0, 0, 64,
                                       integer=True),
@@ -243,7 +245,7 @@ def plan(job, config, state):
     if gpus:
         argv += ['-gpu', ','.join(str(gpu) for gpu in gpus)]
     if params.get('lms'):
-        argv += ['-lms', '0']
+        argv += ['-lms', str(params.get('lms_kb') or 0)]
         if params.get('lms_frac'):
             argv += ['-lms_frac', repr(params['lms_frac'])]
     if params.get('ddl_processes'):

@@ -188,3 +188,24 @@ def test_long_series_are_thinned_keeping_their_extremes():
     assert [4321, 50.0] in pairs and [777, -3.0] in pairs and pairs[-1] == [9999, 1.0]
     assert len(training_graph._pairs(list(range(50)), [float('nan')] * 10 + [1.0] * 40,
                                      thin=True)) == 40
+
+
+def test_training_command_line_carries_gpus_lms_ddl_and_the_newest_solverstate(tmp_path):
+    from caffe_web import models
+    from caffe_web.config import Config
+    from caffe_web.jobstore import JobStore
+    store = JobStore(str(tmp_path / 'jobs'))
+    job = store.create('model', 'm', {'lms': True, 'lms_kb': 1024, 'lms_frac': 0.5,
+                                      'ddl_processes': 0})
+    config = Config(str(tmp_path / 'jobs'), str(tmp_path), str(tmp_path / 'build'), gpus=[0, 1])
+    argv = models.plan(job, config, {'gpus': [1]})[0].argv
+    assert argv == [config.tool('caffe'), 'train', '-solver', job.path('solver.prototxt'),
+                    '-gpu', '1', '-lms', '1024', '-lms_frac', '0.5']
+    for iteration in (50, 200, 100):
+        open(job.path('snapshot_iter_{}.solverstate'.format(iteration)), 'w').close()
+    argv = models.plan(job, config, {'gpus': []})[0].argv
+    assert argv[4:6] == ['-snapshot', job.path('snapshot_iter_200.solverstate')]
+    ddl = store.create('model', 'd', {'ddl_processes': 3, 'ddl_options': '-mode r:3'})
+    argv = models.plan(ddl, config, {})[0].argv
+    assert argv[:4] == ['mpirun', '-n', '3', '--oversubscribe'] and \
+        argv[-2:] == ['-ddl', '-mode r:3']
