@@ -16,3 +16,11 @@ def plan(job, config, state):
         return datasets.plan(job, config, state)
     from . import models
     return models.plan(job, config, state)
+
+
+def finish(job):
+    """After the last stage, however it ended: a model keeps its graph's parse beside a long
+    log, so that its page loads without reading the log again."""
+    if job.kind == 'model':
+        from . import training_graph
+        training_graph.keep_parse(job)

@@ -59,6 +59,10 @@ def run_job(job, config):
         if stage.after is not None:
             stage.after(state)
         job.write_state(state)
+    try:
+        plans.finish(job)
+    except (OSError, ValueError) as error:  # a cache of the graph is a convenience
+        print('runner: the graph\'s parse was not kept: {}'.format(error), flush=True)
     state.update(status=status, ended=time.time())
     job.write_state(state)
 

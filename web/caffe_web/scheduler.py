@@ -1,12 +1,16 @@
 """Starts queued jobs: a thread of the server that, once a second, gives each queued job its
 GPUs (gpu_queue.assign) and starts its runner. GPUs held by running jobs are read from their
-state.json, so a restarted server knows them."""
+state.json, so a restarted server knows them. Every few seconds it also reads what running
+models' logs gained (training_graph.keep_parse)."""
 import threading
 import time
 
 from . import processes
 from .gpu_queue import GpuRequest, assign
 from .jobstore import QUEUED, RUNNING
+
+
+FOLLOW_EVERY = 5  # ticks between reads of running models' logs (with no page open)
 
 
 class Scheduler(object):
@@ -20,9 +24,13 @@ class Scheduler(object):
         self.thread.start()
 
     def _loop(self):
+        ticks = 0
         while True:
+            ticks += 1
             try:
                 self.tick()
+                if ticks % FOLLOW_EVERY == 0:
+                    self.follow_running_models()
             except Exception:  # a broken job folder must not stop the queue
                 import traceback
                 traceback.print_exc()
@@ -46,3 +54,11 @@ class Scheduler(object):
                 state.update(status=RUNNING, gpus=gpus, launched=time.time(), runner=None)
                 job.write_state(state)
                 self.children.append(processes.start_runner(job.folder, self.config.as_args()))
+
+    def follow_running_models(self):
+        """Reads what running models' logs gained, keeping the parse beside each long log, so
+        that a model's page opens without reading its whole log."""
+        from .training_graph import keep_parse
+        for job in self.store.all('model'):
+            if job.status() == RUNNING:
+                keep_parse(job, finished=False)

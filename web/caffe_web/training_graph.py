@@ -178,6 +178,14 @@ def follower(job):
     return found
 
 
+def keep_parse(job, finished=True):
+    """Brings the job's parse up to its log and keeps it beside the log if that is due (the
+    runner at a job's end; the scheduler now and then while it runs)."""
+    followed = follower(job)
+    followed.update(finished)
+    followed.save_if_due(finished)
+
+
 def series(job, since_train=0, since_test=0, finished=False):
     """The graph rows after the counts the page has (all of them, thinned, for a page that has
     none), the counts now, the last train row's iteration and epoch, and the time left."""
