@@ -52,7 +52,8 @@ def open_image(data):
         image.load()
         return image
     except Exception as error:  # PIL raises several types for a bad file
-        raise ValueError('not an image PIL can read ({})'.format(error)) from None
+        raise ValueError('not an image PIL can read ({})'.format(type(error).__name__)) \
+            from None
 
 
 def prepare(image, dataset_job, model_job):
