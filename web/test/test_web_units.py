@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import SOURCE_DIR
+from conftest import BINARY_DIR, SOURCE_DIR
 
 from caffe_web import forms, gpu_queue, resize, stage_logs
 from caffe_web.forms import FormError
@@ -209,3 +209,17 @@ def test_training_command_line_carries_gpus_lms_ddl_and_the_newest_solverstate(t
     argv = models.plan(ddl, config, {})[0].argv
     assert argv[:4] == ['mpirun', '-n', '3', '--oversubscribe'] and \
         argv[-2:] == ['-ddl', '-mode r:3']
+
+
+@pytest.mark.parametrize('args, message', [
+    (['--data', '/nonexistent'], '--data /nonexistent: no such folder'),
+    (['--gpus', 'x'], "--gpus 'x': expected GPU ids such as 0,1, or none"),
+    (['--build', '/'], '--build /: no bin/caffe in it; build Caffe first'),
+])
+def test_web_sh_flags_name_what_is_wrong(tmp_path, capsys, args, message):
+    from caffe_web.__main__ import main
+    with pytest.raises(SystemExit) as exit_code:
+        main(['--jobs', str(tmp_path / 'jobs'), '--data', str(tmp_path), '--build', BINARY_DIR]
+             + args)
+    assert exit_code.value.code == 2
+    assert message in capsys.readouterr().err
