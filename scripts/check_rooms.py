@@ -12,7 +12,7 @@ import sys
 # The rooms, lowest first. A room is a list of path prefixes relative to include/caffe and
 # src/caffe (a prefix ending in '/' is a folder; otherwise a file stem, any extension).
 ROOMS = [
-    ("base", ["common", "util/", "proto/"]),
+    ("base", ["common", "log_prefix", "util/", "proto/"]),
     ("memory", ["memory/"]),
     ("kernels", ["kernels/"]),
     ("data", ["blob", "filler"]),
@@ -25,6 +25,8 @@ ROOMS = [
     ("diagnostics", ["diagnostics/"]),
     ("solver", ["solver", "solver_factory", "sgd_solvers", "solvers/"]),
     ("parallel", ["parallel/"]),
+    # caffe.hpp: the public interface in one include, above everything it includes.
+    ("public", ["caffe"]),
 ]
 LEVEL = {name: level for level, (name, _) in enumerate(ROOMS)}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"caffe/([^"]+)"')

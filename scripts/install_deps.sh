@@ -30,6 +30,10 @@ MORE_PACKAGES=(
   # pycaffe (python/): build, tests (golden blobs via h5py), draw_net.py and plot_training_log.py
   python3-dev python3-numpy pybind11-dev python3-protobuf python3-pytest python3-h5py
   python3-matplotlib graphviz
+  # the web server (scripts/web.sh, web/): Flask, Chart.js served locally, process and LMDB
+  # readers, images; its browser tests drive Debian's chromium through chromium-driver
+  python3-flask libjs-chart.js python3-psutil python3-lmdb python3-pil
+  chromium chromium-driver python3-selenium
   time
   clang-format                # scripts/format.sh (the ctest `format` checks the sources)
   patchelf xz-utils           # scripts/make_bundle.sh: relocatable bundles (GPU machines)

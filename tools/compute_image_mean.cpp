@@ -18,14 +18,14 @@
 #include "data_tool_main.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} containing the images");
+DEFINE_int32(log_every, 10000, "Log a progress line every this many images");
 
 namespace {
 
 using caffe::string;
 
-constexpr int kLogEvery = 10000;
-
 void ComputeMean(const string& db_path, const string& output_file, const string& backend) {
+  CAFFE_CHECK(FLAGS_log_every >= 1) << "--log_every is " << FLAGS_log_every << "; must be >= 1";
   std::unique_ptr<caffe::db::DB> db = caffe::db::GetDB(backend);
   db->Open(db_path, caffe::db::READ);
   std::unique_ptr<caffe::db::Cursor> cursor = db->NewCursor();
@@ -73,9 +73,9 @@ void ComputeMean(const string& db_path, const string& output_file, const string&
       for (size_t i = 0; i < size; ++i) sum[i] += datum.float_data(static_cast<int>(i));
     }
     ++count;
-    if (count % kLogEvery == 0) LOG(INFO) << "Processed " << count << " files.";
+    if (count % FLAGS_log_every == 0) LOG(INFO) << "Processed " << count << " files.";
   }
-  if (count % kLogEvery != 0) LOG(INFO) << "Processed " << count << " files.";
+  if (count % FLAGS_log_every != 0) LOG(INFO) << "Processed " << count << " files.";
 
   caffe::BlobProto mean_blob;
   mean_blob.set_num(1);

@@ -40,6 +40,9 @@ DEFINE_string(on_bad_image, "skip",
               "behaviour; the number skipped is reported at the end) or 'stop' the conversion");
 DEFINE_int64(shuffle_seed, -1, "Seed for --shuffle (-1: a random seed)");
 DEFINE_int32(threads, 0, "Threads reading and encoding images (0: the machine's cores, up to 8)");
+DEFINE_int32(log_every, 1000,
+             "Log a progress line (count, percent, images/s) every this many images written "
+             "(the web server asks for finer steps on small datasets)");
 
 namespace {
 
@@ -76,6 +79,7 @@ void ConvertImageset(const string& root_folder, const string& list_file, const s
       << ": give both (to resize) or neither";
   CAFFE_CHECK(FLAGS_encode_type.empty() || FLAGS_encoded)
       << "--encode_type '" << FLAGS_encode_type << "' needs --encoded";
+  CAFFE_CHECK(FLAGS_log_every >= 1) << "--log_every is " << FLAGS_log_every << "; must be >= 1";
   CAFFE_CHECK(caffe::ImageSupportAvailable())
       << "reading images needs " << caffe::ImageSupportProblem();
 
@@ -152,8 +156,8 @@ void ConvertImageset(const string& root_folder, const string& list_file, const s
       std::snprintf(key_prefix, sizeof(key_prefix), "%08zu_", line_id);
       datum.SerializeToString(&value);
       writer.transaction()->Put(key_prefix + line.path, value);
-      if (++count % kCommitEvery == 0) {
-        writer.transaction()->Commit();
+      if (++count % kCommitEvery == 0) writer.transaction()->Commit();
+      if (count % FLAGS_log_every == 0) {
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         LOG(INFO) << "Processed " << count << " files (" << line_id + 1 << " of " << lines.size()
@@ -165,7 +169,7 @@ void ConvertImageset(const string& root_folder, const string& list_file, const s
   CAFFE_CHECK(count > 0) << "no image of '" << list_file << "' could be read (" << skipped
                          << " skipped); nothing was written";
   writer.Finish();
-  if (count % kCommitEvery != 0) LOG(INFO) << "Processed " << count << " files.";
+  if (count % FLAGS_log_every != 0) LOG(INFO) << "Processed " << count << " files.";
   if (skipped > 0) {
     LOG(WARNING) << "Skipped " << skipped << " of " << lines.size()
                  << " images that could not be read (named above).";

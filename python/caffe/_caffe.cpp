@@ -7,6 +7,7 @@
 //
 // This file sets up the module; each bind_*.cpp binds one part (bindings.hpp lists them).
 #include "bindings.hpp"
+#include "caffe/log_prefix.hpp"
 #include "caffe/util/blas_core.hpp"
 
 #ifndef CAFFE_VERSION_STRING
@@ -19,6 +20,7 @@ PYBIND11_MODULE(_caffe, m) {
   m.doc() = "The compiled core of pycaffe; use it through the caffe package.";
 
   if (!google::IsGoogleLoggingInitialized()) {
+    UseBvlcLogPrefix();
     FLAGS_logtostderr = true;
     google::InitGoogleLogging("pycaffe");
   }

@@ -120,9 +120,11 @@ class Function(object):
         self.type_name = type_name
         for index, bottom in enumerate(inputs):
             if not isinstance(bottom, Top):
-                raise TypeError('{} layer: bottom {} is {!r}, not a top of another layer (pass '
-                                'n.<name>, or a layer function\'s result)'.format(
-                                    type_name, index, bottom))
+                # BVLC's words first (user code matches them), then which bottom and what to do.
+                raise TypeError('{} input {} is not a Top (type is {}): {} layer: bottom {} is '
+                                '{!r}, not a top of another layer (pass n.<name>, or a layer '
+                                'function\'s result)'.format(type_name, index, type(bottom),
+                                                             type_name, index, bottom))
         self.inputs = inputs
         self.params = dict(params)
         self.ntop = self.params.pop('ntop', 1)

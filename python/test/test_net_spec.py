@@ -78,5 +78,10 @@ def test_mistakes_are_named():
         caffe.to_proto(L.Pooling(L.Input(shape=dict(dim=[1])), pool='MAXIMUM'))
     with pytest.raises(TypeError, match='not a top of another layer'):
         L.ReLU('data')
+    # BVLC's exact words come first: user code matches them.
+    with pytest.raises(TypeError) as error:
+        L.Silence((L.Input(shape=dict(dim=[1])),))
+    assert str(error.value).startswith(
+        "Silence input 0 is not a Top (type is <class 'tuple'>)"), str(error.value)
     with pytest.raises(AttributeError, match='has no message FooParameter'):
         P.Foo.BAR

@@ -179,3 +179,57 @@ def test_bvlc_shell_tools_write_their_tables(tmp_path):
     # BVLC's name of the plotting script.
     assert os.path.realpath(os.path.join(TOOLS, 'plot_training_log.py.example')) == \
         os.path.realpath(os.path.join(TOOLS, 'plot_training_log.py'))
+
+
+def bvlc_seconds(path_to_log):
+    """What BVLC's extract_seconds.py does with a log (the old form: the first word's columns 1-2
+    the month, 3-4 the day; the year from the file), written anew here: on glog 0.6's year
+    prefix (I20261201) datetime() raises "month must be in 1..12"."""
+    import datetime
+    year = datetime.datetime.fromtimestamp(os.path.getmtime(path_to_log)).year
+    start, seconds = None, []
+    with open(path_to_log) as log:
+        for line in log:
+            if not re.match(r'^[IWEF]\d', line):
+                continue
+            stamp, clock = line.split()[:2]  # the old form: month in columns 1-2, day in 3-4
+            hour, minute, second = clock.split('.')[0].split(':')
+            time = datetime.datetime(year, int(stamp[1:3]), int(stamp[3:5]), int(hour),
+                                     int(minute), int(second), int(clock.split('.')[1]))
+            if start is None and 'Solving' in line:
+                start = time
+            if start is not None:
+                seconds.append((time - start).total_seconds())
+    return seconds
+
+
+def test_caffe_train_logs_bvlc_prefix_that_bvlc_parsers_read(real_log, tmp_path):
+    with open(real_log) as log:
+        glog_lines = [line for line in log if re.match(r'^[IWEF]\d', line)]
+    assert glog_lines
+    for line in glog_lines:  # I1201 21:19:00.953812 (no year), as BVLC-era glog printed
+        assert re.match(r'^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} ', line), line
+    seconds = bvlc_seconds(real_log)
+    assert seconds and seconds[0] == 0.0 and seconds == sorted(seconds)
+    # A user can still turn the year on; BVLC's parser then fails, ours reads both forms.
+    caffe_tool = os.path.join(BINARY_DIR, 'bin', 'caffe')
+    solver = real_log.replace('train.log', 'solver.prototxt')
+    for environment, args in (({'GLOG_log_year_in_prefix': '1'}, []),
+                              ({}, ['--log_year_in_prefix=true'])):
+        result = subprocess.run([caffe_tool, 'train', '-solver', solver] + args,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False,
+                                env=dict(os.environ, **environment))
+        text = result.stdout.decode('utf-8', 'replace')
+        assert result.returncode == 0 and re.search(r'^I20\d{6} ', text, re.M), text[:300]
+        with_year = write_file(tmp_path / 'year.log', text)
+        with pytest.raises(ValueError, match='month must be in 1..12'):
+            bvlc_seconds(with_year)
+        assert [row['NumIters'] for row in parse_log.parse_log(with_year)[0]] == [0, 5, 10, 15]
+
+
+def test_pycaffe_logs_bvlc_prefix():
+    result = subprocess.run([sys.executable, '-c', 'import caffe; caffe.log("hello")'],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    text = result.stdout.decode('utf-8', 'replace')
+    assert result.returncode == 0 and re.search(r'^I\d{4} \d\d:\d\d:\d\d\.\d{6} .*hello', text,
+                                                re.M), text

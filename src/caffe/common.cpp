@@ -3,11 +3,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <sstream>
 #include <string>
 
+#include "caffe/log_prefix.hpp"
 #include "caffe/util/blas_core.hpp"
+#include "caffe/util/environment.hpp"
 
 #if !defined(CPU_ONLY) && defined(USE_CUDNN)
 #include <cudnn.h>
@@ -22,7 +25,18 @@ namespace {
 thread_local std::unique_ptr<Caffe> thread_instance;
 }  // namespace
 
+void UseBvlcLogPrefix() {
+  // glog >= 0.6 prints the year in each line's prefix ("I20261201 21:19:00.953812"); BVLC-era
+  // glog printed "I1201 21:19:00.953812", the form BVLC's parse_log.sh / extract_seconds.py,
+  // DIGITS and users' scripts read. Only the default changes: --log_year_in_prefix=true or
+  // GLOG_log_year_in_prefix=1 (which glog reads into the flag's default) still turn it on.
+  if (!LogYearInPrefixIsSet()) {
+    gflags::SetCommandLineOptionWithMode("log_year_in_prefix", "false", gflags::SET_FLAGS_DEFAULT);
+  }
+}
+
 void GlobalInit(int* pargc, char*** pargv) {
+  UseBvlcLogPrefix();
   gflags::ParseCommandLineFlags(pargc, pargv, true);
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(*(pargv)[0]);

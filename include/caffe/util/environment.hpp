@@ -36,6 +36,8 @@ size_t CuDNNWorkspaceFromEnvironment();
 const char* GpuMemLimitFromEnvironment();
 /// OPENBLAS_CORETYPE (the OpenBLAS kernels the user chose), or null when unset.
 const char* BlasCoreTypeFromEnvironment();
+/// Whether GLOG_log_year_in_prefix is set (glog reads its value itself, into the flag's default).
+bool LogYearInPrefixIsSet();
 
 }  // namespace caffe
 

@@ -20,6 +20,8 @@ const std::vector<EnvironmentVariable>& EnvironmentVariables() {
       {"CAFFE_GPU_MEM_LIMIT", "bytes, e.g. 16G", "-gpu_mem_limit where the flag is not given"},
       {"OPENBLAS_CORETYPE", "an OpenBLAS core name",
        "OpenBLAS's kernels; Caffe keeps the user's choice"},
+      {"GLOG_log_year_in_prefix", "0 or 1",
+       "the year in each log line's prefix; unset, none, as BVLC's logs"},
   };
   return table;
 }
@@ -78,5 +80,7 @@ size_t CuDNNWorkspaceFromEnvironment() {
 const char* GpuMemLimitFromEnvironment() { return std::getenv("CAFFE_GPU_MEM_LIMIT"); }
 
 const char* BlasCoreTypeFromEnvironment() { return std::getenv("OPENBLAS_CORETYPE"); }
+
+bool LogYearInPrefixIsSet() { return std::getenv("GLOG_log_year_in_prefix") != nullptr; }
 
 }  // namespace caffe

@@ -137,5 +137,16 @@ TEST_F(ComputeImageMeanTest, WrongArgumentCountPrintsUsage) {
       << result.out << result.err;
 }
 
+TEST_F(ComputeImageMeanTest, LogEveryGivesAProgressLineEveryNImages) {
+  WriteLMDB({Bytes(1, 1, 1, {1}), Bytes(1, 1, 1, {2}), Bytes(1, 1, 1, {3})});
+  const ToolResult result = Run({"--log_every=1", source_, mean_file_});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (const char* line : {"Processed 1 files.", "Processed 2 files.", "Processed 3 files."}) {
+    EXPECT_NE(result.err.find(line), string::npos) << line << "\n" << result.err;
+  }
+  ExpectOneLineError(Run({"--log_every=0", source_, mean_file_}),
+                     {"--log_every is 0; must be >= 1"});
+}
+
 }  // namespace
 }  // namespace caffe

@@ -358,5 +358,17 @@ TEST_F(ConvertImagesetTest, KilledConversionLeavesNoDatabaseThatLooksComplete) {
 
 #endif  // USE_OPENCV
 
+TEST_F(ConvertImagesetTest, LogEveryGivesAProgressLineEveryNImages) {
+  const ToolResult result = Run({"--log_every=2"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  for (int count : {2, 4, 6}) {
+    const string line = "Processed " + std::to_string(count) + " files (" +
+                        std::to_string(count) + " of " + std::to_string(kImages) + " lines, " +
+                        std::to_string(100 * count / kImages) + "%";
+    EXPECT_NE(result.err.find(line), string::npos) << line << "\n" << result.err;
+  }
+  ExpectOneLineError(Run({"--log_every=0"}), {"--log_every is 0; must be >= 1"});
+}
+
 }  // namespace
 }  // namespace caffe
