@@ -263,15 +263,26 @@ EOF
 
 # What the CUDA emulator cannot see (docs/CUDA_EMU.md): device accesses out of bounds or
 # misaligned, races on shared memory inside a block, barriers that not every thread reaches.
-# NVIDIA's compute-sanitizer (that machine's CUDA has it) runs the test programs of the kernels
-# under each tool ($SANITIZE_TOOLS, $SANITIZE_PROGRAMS), half_the_cores() at once, each cut off
-# after $SANITIZE_TIMEOUT seconds, so that the step fits a 10-minute call. One line per run in
+# NVIDIA's compute-sanitizer (that machine's CUDA has it) runs the tests of the kernels under each
+# tool ($SANITIZE_TOOLS, $SANITIZE_PROGRAMS), half_the_cores() at once, each cut off after
+# $SANITIZE_TIMEOUT seconds, so that the step fits a 10-minute call. One line per run in
 # sanitize.txt. KINDS.md saw it refuse the device under gVisor: the summary then says so, after
 # one short probe.
-SANITIZE_PROGRAMS_DEFAULT="test_gpu_math_functions test_gpu_neuron_layers test_gpu_vision_layers
-  test_gpu_loss_and_shape_layers test_gpu_data_layers test_fused_layers test_gpu_blob test_im2col"
+SANITIZE_PROGRAMS_DEFAULT="test_gpu_math_functions test_fused_layers test_gpu_blob test_im2col"
+# The programs to sanitize, one "program" or "program:gtest filter" a line: the kernels' own
+# programs whole, and of each layer's test program that has one, only its GPU-against-CPU suite
+# (<Type>LayerGpuTest; the program's other cases are the CPU's and gradient checks).
+sanitize_programs() {
+  local program
+  printf '%s\n' $SANITIZE_PROGRAMS_DEFAULT
+  for program in "$BUNDLE_DIR"/bin/test_*_layer; do
+    [ -x "$program" ] || continue
+    "$program" --gtest_list_tests --gtest_filter='*LayerGpuTest*' 2> /dev/null |
+      grep -q "LayerGpuTest" && echo "$(basename "$program"):*LayerGpuTest*"
+  done
+}
 run_sanitize() {
-  local sanitizer tool program lines jobs limit="${SANITIZE_TIMEOUT:-240}"
+  local sanitizer tool program programs lines jobs limit="${SANITIZE_TIMEOUT:-240}"
   jobs=$(half_the_cores)
   sanitizer=$(command -v compute-sanitizer ||
               ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
@@ -287,10 +298,12 @@ run_sanitize() {
     return 0
   fi
   lines=$(mktemp -d)
+  # read, not word splitting: a filter's '*' must not match files here.
+  read -ra programs <<< "${SANITIZE_PROGRAMS:-$(sanitize_programs | tr '\n' ' ')}"
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-    for program in ${SANITIZE_PROGRAMS:-$SANITIZE_PROGRAMS_DEFAULT}; do
+    for program in "${programs[@]}"; do
       while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
-      sanitize_one "$sanitizer" "$tool" "$program" "$limit" > "$lines/$tool.$program" &
+      sanitize_one "$sanitizer" "$tool" "$program" "$limit" > "$lines/$tool.${program%%:*}" &
     done
   done
   wait
@@ -300,10 +313,12 @@ run_sanitize() {
 
 # One program under one tool: "<tool> <program>: clean|ERRORS|..." with the tool's summary line;
 # its output in sanitize_<tool>_<program>.log.
-sanitize_one() {  # sanitize_one <sanitizer> <tool> <program> <seconds>
-  local log="$OUT/sanitize_$2_$3.log" status result summary
-  timeout "$4" "$1" --tool "$2" --print-limit 20 --error-exitcode 86 "$BUNDLE_DIR/bin/$3" \
-      --gtest_brief=1 > "$log" 2>&1
+sanitize_one() {  # sanitize_one <sanitizer> <tool> <program[:gtest filter]> <seconds>
+  local program="${3%%:*}" filter=() status result summary log
+  [ "$program" = "$3" ] || filter=(--gtest_filter="${3#*:}")
+  log="$OUT/sanitize_$2_$program.log"
+  timeout "$4" "$1" --tool "$2" --print-limit 20 --error-exitcode 86 "$BUNDLE_DIR/bin/$program" \
+      --gtest_brief=1 "${filter[@]}" > "$log" 2>&1
   status=$?
   case $status in
     0) result="clean" ;;
@@ -312,7 +327,7 @@ sanitize_one() {  # sanitize_one <sanitizer> <tool> <program> <seconds>
     *) result="exit $status (a test failed, or the program did not start)" ;;
   esac
   summary=$(grep -o "[A-Z]* SUMMARY: .*" "$log" | tail -1)
-  echo "$2 $3: $result${summary:+ ($summary)}"
+  echo "$2 $program: $result${summary:+ ($summary)}"
 }
 
 # Whether one `caffe time` forward-backward of model $1 (flags after it) completes. 0: it did;

@@ -175,6 +175,26 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 check "sanitize: a line per tool and program" \
   "memcheck test_bad: ERRORS (ERROR SUMMARY: 2 errors)|memcheck test_failing: exit 1 (a test failed, or the program did not start) (ERROR SUMMARY: 0 errors)|memcheck test_good: clean (ERROR SUMMARY: 0 errors)|memcheck test_slow: cut off after 1 s|racecheck test_bad: ERRORS (ERROR SUMMARY: 2 errors)|racecheck test_failing: exit 1 (a test failed, or the program did not start) (RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))|racecheck test_good: clean (RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings))|racecheck test_slow: cut off after 1 s" \
   "$(sort "$OUT/sanitize.txt" | tr '\n' '|' | sed 's/|$//')"
+# Of the layers' test programs only those with a GPU-against-CPU suite, and of those only that
+# suite (the kernels' own programs whole).
+cat > "$WORK/bundle/bin/test_relu_layer" <<'PROGRAM'
+#!/bin/sh
+case "$*" in
+  *--gtest_list_tests*) printf 'ReLULayerGpuTest/0.  # TypeParam = float\n  ReLU\n' ;;
+  *) echo "$*" > "$OUT/relu_arguments" ;;
+esac
+PROGRAM
+printf '#!/bin/sh\nexit 0\n' > "$WORK/bundle/bin/test_argmax_layer"  # lists no GPU suite
+chmod +x "$WORK/bundle/bin/test_relu_layer" "$WORK/bundle/bin/test_argmax_layer"
+check "sanitize: the programs, a layer's with its GPU suite's filter" \
+  "test_gpu_math_functions test_fused_layers test_gpu_blob test_im2col test_relu_layer:*LayerGpuTest*" \
+  "$(BUNDLE_DIR="$WORK/bundle" sanitize_programs | tr '\n' ' ' | sed 's/ $//')"
+rm -rf "$OUT" && mkdir -p "$OUT"
+(PATH="$WORK/sanitizer_bin:$PATH" BUNDLE_DIR="$WORK/bundle" SANITIZE_TOOLS=memcheck \
+  SANITIZE_PROGRAMS="test_relu_layer:*LayerGpuTest*" run_sanitize > /dev/null)
+check "sanitize: a layer's program runs only its GPU suite" \
+  "memcheck test_relu_layer: clean (ERROR SUMMARY: 0 errors); --gtest_brief=1 --gtest_filter=*LayerGpuTest*" \
+  "$(cat "$OUT/sanitize.txt"); $(cat "$OUT/relu_arguments")"
 printf '#!/bin/sh\necho "========= Error: Device not supported"\nexit 1\n' \
   > "$WORK/sanitizer_bin/compute-sanitizer"
 rm -rf "$OUT" && mkdir -p "$OUT"

@@ -1,7 +1,9 @@
 // GPU against CPU for one layer: the same parameters, inputs, learned blobs and top gradients
 // go through Forward/Backward in CPU mode and in GPU mode, and every output (tops, bottom diffs,
 // learned blobs and their diffs) must agree within a stated tolerance. Tests that use it are
-// typed over float and double and skip, saying why, where no GPU can be used.
+// typed over float and double and skip, saying why, where no GPU can be used. Each layer's such
+// cases are in its own test file, a suite named <Type>LayerGpuTest
+// (src/caffe/test/layers/test_relu_layer.cpp: ReLULayerGpuTest).
 #ifndef CAFFE_TEST_GPU_LAYER_CHECK_HPP_
 #define CAFFE_TEST_GPU_LAYER_CHECK_HPP_
 
@@ -99,6 +101,41 @@ inline std::string ConvolutionLayerText(const std::string& type, const std::stri
                      params + " engine: " + engine + " weight_filler { type: 'gaussian' std: 0.3 }";
   text += bias ? " bias_filler { type: 'gaussian' } }" : " bias_term: false }";
   return text;
+}
+
+// Inputs that the layers' cases share (each layer's cases are in its own test file).
+
+/// Bottom shapes of the element-wise layers' cases. 1326 values: three 512-thread blocks, the
+/// last one partial. 22755 values: 45 blocks.
+inline const std::vector<int> kGpuCheckShape = {2, 3, 17, 13};
+inline const std::vector<int> kGpuCheckLargeShape = {3, 5, 41, 37};
+
+/// A GpuLayerCase::fill: every bottom U(low, high), a different seed per bottom.
+template <typename Dtype>
+std::function<void(const Blobs<Dtype>&)> UniformFill(double low, double high) {
+  return [low, high](const Blobs<Dtype>& bottoms) {
+    for (size_t i = 0; i < bottoms.size(); ++i) {
+      FillUniform<Dtype>(bottoms[i], 3000 + i, Dtype(low), Dtype(high));
+    }
+  };
+}
+
+/// Integer labels in [0, num_classes), in a pattern that reaches every class; with ignore_every
+/// > 0, every ignore_every-th label is ignore_value instead.
+template <typename Dtype>
+void FillLabels(Blob<Dtype>* labels, int num_classes, int ignore_every = 0, int ignore_value = -1) {
+  Dtype* data = labels->mutable_cpu_data();
+  for (int i = 0; i < labels->count(); ++i) {
+    data[i] = Dtype((i * 7 + i / 3) % num_classes);
+    if (ignore_every > 0 && i % ignore_every == 0) data[i] = Dtype(ignore_value);
+  }
+}
+
+/// 0/1 values (every third one 0), e.g. similarity labels, selectors, sequence indicators.
+template <typename Dtype>
+void FillZeroOne(Blob<Dtype>* blob) {
+  Dtype* data = blob->mutable_cpu_data();
+  for (int i = 0; i < blob->count(); ++i) data[i] = Dtype(i % 3 == 1 ? 0 : 1);
 }
 
 namespace gpu_check_detail {

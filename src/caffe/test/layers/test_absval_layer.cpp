@@ -1,8 +1,10 @@
 // AbsValLayer: shape, hand-computed forward and backward (sign, 0 at 0), finite differences away
 // from the kink, and the in-place rejection.
+// AbsValLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/absval_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -60,6 +62,25 @@ TYPED_TEST(AbsValLayerTest, RejectsInPlace) {
   using Dtype = typename TypeParam::Dtype;
   AbsValLayer<Dtype> layer(LayerParameter{});
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->bottom_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class AbsValLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(AbsValLayerGpuTest, TestDtypes);
+
+TYPED_TEST(AbsValLayerGpuTest, AbsVal) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'abs' type: 'AbsVal' bottom: 'x' top: 'y'", {kGpuCheckShape}));
+  // Zeros take no gradient, on both paths.
+  GpuLayerCase<TypeParam> with_zeros =
+      MakeGpuCase<TypeParam>("name: 'abs' type: 'AbsVal' bottom: 'x' top: 'y'", {{7, 13}});
+  with_zeros.fill = [](const Blobs<TypeParam>& bottoms) {
+    FillGaussian(bottoms[0], 5);
+    for (int i = 0; i < bottoms[0]->count(); i += 3) bottoms[0]->mutable_cpu_data()[i] = 0;
+  };
+  ExpectGpuMatchesCpu(with_zeros);
 }
 
 }  // namespace caffe

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "caffe/layers/accuracy_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -151,6 +152,52 @@ TYPED_TEST(AccuracyLayerTest, RejectsBadParametersAndInputs) {
     const std::string message = error.what();
     EXPECT_NE(message.find("Accuracy layer 'acc': label 4"), std::string::npos) << message;
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class AccuracyLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(AccuracyLayerGpuTest, TestDtypes);
+
+TYPED_TEST(AccuracyLayerGpuTest, AccuracyTop1) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'acc' type: 'Accuracy' bottom: 'score' bottom: 'label' top: 'acc'";
+  c.bottom_shapes = {{600, 10}, {600}};
+  c.fill = [](const Blobs<TypeParam>& bottom) {
+    FillGaussian(bottom[0], 17);
+    FillLabels(bottom[1], 10);
+  };
+  c.backward = false;
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(AccuracyLayerGpuTest, AccuracyTopKWithPerClassTop) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'acc' type: 'Accuracy' accuracy_param { top_k: 3 } bottom: 'score' "
+      "bottom: 'label' top: 'acc' top: 'per_class'";
+  c.bottom_shapes = {{700, 11}, {700}};
+  c.fill = [](const Blobs<TypeParam>& bottom) {
+    FillGaussian(bottom[0], 18);
+    FillLabels(bottom[1], 11);
+  };
+  c.backward = false;
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(AccuracyLayerGpuTest, AccuracySpatialWithIgnoreLabel) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'acc' type: 'Accuracy' accuracy_param { top_k: 2 ignore_label: 2 } "
+      "bottom: 'score' bottom: 'label' top: 'acc' top: 'per_class'";
+  c.bottom_shapes = {{4, 6, 15, 11}, {4, 1, 15, 11}};  // 660 positions of 6 classes
+  c.fill = [](const Blobs<TypeParam>& bottom) {
+    FillGaussian(bottom[0], 19);
+    FillLabels(bottom[1], 6, 7, 2);
+  };
+  c.backward = false;
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

@@ -3,6 +3,7 @@
 // lr_mult masking of the statistics, backward for both modes (by hand and by finite differences),
 // in-place operation, large blobs (the threaded paths) against a direct evaluation, repeatability
 // bit for bit, and bad shapes or parameters.
+// BatchNormLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: N batch, C channels, S spatial positions per channel.
 #include <cmath>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/batch_norm_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -347,6 +349,85 @@ TYPED_TEST(BatchNormLayerTest, RejectsChannelChangeAndBadStoredBlobs) {
       "name: 'bn1' type: 'BatchNorm' blobs { shape { dim: 3 } data: 0 data: 0 data: 0 } "
       "blobs { shape { dim: 3 } data: 1 data: 1 data: 1 } blobs { shape { dim: 1 } data: 1 }"));
   EXPECT_THROW(loaded.SetUp(bottoms, this->top_vec_), caffe::Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+namespace {
+
+/// BatchNorm's three stored blobs for `channels` channels as prototxt: running sums of means
+/// and variances that differ per channel, and the running normaliser `scale`.
+std::string BatchNormBlobs(int channels, double scale) {
+  std::string mean = "blobs { shape { dim: " + std::to_string(channels) + " }";
+  std::string var = mean;
+  for (int c = 0; c < channels; ++c) {
+    mean += " data: " + std::to_string(0.2 * c - 0.5);
+    var += " data: " + std::to_string(0.5 + 0.25 * c);
+  }
+  return mean + " } " + var + " } blobs { shape { dim: 1 } data: " + std::to_string(scale) + " }";
+}
+
+}  // namespace
+
+template <typename Dtype>
+class BatchNormLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(BatchNormLayerGpuTest, TestDtypes);
+
+TYPED_TEST(BatchNormLayerGpuTest, BatchNormTrainUpdatesRunningStatistics) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'bn' type: 'BatchNorm' phase: TRAIN "
+      "batch_norm_param { moving_average_fraction: 0.9 eps: 0.0001 } " +
+      BatchNormBlobs(7, 2.5) + " bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{5, 7, 9, 11}};
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(BatchNormLayerGpuTest, BatchNormTrainFromZeroStatisticsOnMatrix) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'bn' type: 'BatchNorm' bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{64, 13}};
+  ExpectGpuMatchesCpu(c);
+}
+
+// Channels of 4440 values (two slices each for ChannelSumsKernel) far from zero: channel c holds
+// offset * (c + 1) plus and minus 1, 2 and 3 in equal numbers, exactly representable, so that both
+// paths get mean offset * (c + 1) and variance 14 / 3. In double the offset is 1e8, where a
+// one-pass E[x^2] - E[x]^2 (1e16 + 4.7 is not a double) would lose the variance altogether.
+TYPED_TEST(BatchNormLayerGpuTest, BatchNormChannelsFarFromZero) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'bn' type: 'BatchNorm' bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{3, 5, 40, 37}};
+  c.tolerance = GpuSumTolerance<TypeParam>();
+  c.fill = [](const Blobs<TypeParam>& bottoms) {
+    const double offset = sizeof(TypeParam) == sizeof(double) ? 1e8 : 1e4;
+    const int channels = bottoms[0]->shape(1), spatial = bottoms[0]->count(2);
+    TypeParam* x = bottoms[0]->mutable_cpu_data();
+    for (int j = 0; j < bottoms[0]->count(); ++j) {
+      const int channel = (j / spatial) % channels;
+      const int k = (j / (channels * spatial)) * spatial + j % spatial;  // index in the channel
+      const int magnitude = 1 + (k / 2) % 3;
+      x[j] = static_cast<TypeParam>(offset * (channel + 1) + (k % 2 ? magnitude : -magnitude));
+    }
+  };
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(BatchNormLayerGpuTest, BatchNormUseGlobalStats) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'bn' type: 'BatchNorm' batch_norm_param { use_global_stats: true } " +
+            BatchNormBlobs(7, 2.5) + " bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{5, 7, 9, 11}};
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(BatchNormLayerGpuTest, BatchNormTestPhaseWithZeroNormaliser) {
+  // use_global_stats follows the phase; a zero normaliser makes the stored statistics 0.
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'bn' type: 'BatchNorm' phase: TEST " + BatchNormBlobs(3, 0) + " bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{4, 3, 17}};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

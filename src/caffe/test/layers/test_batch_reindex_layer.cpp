@@ -1,8 +1,10 @@
 // BatchReindexLayer: top shape, hand-computed gather, backward accumulating repeated indices
 // (zero for items not picked), finite differences, and index errors.
+// BatchReindexLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/batch_reindex_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -94,6 +96,25 @@ TYPED_TEST(BatchReindexLayerTest, RejectsGradientToTheIndices) {
   layer.SetUp(this->bottom_vec_, this->top_vec_);
   layer.Forward(this->bottom_vec_, this->top_vec_);
   EXPECT_THROW(layer.Backward(this->top_vec_, {true, true}, this->bottom_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class BatchReindexLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(BatchReindexLayerGpuTest, TestDtypes);
+
+TYPED_TEST(BatchReindexLayerGpuTest, BatchReindexWithRepeatsAndUnpickedItems) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'reindex' type: 'BatchReindex' bottom: 'x' bottom: 'index' top: 'y'";
+  c.bottom_shapes = {{8, 3, 5, 11}, {12}};
+  c.fill = [](const Blobs<TypeParam>& bottom) {
+    FillGaussian(bottom[0], 20);
+    const int picks[] = {6, 0, 3, 3, 1, 6, 6, 2, 5, 0, 4, 3};  // item 7 is never picked
+    for (int m = 0; m < 12; ++m) bottom[1]->mutable_cpu_data()[m] = TypeParam(picks[m]);
+  };
+  c.propagate_down = {true, false};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

@@ -1,11 +1,13 @@
 // BiasLayer: learned bias shapes (axis, num_axes, scalar), the default zero filler, bias from
 // bottom[1] (incl. a 0-D scalar), in-place operation, accumulation of param diffs,
 // finite-difference gradients, and shape/parameter errors.
+// BiasLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <string>
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/bias_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -150,6 +152,63 @@ TYPED_TEST(BiasLayerTest, RejectsMismatchedBiasAndBadAxes) {
     BiasLayer<Dtype> bad(ParseLayerParam(std::string("name: 'b1' type: 'Bias' ") + param));
     EXPECT_THROW(bad.SetUp(this->bottom_vec_, this->top_vec_), caffe::Error) << param;
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class BiasLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(BiasLayerGpuTest, TestDtypes);
+
+TYPED_TEST(BiasLayerGpuTest, BiasLearned) {
+  const char* const kParams[] = {
+      "",                      // axis 1, one axis: per channel
+      "num_axes: 2",           // (C, H)
+      "axis: 0 num_axes: -1",  // D = count, inner 1
+      "axis: -2 num_axes: 2",  // (H, W), inner 1
+      "num_axes: 0",           // a scalar
+  };
+  for (const char* params : kParams) {
+    SCOPED_TRACE(params);
+    GpuLayerCase<TypeParam> test_case =
+        MakeGpuCase<TypeParam>(std::string("name: 'bias' type: 'Bias' bias_param { ") + params +
+                                   " filler { type: 'gaussian' } } bottom: 'x' top: 'y'",
+                               {kGpuCheckShape}, GpuSumTolerance<TypeParam>());
+    ExpectGpuMatchesCpu(test_case);
+  }
+  GpuLayerCase<TypeParam> large = MakeGpuCase<TypeParam>(
+      "name: 'bias' type: 'Bias' bias_param { filler { type: 'gaussian' } } "
+      "bottom: 'x' top: 'y'",
+      {kGpuCheckLargeShape}, GpuSumTolerance<TypeParam>());
+  ExpectGpuMatchesCpu(large);
+}
+
+TYPED_TEST(BiasLayerGpuTest, BiasFromSecondBottom) {
+  GpuLayerCase<TypeParam> test_case =
+      MakeGpuCase<TypeParam>("name: 'bias' type: 'Bias' bottom: 'x' bottom: 'b' top: 'y'",
+                             {kGpuCheckShape, {3, 17}}, GpuSumTolerance<TypeParam>());
+  ExpectGpuMatchesCpu(test_case);
+  test_case.propagate_down = {false, true};
+  ExpectGpuMatchesCpu(test_case);
+  test_case.propagate_down = {true, false};
+  ExpectGpuMatchesCpu(test_case);
+  // A scalar second bottom.
+  test_case.bottom_shapes = {kGpuCheckLargeShape, {}};
+  test_case.propagate_down = {};
+  ExpectGpuMatchesCpu(test_case);
+}
+
+TYPED_TEST(BiasLayerGpuTest, BiasInPlace) {
+  GpuLayerCase<TypeParam> learned = MakeGpuCase<TypeParam>(
+      "name: 'bias' type: 'Bias' bias_param { filler { type: 'gaussian' } } "
+      "bottom: 'x' top: 'x'",
+      {kGpuCheckShape}, GpuSumTolerance<TypeParam>());
+  ExpectInPlaceGpuMatchesCpu(learned);
+  GpuLayerCase<TypeParam> second_bottom = MakeGpuCase<TypeParam>(
+      "name: 'bias' type: 'Bias' bias_param { axis: 0 } "
+      "bottom: 'x' bottom: 'b' top: 'x'",
+      {kGpuCheckShape, {2, 3}}, GpuSumTolerance<TypeParam>());
+  ExpectInPlaceGpuMatchesCpu(second_bottom);
 }
 
 }  // namespace caffe

@@ -1,9 +1,11 @@
 // BNLLLayer: shape, hand-computed softplus values and gradients (including inputs large enough
 // that the unguarded forms would overflow), and finite differences.
+// BNLLLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <cmath>
 #include <vector>
 
 #include "caffe/layers/bnll_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -64,6 +66,22 @@ TYPED_TEST(BNLLLayerTest, RejectsTwoBottoms) {
   BNLLLayer<Dtype> layer(LayerParameter{});
   Blobs<Dtype> two{&this->bottom_, &this->bottom_};
   EXPECT_THROW(layer.SetUp(two, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class BNLLLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(BNLLLayerGpuTest, TestDtypes);
+
+TYPED_TEST(BNLLLayerGpuTest, BNLL) {
+  // U(-60, 60) crosses both the x > 0 form and the gradient's threshold of 50.
+  GpuLayerCase<TypeParam> test_case =
+      MakeGpuCase<TypeParam>("name: 'bnll' type: 'BNLL' bottom: 'x' top: 'y'", {kGpuCheckShape});
+  test_case.fill = UniformFill<TypeParam>(-60, 60);
+  ExpectGpuMatchesCpu(test_case);
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>("name: 'bnll' type: 'BNLL' bottom: 'x' top: 'y'",
+                                             {kGpuCheckLargeShape}));
 }
 
 }  // namespace caffe

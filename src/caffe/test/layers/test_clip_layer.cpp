@@ -1,8 +1,11 @@
 // ClipLayer: shape, hand-computed clamping and gradient (the bounds pass it), finite differences
 // away from the bounds, and parameter errors.
+// ClipLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
+#include <cmath>
 #include <vector>
 
 #include "caffe/layers/clip_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -70,6 +73,27 @@ TYPED_TEST(ClipLayerTest, RejectsMissingBound) {
   param.mutable_clip_param()->set_min(-1);  // max is required too
   ClipLayer<Dtype> layer(param);
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class ClipLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ClipLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ClipLayerGpuTest, Clip) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'clip' type: 'Clip' clip_param { min: -0.5 max: 0.8 } bottom: 'x' top: 'y'",
+      {kGpuCheckShape}));
+  // Values on the bounds pass the gradient.
+  GpuLayerCase<TypeParam> on_bounds = MakeGpuCase<TypeParam>(
+      "name: 'clip' type: 'Clip' clip_param { min: -1 max: 1 } bottom: 'x' top: 'y'", {{5, 41}});
+  on_bounds.fill = [](const Blobs<TypeParam>& bottoms) {
+    FillUniform<TypeParam>(bottoms[0], 6, -3, 3);
+    TypeParam* data = bottoms[0]->mutable_cpu_data();
+    for (int i = 0; i < bottoms[0]->count(); i += 4) data[i] = std::round(data[i]);
+  };
+  ExpectGpuMatchesCpu(on_bounds);
 }
 
 }  // namespace caffe

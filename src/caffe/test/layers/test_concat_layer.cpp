@@ -2,11 +2,13 @@
 // by index, backward routing with partial propagate_down, pass-through of a single bottom,
 // finite-difference gradients, and shape/parameter errors. (A backward that reaches no bottom,
 // every layer's: test_layer_in_place.cpp.)
+// ConcatLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <string>
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/concat_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -182,6 +184,30 @@ TYPED_TEST(ConcatLayerTest, GradientsMatchFiniteDifferencesAlongNum) {
   ConcatLayer<Dtype> layer(ParseLayerParam("name: 'c' type: 'Concat' concat_param { axis: 0 }"));
   GradientChecker<Dtype> checker(/*stepsize=*/1e-2, /*threshold=*/1e-2);
   checker.CheckGradientExhaustive(&layer, bottoms, this->top_vec_);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class ConcatLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ConcatLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ConcatLayerGpuTest, ConcatAlongAxis0) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'cat' type: 'Concat' concat_param { axis: 0 } bottom: 'a' bottom: 'b' "
+      "top: 'y'";
+  c.bottom_shapes = {{2, 3, 8, 9}, {3, 3, 8, 9}};
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(ConcatLayerGpuTest, ConcatAlongAxis1) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'cat' type: 'Concat' bottom: 'a' bottom: 'b' bottom: 'c' top: 'y'";
+  c.bottom_shapes = {{3, 3, 8, 9}, {3, 5, 8, 9}, {3, 1, 8, 9}};
+  ExpectGpuMatchesCpu(c);
+  c.propagate_down = {true, false, true};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

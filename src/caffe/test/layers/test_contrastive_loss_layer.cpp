@@ -1,10 +1,12 @@
 // ContrastiveLoss: shapes, hand-computed forward and backward (current and legacy forms), the
 // gradient of both feature bottoms, loss weights, and shape errors.
+// ContrastiveLossLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "caffe/layers/contrastive_loss_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -208,6 +210,41 @@ TYPED_TEST(ContrastiveLossLayerTest, RejectsMismatchedFeaturesAndLabels) {
   expect_error(&spatial, &spatial, &this->similar_, "got 6 3 2 1 (36)");
   expect_error(&this->a_, &this->b_, &few_labels, "bottom[2]");
   expect_error(&this->a_, &this->b_, &wide_labels, "got 6 2 (12)");
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+namespace {
+
+// 29 pairs of 17 features, similarity 0/1; the margin is near the typical distance (squared
+// distance when legacy), so dissimilar pairs fall on both sides of it.
+template <typename Dtype>
+GpuLayerCase<Dtype> ContrastiveCase(const std::string& param) {
+  GpuLayerCase<Dtype> c;
+  c.layer = "name: 'loss' type: 'ContrastiveLoss' contrastive_loss_param { " + param +
+            " } bottom: 'a' bottom: 'b' bottom: 'similar' top: 'loss'";
+  c.bottom_shapes = {{29, 17}, {29, 17, 1, 1}, {29}};
+  c.fill = [](const Blobs<Dtype>& bottom) {
+    FillGaussian(bottom[0], 15);
+    FillGaussian(bottom[1], 16);
+    FillZeroOne(bottom[2]);
+  };
+  c.propagate_down = {true, true, false};
+  return c;
+}
+
+}  // namespace
+
+template <typename Dtype>
+class ContrastiveLossLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ContrastiveLossLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ContrastiveLossLayerGpuTest, ContrastiveLoss) {
+  ExpectGpuMatchesCpu(ContrastiveCase<TypeParam>("margin: 6"));
+}
+
+TYPED_TEST(ContrastiveLossLayerGpuTest, ContrastiveLossLegacyVersion) {
+  ExpectGpuMatchesCpu(ContrastiveCase<TypeParam>("margin: 34 legacy_version: true"));
 }
 
 }  // namespace caffe

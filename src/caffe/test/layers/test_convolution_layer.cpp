@@ -2,6 +2,7 @@
 // direct (loop-over-everything) convolution on 1-D, 2-D and 3-D inputs with padding, strides,
 // dilation and groups, both for batches the layer runs one image per GEMM and for batches of
 // small images it runs several images per GEMM, finite-difference gradients, and bad parameters.
+// ConvolutionLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: N images, C channels, C_out outputs, G groups, H/W (D) spatial sizes.
 #include <memory>
 #include <string>
@@ -11,6 +12,8 @@
 #include "caffe/blob.hpp"
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/memory/memory_use.hpp"
+#include "caffe/test/column_budget.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/kernels/im2col.hpp"
@@ -473,6 +476,142 @@ TYPED_TEST(ConvolutionLayerTest, RejectsBadBottomsAndWeights) {
   bias.ToProto(with_blobs.add_blobs());
   ConvolutionLayer<Dtype> good(with_blobs);
   EXPECT_NO_THROW(good.SetUp(this->bottom_vec_, this->top_vec_));
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// The cases name engine CAFFE, so that neither DNNL (CPU) nor cuDNN (GPU, the default there)
+// replaces the code under test.
+
+template <typename Dtype>
+class ConvolutionLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ConvolutionLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionStridePad) {
+  // Output 2 x 5 x 5 x 6 (300 values); the input 1782 values.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 5 kernel_size: 3 stride: 2 pad: 1"),
+      {{2, 3, 9, 11}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionLargerThanManyBlocks) {
+  // 16 x 9 = 144 column rows, 2 x 32 x 31 x 29 = 57536 outputs.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 32 kernel_size: 3 pad: 1"),
+      {{2, 16, 31, 29}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionGroupsDilationRectangularKernel) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText(
+          "Convolution", "CAFFE",
+          "num_output: 6 group: 2 kernel_size: 3 kernel_size: 2 dilation: 2 pad: 2 "
+          "stride: 1 stride: 2"),
+      {{2, 4, 13, 12}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionDepthwiseHeightWidthForms) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText(
+          "Convolution", "CAFFE",
+          "num_output: 6 group: 6 kernel_h: 5 kernel_w: 3 pad_h: 2 pad_w: 0 stride_h: 2 "
+          "stride_w: 1"),
+      {{3, 6, 15, 10}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionDepthwiseMultiplierDilation) {
+  // The depthwise kernels: 2 filters per channel, dilation, padding; 646 output positions per
+  // channel, so each weight gradient's block loops over more values than it has threads.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE",
+                           "num_output: 16 group: 8 kernel_size: 3 dilation: 2 pad: 2"),
+      {{2, 8, 17, 19}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionDepthwiseStrideTwoWithoutBias) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(ConvolutionLayerText("Convolution", "CAFFE",
+                                                  "num_output: 5 group: 5 kernel_size: 3 "
+                                                  "stride: 2 pad: 1",
+                                                  /*bias=*/false),
+                             {{3, 5, 14, 11}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionOneByOneWithoutBias) {
+  // A 1x1 stride-1 unpadded kernel multiplies the image itself (no im2col).
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 16 kernel_size: 1", /*bias=*/false),
+      {{3, 8, 7, 9}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionOneByOneStrideTwoGroups) {
+  // 1x1 but strided: not the direct path.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE",
+                           "num_output: 6 group: 3 kernel_size: 1 stride: 2"),
+      {{2, 9, 11, 8}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, Convolution3d) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText(
+          "Convolution", "CAFFE",
+          "num_output: 4 kernel_size: 3 kernel_size: 2 kernel_size: 3 pad: 1 pad: 0 pad: 1 "
+          "stride: 1 stride: 2 stride: 1 dilation: 1 dilation: 1 dilation: 2"),
+      {{2, 3, 5, 6, 7}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, Convolution1d) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 5 kernel_size: 4 stride: 3 pad: 2"),
+      {{3, 4, 50}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionForceNdIm2col) {
+  // 2-D through the N-D im2col kernels.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText(
+          "Convolution", "CAFFE",
+          "num_output: 4 kernel_size: 3 stride: 2 pad: 1 dilation: 2 force_nd_im2col: true"),
+      {{2, 3, 10, 9}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionNoSpatialAxes) {
+  // (N, C) bottoms: an inner product through the 1x1 path.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 7 kernel_size: 1"), {{5, 12}},
+      GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionTwoBottomsShareWeights) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 3 kernel_size: 3", /*bias=*/true,
+                           "bottom: 'a' bottom: 'b' top: 'c' top: 'd'"),
+      {{2, 2, 7, 8}, {2, 2, 7, 8}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionPropagateDownFalse) {
+  GpuLayerCase<TypeParam> test_case = MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 4 kernel_size: 3"), {{2, 3, 8, 9}},
+      GpuLongSumTolerance<TypeParam>());
+  test_case.propagate_down = {false};
+  ExpectGpuMatchesCpu(test_case);
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionTiledImages) {
+  // 27 column rows x 143 positions per image; a budget of 3 output lines' columns (27 x 13 x 3)
+  // makes both paths convolve in tiles of 3 lines, the last one short.
+  ColumnBudget<TypeParam> budget(27 * 13 * 3);
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE", "num_output: 5 kernel_size: 3 pad: 1"),
+      {{2, 3, 11, 13}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(ConvolutionLayerGpuTest, ConvolutionTiled3dWithGroups) {
+  ColumnBudget<TypeParam> budget(200);
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Convolution", "CAFFE",
+                           "num_output: 4 group: 2 kernel_size: 2 stride: 1 pad: 1"),
+      {{2, 4, 4, 5, 6}}, GpuLongSumTolerance<TypeParam>()));
 }
 
 }  // namespace caffe

@@ -1,8 +1,10 @@
 // CropLayer: top shapes for the default axis, a negative axis and per-axis offsets, cropped
 // values against indexing, backward (zeros outside the crop), finite differences, and errors.
+// CropLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/crop_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -144,6 +146,31 @@ TYPED_TEST(CropLayerTest, RejectsAxisOutOfRange) {
   using Dtype = typename TypeParam::Dtype;
   CropLayer<Dtype> layer(ParseLayerParam("name: 'c' crop_param { axis: 4 }"));
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class CropLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(CropLayerGpuTest, TestDtypes);
+
+TYPED_TEST(CropLayerGpuTest, CropSpatialAxesWithTwoOffsets) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'crop' type: 'Crop' crop_param { axis: 2 offset: 3 offset: 5 } "
+      "bottom: 'x' bottom: 'ref' top: 'y'";
+  c.bottom_shapes = {{2, 4, 13, 17}, {2, 4, 7, 9}};
+  c.propagate_down = {true, false};
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(CropLayerGpuTest, CropFromAxis1WithOneOffsetAndReferenceDiff) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'crop' type: 'Crop' crop_param { axis: 1 offset: 1 } "
+      "bottom: 'x' bottom: 'ref' top: 'y'";
+  c.bottom_shapes = {{3, 6, 10, 12}, {3, 4, 7, 8}};
+  ExpectGpuMatchesCpu(c);  // bottom[1] asks for a gradient too: it must come back zero
 }
 
 }  // namespace caffe

@@ -3,6 +3,8 @@
 // included), encoded (PNG/JPEG) records giving the values of raw ones, the same batches for any
 // number of worker threads, errors (missing LMDB, a folder that is no LMDB, LevelDB, corrupt
 // record, undecodable image, mean file of another shape, bad resume position) and shutdown.
+// Its batches in GPU mode (the prefetching base's device batches): BaseDataLayerGpuTest in
+// test_base_data_layer.cpp.
 #include <chrono>
 #include <filesystem>
 #include <fstream>

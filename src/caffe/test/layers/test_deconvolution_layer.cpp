@@ -2,6 +2,7 @@
 // forward against hand-computed values and, with backward, against a direct scatter loop; exact
 // adjointness with Convolution sharing its weights; finite-difference gradients; bad parameters;
 // and BVLC's own numbers for the layerzoo fixture's "deconv" layer.
+// DeconvolutionLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: N images, C bottom channels, C_out num_output, G groups, k kernel, d bottom size,
 // o top size along a spatial axis.
 #include <algorithm>
@@ -12,6 +13,8 @@
 #include "caffe/blob.hpp"
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/layers/deconvolution_layer.hpp"
+#include "caffe/test/column_budget.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/hdf5.hpp"
@@ -530,6 +533,52 @@ TYPED_TEST(DeconvolutionLayerTest, MatchesBvlcOnTheLayerzooFixture) {
   expect_close(bottom.cpu_diff(), expected_bottom_diff, "backward/c0_conv0_0_split_1");
   expect_close(layer.blobs()[0]->cpu_diff(), expected_weight_diff, "param_diff/deconv/0");
   expect_close(layer.blobs()[1]->cpu_diff(), expected_bias_diff, "param_diff/deconv/1");
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// The cases name engine CAFFE, so that neither DNNL (CPU) nor cuDNN (GPU, the default there)
+// replaces the code under test.
+
+template <typename Dtype>
+class DeconvolutionLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(DeconvolutionLayerGpuTest, TestDtypes);
+
+TYPED_TEST(DeconvolutionLayerGpuTest, DeconvolutionUpsamplingWithGroups) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Deconvolution", "CAFFE",
+                           "num_output: 6 group: 2 kernel_size: 4 stride: 2 pad: 1"),
+      {{2, 4, 9, 7}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(DeconvolutionLayerGpuTest, DeconvolutionDilatedRectangular) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText(
+          "Deconvolution", "CAFFE",
+          "num_output: 3 kernel_size: 3 kernel_size: 2 stride: 3 stride: 1 dilation: 2 "
+          "pad: 1"),
+      {{2, 5, 6, 8}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(DeconvolutionLayerGpuTest, DeconvolutionOneByOneWithoutBias) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(ConvolutionLayerText("Deconvolution", "CAFFE",
+                                                  "num_output: 10 kernel_size: 1", /*bias=*/false),
+                             {{3, 7, 9, 11}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(DeconvolutionLayerGpuTest, Deconvolution3d) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Deconvolution", "CAFFE", "num_output: 3 kernel_size: 2 stride: 2"),
+      {{2, 4, 3, 4, 5}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(DeconvolutionLayerGpuTest, DeconvolutionTiled) {
+  // The image side is the top (17 x 19), the output side the bottom (8 x 9): 2 x 3 x 3 = 18
+  // column rows, lines of 9 positions; the budget gives tiles of 3, 3 and 2 lines.
+  ColumnBudget<TypeParam> budget(18 * 9 * 3);
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      ConvolutionLayerText("Deconvolution", "CAFFE", "num_output: 2 kernel_size: 3 stride: 2"),
+      {{2, 3, 8, 9}}, GpuLongSumTolerance<TypeParam>()));
 }
 
 }  // namespace caffe

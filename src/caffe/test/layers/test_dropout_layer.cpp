@@ -1,6 +1,9 @@
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "caffe/layers/dropout_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -148,6 +151,119 @@ TYPED_TEST(DropoutLayerTest, RejectsRatioOutsideZeroToOne) {
   EXPECT_THROW(one.SetUp(this->bottom_vec_, this->top_vec_), Error);
   DropoutLayer<Dtype> negative(ParseLayerParam("dropout_param { dropout_ratio: -0.1 }"));
   EXPECT_THROW(negative.SetUp(this->bottom_vec_, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// TRAIN draws another mask on the GPU (another generator): it is checked for its statistics and
+// for using one mask both ways.
+
+template <typename Dtype>
+class DropoutLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(DropoutLayerGpuTest, TestDtypes);
+
+TYPED_TEST(DropoutLayerGpuTest, DropoutTestPhaseIsTheIdentity) {
+  const char* const kLayer =
+      "name: 'drop' type: 'Dropout' phase: TEST dropout_param { dropout_ratio: 0.3 } ";
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kLayer) + "bottom: 'x' top: 'y'", {kGpuCheckLargeShape}));
+  ExpectInPlaceGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kLayer) + "bottom: 'x' top: 'x'", {kGpuCheckShape}));
+}
+
+// TRAIN on the GPU: about dropout_ratio of the values are zeroed, the others scaled by
+// 1 / (1 - ratio) exactly as the CPU path computes it, and backward applies the same mask.
+TYPED_TEST(DropoutLayerGpuTest, DropoutTrainDropsAboutRatioAndBackwardUsesTheMask) {
+  using Dtype = TypeParam;
+  Caffe::set_mode(Caffe::GPU);
+  // Inputs in [1, 2), so a zero in the top always means "dropped".
+  Blob<Dtype> bottom(std::vector<int>{100, 10, 101}), top;
+  FillUniform<Dtype>(&bottom, 7, 1, 2);
+  Blobs<Dtype> bottom_vec{&bottom}, top_vec{&top};
+  for (const float ratio : {0.f, 0.3f, 0.5f, 0.9f}) {
+    SCOPED_TRACE(ratio);
+    LayerParameter param = ParseLayerParam("type: 'Dropout' phase: TRAIN");
+    param.mutable_dropout_param()->set_dropout_ratio(ratio);
+    DropoutLayer<Dtype> layer(param);
+    layer.SetUp(bottom_vec, top_vec);
+    layer.Forward(bottom_vec, top_vec);
+    Blob<Dtype> top_gradient(top.shape());
+    FillGaussian(&top_gradient, 8);
+    caffe_copy(top.count(), top_gradient.cpu_data(), top.mutable_cpu_diff());
+    layer.Backward(top_vec, {true}, bottom_vec);
+
+    const Dtype scale = static_cast<Dtype>(1. / (1. - static_cast<double>(Dtype(ratio))));
+    const Dtype* x = bottom.cpu_data();
+    const Dtype* y = top.cpu_data();
+    const Dtype* dy = top.cpu_diff();
+    const Dtype* dx = bottom.cpu_diff();
+    int dropped = 0, mismatches = 0;
+    for (int i = 0; i < bottom.count() && mismatches < 5; ++i) {
+      const bool kept = y[i] != 0;
+      dropped += !kept;
+      const Dtype expected_y = kept ? x[i] * Dtype(1) * scale : Dtype(0);
+      const Dtype expected_dx = kept ? dy[i] * Dtype(1) * scale : Dtype(0);
+      if (y[i] != expected_y || dx[i] != expected_dx) {
+        ++mismatches;
+        ADD_FAILURE() << "element " << i << ": x " << x[i] << ", y " << y[i] << " (expected "
+                      << expected_y << "), dy " << dy[i] << ", dx " << dx[i] << " (expected "
+                      << expected_dx << ")";
+      }
+    }
+    // 101000 draws: the dropped fraction's standard deviation is below 0.0016.
+    const double dropped_fraction = static_cast<double>(dropped) / bottom.count();
+    if (ratio == 0.f) {
+      EXPECT_EQ(dropped, 0);
+    } else {
+      EXPECT_NEAR(dropped_fraction, ratio, 0.01);
+    }
+  }
+}
+
+// The GPU mask follows Caffe's seed, and in place gives what out of place gives.
+TYPED_TEST(DropoutLayerGpuTest, DropoutTrainSeededAndInPlace) {
+  using Dtype = TypeParam;
+  Caffe::set_mode(Caffe::GPU);
+  const std::vector<int> shape = {3, 7, 129};
+  Blob<Dtype> input(shape);
+  FillUniform<Dtype>(&input, 9, 1, 2);
+  Blob<Dtype> top_gradient(shape);
+  FillGaussian(&top_gradient, 10);
+  const char* const kLayer = "type: 'Dropout' phase: TRAIN dropout_param { dropout_ratio: 0.4 }";
+
+  // Out of place, twice from the same seed, and once more without reseeding.
+  Blob<Dtype> bottom(shape), top;
+  bottom.CopyFrom(input);
+  Blobs<Dtype> bottom_vec{&bottom}, top_vec{&top};
+  DropoutLayer<Dtype> layer(ParseLayerParam(kLayer));
+  layer.SetUp(bottom_vec, top_vec);
+  Caffe::set_random_seed(1234);
+  layer.Forward(bottom_vec, top_vec);
+  caffe_copy(top.count(), top_gradient.cpu_data(), top.mutable_cpu_diff());
+  layer.Backward(top_vec, {true}, bottom_vec);
+  const std::vector<Dtype> first_top(top.cpu_data(), top.cpu_data() + top.count());
+  const std::vector<Dtype> first_dx(bottom.cpu_diff(), bottom.cpu_diff() + bottom.count());
+  layer.Forward(bottom_vec, top_vec);
+  bool differs = false;
+  for (int i = 0; i < top.count(); ++i) differs |= top.cpu_data()[i] != first_top[i];
+  EXPECT_TRUE(differs) << "consecutive forwards must draw fresh masks";
+  Caffe::set_random_seed(1234);
+  layer.Forward(bottom_vec, top_vec);
+  for (int i = 0; i < top.count(); ++i) ASSERT_EQ(top.cpu_data()[i], first_top[i]) << i;
+
+  // In place from the same seed: the same output and gradient.
+  Blob<Dtype> blob(shape);
+  blob.CopyFrom(input);
+  Blobs<Dtype> in_place{&blob};
+  DropoutLayer<Dtype> in_place_layer(ParseLayerParam(kLayer));
+  in_place_layer.SetUp(in_place, in_place);
+  Caffe::set_random_seed(1234);
+  in_place_layer.Forward(in_place, in_place);
+  caffe_copy(blob.count(), top_gradient.cpu_data(), blob.mutable_cpu_diff());
+  in_place_layer.Backward(in_place, {true}, in_place);
+  for (int i = 0; i < blob.count(); ++i) {
+    ASSERT_EQ(blob.cpu_data()[i], first_top[i]) << i;
+    ASSERT_EQ(blob.cpu_diff()[i], first_dx[i]) << i;
+  }
 }
 
 }  // namespace caffe

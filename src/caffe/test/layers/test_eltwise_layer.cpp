@@ -1,11 +1,14 @@
 // EltwiseLayer: PROD, SUM (with and without coefficients) and MAX against hand-computed values,
 // BVLC's MAX tie-breaking and gradient routing, finite-difference gradients for each operation
 // (both PROD gradient formulas), and parameter/shape errors.
+// EltwiseLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/eltwise_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -193,6 +196,70 @@ TYPED_TEST(EltwiseLayerTest, RejectsBadParametersAndShapes) {
   Blobs<Dtype> one{&this->a_};
   EltwiseLayer<Dtype> single(ParseLayerParam("name: 'e1' type: 'Eltwise'"));
   EXPECT_THROW(single.SetUp(one, this->top_vec_), caffe::Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class EltwiseLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(EltwiseLayerGpuTest, TestDtypes);
+
+TYPED_TEST(EltwiseLayerGpuTest, EltwiseProd) {
+  const std::string layer =
+      "name: 'prod' type: 'Eltwise' eltwise_param { operation: PROD } "
+      "bottom: 'a' bottom: 'b' bottom: 'c' top: 'y'";
+  GpuLayerCase<TypeParam> stable =
+      MakeGpuCase<TypeParam>(layer, {kGpuCheckShape, kGpuCheckShape, kGpuCheckShape});
+  ExpectGpuMatchesCpu(stable);
+  stable.propagate_down = {false, true, true};
+  ExpectGpuMatchesCpu(stable);
+  GpuLayerCase<TypeParam> dividing = MakeGpuCase<TypeParam>(
+      "name: 'prod' type: 'Eltwise' eltwise_param { operation: PROD stable_prod_grad: false } "
+      "bottom: 'a' bottom: 'b' bottom: 'c' top: 'y'",
+      {kGpuCheckLargeShape, kGpuCheckLargeShape, kGpuCheckLargeShape});
+  ExpectGpuMatchesCpu(dividing);
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'prod' type: 'Eltwise' eltwise_param { operation: PROD } "
+                             "bottom: 'a' bottom: 'b' top: 'y'",
+                             {kGpuCheckShape, kGpuCheckShape}));
+}
+
+TYPED_TEST(EltwiseLayerGpuTest, EltwiseSum) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'sum' type: 'Eltwise' bottom: 'a' bottom: 'b' top: 'y'",
+                             {kGpuCheckShape, kGpuCheckShape}));
+  GpuLayerCase<TypeParam> weighted = MakeGpuCase<TypeParam>(
+      "name: 'sum' type: 'Eltwise' eltwise_param { operation: SUM coeff: 1 coeff: -0.5 "
+      "coeff: 2 } bottom: 'a' bottom: 'b' bottom: 'c' top: 'y'",
+      {kGpuCheckLargeShape, kGpuCheckLargeShape, kGpuCheckLargeShape});
+  ExpectGpuMatchesCpu(weighted);
+  weighted.propagate_down = {true, false, true};
+  ExpectGpuMatchesCpu(weighted);
+}
+
+TYPED_TEST(EltwiseLayerGpuTest, EltwiseMax) {
+  const std::string layer =
+      "name: 'max' type: 'Eltwise' eltwise_param { operation: MAX } "
+      "bottom: 'a' bottom: 'b' bottom: 'c' top: 'y'";
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      layer, {kGpuCheckLargeShape, kGpuCheckLargeShape, kGpuCheckLargeShape}));
+  // Small integers make many ties, which must send the gradient to the same bottom as the CPU.
+  GpuLayerCase<TypeParam> ties =
+      MakeGpuCase<TypeParam>(layer, {kGpuCheckShape, kGpuCheckShape, kGpuCheckShape});
+  ties.fill = [](const Blobs<TypeParam>& bottoms) {
+    for (size_t i = 0; i < bottoms.size(); ++i) {
+      FillUniform<TypeParam>(bottoms[i], 40 + i, -2, 2);
+      TypeParam* data = bottoms[i]->mutable_cpu_data();
+      for (int j = 0; j < bottoms[i]->count(); ++j) data[j] = std::round(data[j]);
+    }
+  };
+  ExpectGpuMatchesCpu(ties);
+  ties.propagate_down = {true, false, true};
+  ExpectGpuMatchesCpu(ties);
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'max' type: 'Eltwise' eltwise_param { operation: MAX } "
+                             "bottom: 'a' bottom: 'b' top: 'y'",
+                             {kGpuCheckShape, kGpuCheckShape}));
 }
 
 }  // namespace caffe

@@ -1,8 +1,10 @@
 // ELULayer: shape, hand-computed values and BVLC's backward (y + alpha for x <= 0), finite
 // differences, and arity errors.
+// ELULayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/elu_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -70,6 +72,20 @@ TYPED_TEST(ELULayerTest, RejectsTwoTops) {
   Blob<Dtype> other;
   Blobs<Dtype> two{&this->top_, &other};
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, two), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class ELULayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ELULayerGpuTest, TestDtypes);
+
+TYPED_TEST(ELULayerGpuTest, ELU) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'elu' type: 'ELU' bottom: 'x' top: 'y'", {kGpuCheckShape}));
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'elu' type: 'ELU' elu_param { alpha: 0.4 } bottom: 'x' top: 'y'",
+      {kGpuCheckLargeShape}));
 }
 
 }  // namespace caffe

@@ -1,9 +1,13 @@
 // EmbedLayer: shapes of top and params, hand-computed lookup with and without bias, gradient
 // accumulation for repeated indices, finite differences for the params, and index/parameter
 // errors.
+// EmbedLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "caffe/layers/embed_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -116,6 +120,74 @@ TYPED_TEST(EmbedLayerTest, RejectsMissingSizes) {
     SCOPED_TRACE(text);
     EmbedLayer<Dtype> layer(ParseLayerParam(text));
     EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
+  }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+namespace {
+
+// Integer indices in [0, input_dim), with repeats (several indices update one table row).
+template <typename Dtype>
+std::function<void(const Blobs<Dtype>&)> IndexFill(int input_dim) {
+  return [input_dim](const Blobs<Dtype>& bottoms) {
+    Dtype* data = bottoms[0]->mutable_cpu_data();
+    for (int i = 0; i < bottoms[0]->count(); ++i) {
+      data[i] = static_cast<Dtype>((i * 7 + 3) % input_dim);
+    }
+  };
+}
+
+std::string EmbedText(const std::string& params) {
+  return "name: 'embed' type: 'Embed' bottom: 'x' top: 'y' embed_param { " + params +
+         " weight_filler { type: 'gaussian' } }";
+}
+
+}  // namespace
+
+template <typename Dtype>
+class EmbedLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(EmbedLayerGpuTest, TestDtypes);
+
+TYPED_TEST(EmbedLayerGpuTest, Embed) {
+  // 28 indices into 10 rows of 37: 1036 top values.
+  GpuLayerCase<TypeParam> test_case = MakeGpuCase<TypeParam>(
+      EmbedText("num_output: 37 input_dim: 10 bias_filler { type: 'gaussian' }"), {{4, 7}},
+      GpuDefaultTolerance<TypeParam>());
+  test_case.fill = IndexFill<TypeParam>(10);
+  test_case.propagate_down = {false};
+  ExpectGpuMatchesCpu(test_case);
+}
+
+TYPED_TEST(EmbedLayerGpuTest, EmbedWithoutBiasManyRepeats) {
+  // 600 indices into 3 rows: about 200 atomic additions per weight diff value.
+  GpuLayerCase<TypeParam> test_case =
+      MakeGpuCase<TypeParam>(EmbedText("num_output: 5 input_dim: 3 bias_term: false"), {{600}},
+                             GpuLongSumTolerance<TypeParam>());
+  test_case.fill = IndexFill<TypeParam>(3);
+  test_case.propagate_down = {false};
+  ExpectGpuMatchesCpu(test_case);
+}
+
+TYPED_TEST(EmbedLayerGpuTest, EmbedRejectsBadIndices) {
+  using Dtype = TypeParam;
+  for (const Dtype bad : {Dtype(-1), Dtype(10), Dtype(2.5)}) {
+    Blob<Dtype> bottom(std::vector<int>{3, 4}), top;
+    Dtype* data = bottom.mutable_cpu_data();
+    for (int i = 0; i < bottom.count(); ++i) data[i] = static_cast<Dtype>(i % 10);
+    data[5] = bad;
+    Blobs<Dtype> bottoms{&bottom}, tops{&top};
+    Caffe::set_mode(Caffe::GPU);
+    auto layer = LayerRegistry<Dtype>::CreateLayer(
+        ParseLayerParam(EmbedText("num_output: 4 input_dim: 10")));
+    layer->SetUp(bottoms, tops);
+    try {
+      layer->Forward(bottoms, tops);
+      ADD_FAILURE() << "index " << bad << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("at position 5"), std::string::npos) << error.what();
+    }
+    Caffe::set_mode(Caffe::CPU);
   }
 }
 

@@ -1,6 +1,7 @@
 #include <vector>
 
 #include "caffe/layers/euclidean_loss_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -83,6 +84,21 @@ TYPED_TEST(EuclideanLossLayerTest, RejectsMismatchedBottoms) {
   Blobs<Dtype> bottom2{&this->prediction_, &other_batch};
   EuclideanLossLayer<Dtype> layer2(LayerParameter{});
   EXPECT_THROW(layer2.SetUp(bottom2, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class EuclideanLossLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(EuclideanLossLayerGpuTest, TestDtypes);
+
+TYPED_TEST(EuclideanLossLayerGpuTest, EuclideanLossGradientsToBothBottoms) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'loss' type: 'EuclideanLoss' loss_weight: 0.7 bottom: 'a' bottom: 'b'"
+      " top: 'loss'";
+  c.bottom_shapes = {{13, 7, 11}, {13, 77}};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

@@ -1,9 +1,11 @@
 // ExpLayer: shape, hand-computed values for base e and base 2 with scale and shift, in-place
 // use, finite differences, and rejected bases.
+// ExpLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <cmath>
 #include <vector>
 
 #include "caffe/layers/exp_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -106,6 +108,23 @@ TYPED_TEST(ExpLayerTest, RejectsNonPositiveBase) {
     ExpLayer<Dtype> layer(ParseLayerParam(text));
     EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class ExpLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ExpLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ExpLayerGpuTest, Exp) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'exp' type: 'Exp' bottom: 'x' top: 'y'", {kGpuCheckShape}));
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'exp2' type: 'Exp' exp_param { base: 2 scale: 0.5 shift: 1 } bottom: 'x' top: 'y'",
+      {kGpuCheckLargeShape}));
+  ExpectInPlaceGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'exp' type: 'Exp' exp_param { scale: -0.7 shift: 0.2 } bottom: 'x' top: 'x'",
+      {kGpuCheckShape}));
 }
 
 }  // namespace caffe

@@ -1,9 +1,11 @@
 // FilterLayer: top shapes at setup and after reading the selector, the selected items in order,
 // backward scattering to the selected items (zeros elsewhere), finite differences, and shape
 // errors.
+// FilterLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/filter_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -120,6 +122,27 @@ TYPED_TEST(FilterLayerTest, RejectsGradientToTheSelector) {
   layer.SetUp(this->bottom_vec_, this->top_vec_);
   layer.Forward(this->bottom_vec_, this->top_vec_);
   EXPECT_THROW(layer.Backward(this->top_vec_, {true, false, true}, this->bottom_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class FilterLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(FilterLayerGpuTest, TestDtypes);
+
+TYPED_TEST(FilterLayerGpuTest, FilterTwoBottomsBySelector) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'filter' type: 'Filter' bottom: 'a' bottom: 'b' bottom: 'select' "
+      "top: 'fa' top: 'fb'";
+  c.bottom_shapes = {{9, 3, 5, 13}, {9, 4}, {9, 1}};
+  c.fill = [](const Blobs<TypeParam>& bottom) {
+    FillGaussian(bottom[0], 21);
+    FillGaussian(bottom[1], 22);
+    FillZeroOne(bottom[2]);
+  };
+  c.propagate_down = {true, true, false};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

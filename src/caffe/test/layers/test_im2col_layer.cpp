@@ -1,10 +1,12 @@
 // Im2colLayer: top shapes, every column entry against direct indexing (2-D with pad, stride and
 // dilation per axis; forced N-D; 3 spatial axes; batch axes before `axis`), finite differences
 // (col2im), and parameter errors.
+// Im2colLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <string>
 #include <vector>
 
 #include "caffe/layers/im2col_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -155,6 +157,43 @@ TYPED_TEST(Im2colLayerTest, RejectsHeightWidthFormForThreeSpatialAxes) {
   Blobs<Dtype> bottom_vec{&bottom};
   Im2colLayer<Dtype> layer(ParseLayerParam("convolution_param { kernel_h: 2 kernel_w: 2 }"));
   EXPECT_THROW(layer.SetUp(bottom_vec, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class Im2colLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(Im2colLayerGpuTest, TestDtypes);
+
+TYPED_TEST(Im2colLayerGpuTest, Im2colStridePadDilation) {
+  // Columns overlap (kernel > stride), so backward sums several entries per input.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'im2col' type: 'Im2col' bottom: 'x' top: 'y' convolution_param { kernel_size: 3 "
+      "kernel_size: 4 stride: 2 stride: 1 pad: 1 pad: 2 dilation: 2 dilation: 1 }",
+      {{2, 3, 13, 11}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(Im2colLayerGpuTest, Im2colForceNd) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'im2col' type: 'Im2col' bottom: 'x' top: 'y' convolution_param { kernel_size: 3 "
+      "stride: 2 pad: 1 dilation: 2 force_nd_im2col: true }",
+      {{2, 3, 13, 11}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(Im2colLayerGpuTest, Im2col3d) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'im2col' type: 'Im2col' bottom: 'x' top: 'y' convolution_param { kernel_size: 2 "
+      "kernel_size: 3 kernel_size: 2 stride: 1 stride: 2 stride: 2 pad: 1 pad: 0 pad: 1 "
+      "dilation: 2 dilation: 1 dilation: 1 }",
+      {{2, 2, 6, 7, 5}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(Im2colLayerGpuTest, Im2col1dAxis2) {
+  // Leading axes before `axis` are images.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'im2col' type: 'Im2col' bottom: 'x' top: 'y' convolution_param { axis: 2 "
+      "kernel_size: 5 stride: 2 pad: 2 }",
+      {{2, 3, 4, 37}}, GpuDefaultTolerance<TypeParam>()));
 }
 
 }  // namespace caffe

@@ -1,11 +1,13 @@
 // InnerProductLayer: shapes for each axis, hand-computed forward, the transposed weight layout,
 // finite-difference gradients, accumulation of param diffs, and bad weights or inputs.
+// InnerProductLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: M examples, K inputs per example, N outputs.
 #include <string>
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/inner_product_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -200,6 +202,45 @@ TYPED_TEST(InnerProductLayerTest, RejectsBadParametersWeightsAndInputs) {
   long_bias.ToProto(param.add_blobs());
   InnerProductLayer<Dtype> wrong_bias(param);
   EXPECT_THROW(wrong_bias.SetUp(this->bottom_vec_, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+namespace {
+
+std::string InnerProductText(const std::string& params, bool bias = true) {
+  return "name: 'ip' type: 'InnerProduct' bottom: 'x' top: 'y' inner_product_param { " + params +
+         " weight_filler { type: 'gaussian' std: 0.3 }" +
+         (bias ? " bias_filler { type: 'gaussian' } }" : " bias_term: false }");
+}
+
+}  // namespace
+
+template <typename Dtype>
+class InnerProductLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(InnerProductLayerGpuTest, TestDtypes);
+
+TYPED_TEST(InnerProductLayerGpuTest, InnerProduct) {
+  // K = 5 x 7 x 11 = 385 inputs, N = 19 outputs.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(InnerProductText("num_output: 19"), {{3, 5, 7, 11}},
+                                             GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(InnerProductLayerGpuTest, InnerProductTransposed) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(InnerProductText("num_output: 23 transpose: true"),
+                                             {{4, 3, 13}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(InnerProductLayerGpuTest, InnerProductWithoutBiasAxis2) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(InnerProductText("num_output: 9 axis: 2", /*bias=*/false),
+                             {{2, 6, 5, 17}}, GpuLongSumTolerance<TypeParam>()));
+}
+
+TYPED_TEST(InnerProductLayerGpuTest, InnerProductLargeBatch) {
+  // M = 130 examples: the bias gradient sums over all of them.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(InnerProductText("num_output: 100 transpose: true"),
+                                             {{130, 300}}, GpuLongSumTolerance<TypeParam>()));
 }
 
 }  // namespace caffe

@@ -1,9 +1,11 @@
 // LogLayer: shape, hand-computed values for base e and base 2 with scale and shift, finite
 // differences on positive inputs, and rejected bases.
+// LogLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <cmath>
 #include <vector>
 
 #include "caffe/layers/log_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -92,6 +94,24 @@ TYPED_TEST(LogLayerTest, RejectsBadBase) {
     LogLayer<Dtype> layer(ParseLayerParam(text));
     EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class LogLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(LogLayerGpuTest, TestDtypes);
+
+TYPED_TEST(LogLayerGpuTest, Log) {
+  GpuLayerCase<TypeParam> natural =
+      MakeGpuCase<TypeParam>("name: 'log' type: 'Log' bottom: 'x' top: 'y'", {kGpuCheckShape});
+  natural.fill = UniformFill<TypeParam>(0.2, 5);
+  ExpectGpuMatchesCpu(natural);
+  GpuLayerCase<TypeParam> affine = MakeGpuCase<TypeParam>(
+      "name: 'log10' type: 'Log' log_param { base: 10 scale: 2 shift: 0.5 } bottom: 'x' top: 'y'",
+      {kGpuCheckLargeShape});
+  affine.fill = UniformFill<TypeParam>(0.1, 4);
+  ExpectGpuMatchesCpu(affine);
 }
 
 }  // namespace caffe

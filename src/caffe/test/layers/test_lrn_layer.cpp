@@ -1,6 +1,7 @@
 // LRNLayer: both normalization regions against their definitions (including BVLC's quirk that
 // WITHIN_CHANNEL ignores k and divides by local_size^2), every exponent path (0.75, 0.5, 1 and
 // the general pow), finite-difference gradients, and bad parameters or inputs.
+// LRNLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: N images, C channels, H/W height/width, n local_size.
 #include <cmath>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/lrn_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -162,6 +164,43 @@ TYPED_TEST(LRNLayerTest, RejectsInPlace) {
     EXPECT_NE(std::string(error.what()).find("LRN cannot run in place"), std::string::npos)
         << error.what();
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// The cases name engine CAFFE, so that neither DNNL (CPU) nor cuDNN (GPU, the default there)
+// replaces the code under test.
+
+template <typename Dtype>
+class LRNLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(LRNLayerGpuTest, TestDtypes);
+
+TYPED_TEST(LRNLayerGpuTest, LRNAcrossChannels) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'lrn' type: 'LRN' bottom: 'x' top: 'y' lrn_param { local_size: 5 alpha: 0.5 "
+      "beta: 0.75 k: 2 engine: CAFFE }",
+      {{2, 7, 13, 11}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(LRNLayerGpuTest, LRNAcrossChannelsGeneralBeta) {
+  // Fewer channels than the window; beta outside the sqrt shortcuts uses pow.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'lrn' type: 'LRN' bottom: 'x' top: 'y' lrn_param { local_size: 7 alpha: 2 "
+      "beta: 0.6 k: 1.5 engine: CAFFE }",
+      {{3, 3, 17, 9}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(LRNLayerGpuTest, LRNWithinChannel) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'lrn' type: 'LRN' bottom: 'x' top: 'y' lrn_param { local_size: 3 alpha: 0.8 "
+      "beta: 0.75 norm_region: WITHIN_CHANNEL engine: CAFFE }",
+      {{2, 3, 19, 17}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(LRNLayerGpuTest, LRNWithinChannelWindowLargerThanImage) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'lrn' type: 'LRN' bottom: 'x' top: 'y' lrn_param { local_size: 7 alpha: 1.5 "
+      "beta: 0.5 norm_region: WITHIN_CHANNEL engine: CAFFE }",
+      {{3, 4, 5, 6}}, GpuDefaultTolerance<TypeParam>()));
 }
 
 }  // namespace caffe

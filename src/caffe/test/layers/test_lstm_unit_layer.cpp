@@ -1,6 +1,7 @@
 // LSTMUnitLayer: one LSTM timestep from gate pre-activations. Shapes, forward against
 // hand-computed values (a continuing and a restarting stream), finite-difference gradients with
 // respect to the previous cell state and the gate inputs, and rejected inputs.
+// LSTMUnitLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: N streams, H hidden size; gate inputs are (1, N, 4H) in the order i, f, o, g.
 #include <cmath>
 #include <string>
@@ -8,6 +9,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/lstm_unit_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -139,6 +141,27 @@ TYPED_TEST(LSTMUnitLayerTest, RejectsMismatchedBottoms) {
       EXPECT_EQ(std::string(e.what()).rfind("LSTMUnit layer 'unit': ", 0), 0u) << e.what();
     }
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class LSTMUnitLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(LSTMUnitLayerGpuTest, TestDtypes);
+
+TYPED_TEST(LSTMUnitLayerGpuTest, LSTMUnitWithSequenceStarts) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'lstm' type: 'LSTMUnit' bottom: 'c_prev' bottom: 'gates' bottom: 'cont' "
+      "top: 'c' top: 'h'";
+  c.bottom_shapes = {{1, 13, 37}, {1, 13, 148}, {1, 13}};
+  c.fill = [](const Blobs<TypeParam>& bottom) {
+    FillGaussian(bottom[0], 23);
+    FillGaussian(bottom[1], 24, TypeParam(2));
+    FillZeroOne(bottom[2]);
+  };
+  c.propagate_down = {true, true, false};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

@@ -1,11 +1,13 @@
 // MVNLayer: shape, hand-computed normalization (per channel, across channels, mean only; eps
 // added to the std), zero mean / unit variance on random data, finite differences for every
 // mode, and arity errors.
+// MVNLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "caffe/layers/mvn_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -116,6 +118,38 @@ TYPED_TEST(MVNLayerTest, RejectsTwoBottoms) {
   MVNLayer<Dtype> layer(LayerParameter{});
   Blobs<Dtype> two{&this->bottom_, &this->bottom_};
   EXPECT_THROW(layer.SetUp(two, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class MVNLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(MVNLayerGpuTest, TestDtypes);
+
+TYPED_TEST(MVNLayerGpuTest, MVNEachMode) {
+  const char* cases[] = {
+      "",
+      "across_channels: true",
+      "normalize_variance: false",
+      "across_channels: true normalize_variance: false",
+      "eps: 0.001",
+  };
+  for (const char* param : cases) {
+    SCOPED_TRACE(param);
+    GpuLayerCase<TypeParam> c;
+    c.layer =
+        std::string("name: 'mvn' type: 'MVN' mvn_param { ") + param + " } bottom: 'x' top: 'y'";
+    c.bottom_shapes = {{3, 5, 9, 7}};
+    ExpectGpuMatchesCpu(c);
+  }
+}
+
+TYPED_TEST(MVNLayerGpuTest, MVNRowsLongerThanABlock) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'mvn' type: 'MVN' bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{2, 3, 40, 37}};  // rows of 1480 values
+  c.tolerance = GpuSumTolerance<TypeParam>();
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

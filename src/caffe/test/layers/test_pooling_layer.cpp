@@ -3,6 +3,7 @@
 // AVE's backward and MAX's gradient routing; on the CPU equal to the bit), the argmax top,
 // tie-breaking, AVE's divisor at the borders, global pooling, 1-D and 3-D bottoms,
 // finite-difference gradients, and bad parameters.
+// PoolingLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: N images, C channels, H/W height/width, PH/PW pooled height/width.
 #include <algorithm>
 #include <cfloat>
@@ -13,6 +14,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/pooling_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -500,6 +502,152 @@ TYPED_TEST(PoolingLayerTest, StochasticIsRejectedOnTheCpu) {
   layer.SetUp(this->bottom_vec_, this->top_vec_);
   if (Caffe::mode() == Caffe::CPU) {
     EXPECT_THROW(layer.Forward(this->bottom_vec_, this->top_vec_), Error);
+  }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// The cases name engine CAFFE, so that neither DNNL (CPU) nor cuDNN (GPU, the default there)
+// replaces the code under test.
+
+namespace {
+
+std::string PoolText(const std::string& params, const std::string& tops = "top: 'y'") {
+  return "name: 'pool' type: 'Pooling' bottom: 'x' " + tops + " pooling_param { " + params +
+         " engine: CAFFE }";
+}
+
+}  // namespace
+
+template <typename Dtype>
+class PoolingLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(PoolingLayerGpuTest, TestDtypes);
+
+TYPED_TEST(PoolingLayerGpuTest, MaxPooling) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: MAX kernel_size: 3 stride: 2"),
+                                             {{2, 3, 17, 13}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(PoolingLayerGpuTest, MaxPoolingPaddedWithMaskTop) {
+  // top[1] holds the argmax; it is compared like any top.
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      PoolText("pool: MAX kernel_h: 3 kernel_w: 2 stride_h: 2 stride_w: 3 pad_h: 1 pad_w: 1",
+               "top: 'y' top: 'mask'"),
+      {{2, 5, 19, 23}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(PoolingLayerGpuTest, MaxPoolingFloorStrideLargerThanKernel) {
+  // Strides beyond the kernel leave inputs no window reads (their gradient is 0).
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(PoolText("pool: MAX kernel_size: 2 stride: 3 round_mode: FLOOR"),
+                             {{2, 3, 17, 14}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(PoolingLayerGpuTest, MaxPoolingEmptyWindows) {
+  // CEIL rounding with stride 3 > kernel 1 makes a last window that starts past the input: it
+  // outputs -FLT_MAX with index -1 on both paths.
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(PoolText("pool: MAX kernel_size: 1 stride: 3", "top: 'y' top: 'mask'"),
+                             {{2, 3, 11, 8}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(PoolingLayerGpuTest, AvePoolingPadded) {
+  // Windows at the border are clipped to the padded input (padding counts as zeros).
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: AVE kernel_size: 3 stride: 2 pad: 1"),
+                                             {{2, 4, 15, 12}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(PoolingLayerGpuTest, AvePoolingCeilPastTheEdge) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: AVE kernel_size: 4 stride: 3 pad: 2"),
+                                             {{3, 2, 16, 19}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(PoolingLayerGpuTest, GlobalPooling) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: AVE global_pooling: true"),
+                                             {{3, 7, 13, 11}}, GpuDefaultTolerance<TypeParam>()));
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: MAX global_pooling: true"),
+                                             {{3, 7, 13, 11}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+TYPED_TEST(PoolingLayerGpuTest, Pooling3dAnd1d) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: MAX kernel_size: 2 stride: 2 pad: 1"),
+                                             {{2, 3, 5, 7, 6}}, GpuDefaultTolerance<TypeParam>()));
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: AVE kernel_size: 3 stride: 2"),
+                                             {{2, 3, 5, 7, 6}}, GpuDefaultTolerance<TypeParam>()));
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(PoolText("pool: AVE kernel_size: 5 stride: 2 pad: 2"),
+                                             {{3, 4, 45}}, GpuDefaultTolerance<TypeParam>()));
+}
+
+// STOCHASTIC has no CPU path: checked against its definition on non-negative inputs (2 x 3 x
+// 9 x 8, kernel 3, stride 2: 4 x 4 outputs per plane, the last column's windows cut to 2 wide).
+TYPED_TEST(PoolingLayerGpuTest, StochasticPoolingTrainPicksAWindowInput) {
+  using Dtype = TypeParam;
+  const int planes = 6, height = 9, width = 8, kernel = 3, stride = 2, pooled = 4;
+  Blob<Dtype> bottom(std::vector<int>{2, 3, height, width}), top;
+  FillUniform<Dtype>(&bottom, 17, Dtype(0.1), Dtype(1));
+  Blobs<Dtype> bottoms{&bottom}, tops{&top};
+  Caffe::set_mode(Caffe::GPU);
+  auto layer = LayerRegistry<Dtype>::CreateLayer(
+      ParseLayerParam(PoolText("pool: STOCHASTIC kernel_size: 3 stride: 2") + " phase: TRAIN"));
+  layer->SetUp(bottoms, tops);
+  ASSERT_EQ(top.shape(), (std::vector<int>{2, 3, pooled, pooled}));
+  layer->Forward(bottoms, tops);
+  caffe_set(top.count(), Dtype(1), top.mutable_cpu_diff());
+  layer->Backward(tops, {true}, bottoms);
+  Caffe::set_mode(Caffe::CPU);
+  const Dtype* x = bottom.cpu_data();
+  const Dtype* y = top.cpu_data();
+  const Dtype* dx = bottom.cpu_diff();
+  for (int p = 0; p < planes; ++p) {
+    for (int oh = 0; oh < pooled; ++oh) {
+      for (int ow = 0; ow < pooled; ++ow) {
+        const Dtype value = y[(p * pooled + oh) * pooled + ow];
+        bool in_window = false;  // the output is one of its window's inputs, which got a gradient
+        for (int h = oh * stride; h < std::min(oh * stride + kernel, height); ++h) {
+          for (int w = ow * stride; w < std::min(ow * stride + kernel, width); ++w) {
+            const int i = (p * height + h) * width + w;
+            if (x[i] == value && dx[i] >= 1) in_window = true;
+          }
+        }
+        EXPECT_TRUE(in_window) << "output (" << p << ", " << oh << ", " << ow << ") = " << value;
+      }
+    }
+  }
+  // Every output's gradient of 1 went to exactly one input.
+  double total = 0;
+  for (int i = 0; i < bottom.count(); ++i) total += dx[i];
+  EXPECT_EQ(total, top.count());
+}
+
+TYPED_TEST(PoolingLayerGpuTest, StochasticPoolingTestIsTheProbabilityWeightedAverage) {
+  using Dtype = TypeParam;
+  const int planes = 6, height = 9, width = 8, kernel = 3, stride = 2, pooled = 4;
+  Blob<Dtype> bottom(std::vector<int>{2, 3, height, width}), top;
+  FillUniform<Dtype>(&bottom, 18, Dtype(0), Dtype(1));
+  Blobs<Dtype> bottoms{&bottom}, tops{&top};
+  Caffe::set_mode(Caffe::GPU);
+  auto layer = LayerRegistry<Dtype>::CreateLayer(
+      ParseLayerParam(PoolText("pool: STOCHASTIC kernel_size: 3 stride: 2") + " phase: TEST"));
+  layer->SetUp(bottoms, tops);
+  layer->Forward(bottoms, tops);
+  Caffe::set_mode(Caffe::CPU);
+  const Dtype* x = bottom.cpu_data();
+  const Dtype* y = top.cpu_data();
+  const double tolerance = sizeof(Dtype) == sizeof(float) ? 1e-5 : 1e-12;
+  for (int p = 0; p < planes; ++p) {
+    for (int oh = 0; oh < pooled; ++oh) {
+      for (int ow = 0; ow < pooled; ++ow) {
+        double sum = 0, weighted = 0;
+        for (int h = oh * stride; h < std::min(oh * stride + kernel, height); ++h) {
+          for (int w = ow * stride; w < std::min(ow * stride + kernel, width); ++w) {
+            const double value = x[(p * height + h) * width + w];
+            sum += value;
+            weighted += value * value;
+          }
+        }
+        EXPECT_NEAR(y[(p * pooled + oh) * pooled + ow], weighted / sum, tolerance)
+            << "output (" << p << ", " << oh << ", " << ow << ")";
+      }
+    }
   }
 }
 

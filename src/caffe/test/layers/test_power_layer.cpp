@@ -1,10 +1,12 @@
 // PowerLayer: shape, hand-computed values for each of BVLC's special cases (power*scale 0,
 // power 0, power 1, power 2, shift 0) and the general form, finite differences, arity errors.
+// PowerLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "caffe/layers/power_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -107,6 +109,35 @@ TYPED_TEST(PowerLayerTest, RejectsTwoBottoms) {
   PowerLayer<Dtype> layer(LayerParameter{});
   Blobs<Dtype> two{&this->bottom_, &this->bottom_};
   EXPECT_THROW(layer.SetUp(two, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class PowerLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(PowerLayerGpuTest, TestDtypes);
+
+TYPED_TEST(PowerLayerGpuTest, Power) {
+  // Each of these takes a different branch of forward or backward.
+  const char* const kParams[] = {
+      "power: 2 scale: 0.8 shift: 0.3",  // square, with shift
+      "power: 2",                        // square, no shift
+      "power: 0.37",                     // shift 0: y / x * power
+      "power: 3 scale: 0.5 shift: 1.2",  // the general form
+      "power: 1 scale: -2 shift: 0.5",   // linear
+      "power: 0 scale: 3",               // constant 1
+      "power: 2 scale: 0 shift: 3",      // constant shift ^ power
+  };
+  for (const char* params : kParams) {
+    GpuLayerCase<TypeParam> test_case =
+        MakeGpuCase<TypeParam>(std::string("name: 'power' type: 'Power' power_param { ") + params +
+                                   " } bottom: 'x' top: 'y'",
+                               {kGpuCheckShape});
+    // Positive inputs keep fractional powers real.
+    test_case.fill = UniformFill<TypeParam>(0.3, 2.5);
+    SCOPED_TRACE(params);
+    ExpectGpuMatchesCpu(test_case);
+  }
 }
 
 }  // namespace caffe

@@ -1,12 +1,15 @@
 // PReLULayer: slope blob shapes and default filler, hand-computed forward and backward (slopes
 // per channel and shared, slope gradient), in place against out of place, finite differences
 // for bottom and slopes, and shape errors.
+// PReLULayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "caffe/layers/prelu_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -208,6 +211,56 @@ TYPED_TEST(PReLULayerTest, RejectsGivenSlopesOfWrongSize) {
   for (int i = 0; i < 4; ++i) slopes->add_data(0.1f);
   PReLULayer<Dtype> layer(param);
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class PReLULayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(PReLULayerGpuTest, TestDtypes);
+
+TYPED_TEST(PReLULayerGpuTest, PReLU) {
+  const std::string random_slopes = "filler { type: 'uniform' min: -0.6 max: 0.6 }";
+  GpuLayerCase<TypeParam> per_channel = MakeGpuCase<TypeParam>(
+      "name: 'prelu' type: 'PReLU' prelu_param { " + random_slopes + " } bottom: 'x' top: 'y'",
+      {kGpuCheckShape}, GpuSumTolerance<TypeParam>());
+  ExpectGpuMatchesCpu(per_channel);
+  per_channel.bottom_shapes = {kGpuCheckLargeShape};
+  ExpectGpuMatchesCpu(per_channel);
+  // Two axes: one value per channel (S = 1).
+  per_channel.bottom_shapes = {{37, 11}};
+  ExpectGpuMatchesCpu(per_channel);
+  GpuLayerCase<TypeParam> shared =
+      MakeGpuCase<TypeParam>("name: 'prelu' type: 'PReLU' prelu_param { channel_shared: true " +
+                                 random_slopes + " } bottom: 'x' top: 'y'",
+                             {kGpuCheckLargeShape}, GpuSumTolerance<TypeParam>());
+  ExpectGpuMatchesCpu(shared);
+  // The default slopes (a constant 0.25).
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'prelu' type: 'PReLU' bottom: 'x' top: 'y'", {{2, 5, 7}}));
+}
+
+TYPED_TEST(PReLULayerGpuTest, PReLUOnlyParamGradient) {
+  GpuLayerCase<TypeParam> test_case = MakeGpuCase<TypeParam>(
+      "name: 'prelu' type: 'PReLU' prelu_param { filler { type: 'gaussian' } } "
+      "bottom: 'x' top: 'y'",
+      {kGpuCheckShape});
+  test_case.propagate_down = {false};
+  test_case.tolerance = GpuSumTolerance<TypeParam>();
+  ExpectGpuMatchesCpu(test_case);
+}
+
+TYPED_TEST(PReLULayerGpuTest, PReLUInPlace) {
+  GpuLayerCase<TypeParam> per_channel = MakeGpuCase<TypeParam>(
+      "name: 'prelu' type: 'PReLU' prelu_param { filler { type: 'gaussian' } } "
+      "bottom: 'x' top: 'x'",
+      {kGpuCheckShape}, GpuSumTolerance<TypeParam>());
+  ExpectInPlaceGpuMatchesCpu(per_channel);
+  GpuLayerCase<TypeParam> shared = MakeGpuCase<TypeParam>(
+      "name: 'prelu' type: 'PReLU' prelu_param { channel_shared: true filler { value: -0.3 } } "
+      "bottom: 'x' top: 'x'",
+      {kGpuCheckShape}, GpuSumTolerance<TypeParam>());
+  ExpectInPlaceGpuMatchesCpu(shared);
 }
 
 }  // namespace caffe

@@ -1,9 +1,11 @@
 // ReductionLayer: top shapes per axis (0-axis scalar for axis 0), hand-computed forward and
 // backward for SUM, ASUM, SUMSQ and MEAN with coeff, finite differences, and axis errors.
+// ReductionLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <string>
 #include <vector>
 
 #include "caffe/layers/reduction_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -109,6 +111,38 @@ TYPED_TEST(ReductionLayerTest, RejectsAxisOutOfRange) {
   using Dtype = typename TypeParam::Dtype;
   ReductionLayer<Dtype> layer(ParseLayerParam("name: 'r' reduction_param { axis: 3 }"));
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class ReductionLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ReductionLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ReductionLayerGpuTest, ReductionSumOverEverything) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'sum' type: 'Reduction' bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{5, 7, 33}};
+  c.tolerance = GpuSumTolerance<TypeParam>();
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(ReductionLayerGpuTest, ReductionEachOperationAndAxis) {
+  const char* cases[] = {
+      "operation: ASUM axis: 1",
+      "operation: SUMSQ axis: 2",
+      "operation: MEAN axis: 1 coeff: 2.5",
+      "operation: SUM axis: -1 coeff: -0.5",
+  };
+  for (const char* param : cases) {
+    SCOPED_TRACE(param);
+    GpuLayerCase<TypeParam> c;
+    c.layer = std::string("name: 'reduce' type: 'Reduction' reduction_param { ") + param +
+              " } bottom: 'x' top: 'y'";
+    c.bottom_shapes = {{11, 7, 3, 13}};
+    c.tolerance = GpuSumTolerance<TypeParam>();
+    ExpectGpuMatchesCpu(c);
+  }
 }
 
 }  // namespace caffe

@@ -1,6 +1,8 @@
 #include <memory>
+#include <string>
 
 #include "caffe/layers/relu_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -107,6 +109,43 @@ TYPED_TEST(ReLULayerTest, RejectsTwoBottoms) {
   ReLULayer<Dtype> layer(LayerParameter{});
   Blobs<Dtype> two{&this->bottom_, &this->bottom_};
   EXPECT_THROW(layer.SetUp(two, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// The cases name engine CAFFE: in GPU mode the default engine may be cuDNN's, which has its own
+// tests (layers/cudnn/); these check ReLULayer's kernels.
+// In-place runs (top[0] is bottom[0]) have their own check, ExpectInPlaceGpuMatchesCpu.
+
+namespace {
+
+const char kReLU[] = "name: 'relu' type: 'ReLU' relu_param { engine: CAFFE } ";
+const char kLeakyReLU[] =
+    "name: 'leaky' type: 'ReLU' relu_param { engine: CAFFE negative_slope: 0.1 } ";
+const char kOutOfPlace[] = "bottom: 'x' top: 'y'";
+const char kInPlace[] = "bottom: 'x' top: 'x'";
+
+}  // namespace
+
+template <typename Dtype>
+class ReLULayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ReLULayerGpuTest, TestDtypes);
+
+TYPED_TEST(ReLULayerGpuTest, ReLU) {
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(std::string(kReLU) + kOutOfPlace, {kGpuCheckShape}));
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kReLU) + kOutOfPlace, {kGpuCheckLargeShape}));
+}
+
+TYPED_TEST(ReLULayerGpuTest, LeakyReLU) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kLeakyReLU) + kOutOfPlace, {kGpuCheckShape}));
+}
+
+TYPED_TEST(ReLULayerGpuTest, ReLUInPlace) {
+  ExpectInPlaceGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kReLU) + kInPlace, {kGpuCheckShape}));
+  ExpectInPlaceGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kLeakyReLU) + kInPlace, {kGpuCheckShape}));
 }
 
 }  // namespace caffe

@@ -2,6 +2,7 @@
 // from bottom[1] (incl. a 0-D scalar), the bias term, in-place operation, accumulation of param
 // diffs, large blobs (the threaded paths) against a direct evaluation, finite-difference
 // gradients for every configuration, and shape/parameter errors.
+// ScaleLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 // Legend: outer / D / inner as in scale_layer.hpp.
 #include <cmath>
 #include <string>
@@ -9,6 +10,7 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/scale_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -317,6 +319,67 @@ TYPED_TEST(ScaleLayerTest, RejectsMismatchedScaleAndBadAxes) {
     ScaleLayer<Dtype> bad(ParseLayerParam(std::string("name: 's1' type: 'Scale' ") + param));
     EXPECT_THROW(bad.SetUp(this->bottom_vec_, this->top_vec_), caffe::Error) << param;
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class ScaleLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ScaleLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ScaleLayerGpuTest, ScaleLearned) {
+  const char* const kParams[] = {
+      "bias_term: true",                       // per channel, with a bias
+      "",                                      // per channel
+      "num_axes: 2 bias_term: true",           // (C, H)
+      "axis: 0 num_axes: -1 bias_term: true",  // D = count, inner 1
+      "num_axes: 0 bias_term: true",           // scalars
+  };
+  for (const char* params : kParams) {
+    SCOPED_TRACE(params);
+    GpuLayerCase<TypeParam> test_case = MakeGpuCase<TypeParam>(
+        std::string("name: 'scale' type: 'Scale' scale_param { ") + params +
+            " filler { type: 'gaussian' } bias_filler { type: 'gaussian' } } "
+            "bottom: 'x' top: 'y'",
+        {kGpuCheckShape}, GpuSumTolerance<TypeParam>());
+    ExpectGpuMatchesCpu(test_case);
+  }
+  GpuLayerCase<TypeParam> large = MakeGpuCase<TypeParam>(
+      "name: 'scale' type: 'Scale' scale_param { bias_term: true filler { type: 'gaussian' } "
+      "bias_filler { type: 'gaussian' } } bottom: 'x' top: 'y'",
+      {kGpuCheckLargeShape}, GpuSumTolerance<TypeParam>());
+  ExpectGpuMatchesCpu(large);
+}
+
+TYPED_TEST(ScaleLayerGpuTest, ScaleFromSecondBottom) {
+  GpuLayerCase<TypeParam> test_case = MakeGpuCase<TypeParam>(
+      "name: 'scale' type: 'Scale' scale_param { bias_term: true "
+      "bias_filler { type: 'gaussian' } } bottom: 'x' bottom: 's' top: 'y'",
+      {kGpuCheckShape, {3, 17}}, GpuSumTolerance<TypeParam>());
+  ExpectGpuMatchesCpu(test_case);
+  test_case.propagate_down = {true, false};
+  ExpectGpuMatchesCpu(test_case);
+  test_case.propagate_down = {false, true};
+  ExpectGpuMatchesCpu(test_case);
+  GpuLayerCase<TypeParam> no_bias = MakeGpuCase<TypeParam>(
+      "name: 'scale' type: 'Scale' scale_param { axis: 0 } bottom: 'x' bottom: 's' top: 'y'",
+      {kGpuCheckLargeShape, {3, 5}}, GpuSumTolerance<TypeParam>());
+  ExpectGpuMatchesCpu(no_bias);
+  // A scalar second bottom.
+  no_bias.bottom_shapes = {kGpuCheckShape, {}};
+  ExpectGpuMatchesCpu(no_bias);
+}
+
+TYPED_TEST(ScaleLayerGpuTest, ScaleInPlace) {
+  GpuLayerCase<TypeParam> learned = MakeGpuCase<TypeParam>(
+      "name: 'scale' type: 'Scale' scale_param { bias_term: true filler { type: 'gaussian' } "
+      "bias_filler { type: 'gaussian' } } bottom: 'x' top: 'x'",
+      {kGpuCheckShape}, GpuSumTolerance<TypeParam>());
+  ExpectInPlaceGpuMatchesCpu(learned);
+  GpuLayerCase<TypeParam> second_bottom =
+      MakeGpuCase<TypeParam>("name: 'scale' type: 'Scale' bottom: 'x' bottom: 's' top: 'x'",
+                             {kGpuCheckShape, {3}}, GpuSumTolerance<TypeParam>());
+  ExpectInPlaceGpuMatchesCpu(second_bottom);
 }
 
 }  // namespace caffe

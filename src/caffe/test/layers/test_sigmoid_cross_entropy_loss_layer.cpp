@@ -1,11 +1,13 @@
 // SigmoidCrossEntropyLoss: hand-computed loss and gradient, the stable form at large scores,
 // every normalization (BATCH_SIZE by default) with ignore_label, finite-difference gradients,
 // loss weights, and errors.
+// SigmoidCrossEntropyLossLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "caffe/layers/sigmoid_cross_entropy_loss_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -194,6 +196,54 @@ TYPED_TEST(SigmoidCrossEntropyLossLayerTest, RejectsTargetCountMismatchAndGradie
   ok.SetUp(this->bottom_vec_, this->top_vec_);
   ok.Forward(this->bottom_vec_, this->top_vec_);
   EXPECT_THROW(ok.Backward(this->top_vec_, {true, true}, this->bottom_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+namespace {
+
+// Scores (9, 131); targets 0/1 (every fifth -1 when ignoring), or fractions in [0, 1].
+template <typename Dtype>
+GpuLayerCase<Dtype> SigmoidLossCase(const std::string& loss_param, bool ignore,
+                                    bool fractional_targets = false) {
+  GpuLayerCase<Dtype> c;
+  c.layer = "name: 'loss' type: 'SigmoidCrossEntropyLoss' " + loss_param +
+            " bottom: 'score' bottom: 'target' top: 'loss'";
+  c.bottom_shapes = {{9, 131}, {9, 131}};
+  c.fill = [=](const Blobs<Dtype>& bottom) {
+    FillGaussian(bottom[0], 13, Dtype(4));  // large scores of both signs
+    if (fractional_targets) {
+      FillUniform(bottom[1], 14, Dtype(0), Dtype(1));
+    } else {
+      FillLabels(bottom[1], 2, ignore ? 5 : 0, -1);
+    }
+  };
+  c.propagate_down = {true, false};
+  return c;
+}
+
+}  // namespace
+
+template <typename Dtype>
+class SigmoidCrossEntropyLossLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SigmoidCrossEntropyLossLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SigmoidCrossEntropyLossLayerGpuTest, SigmoidCrossEntropyLossDefaultBatchSize) {
+  ExpectGpuMatchesCpu(SigmoidLossCase<TypeParam>("", false));
+  ExpectGpuMatchesCpu(SigmoidLossCase<TypeParam>("", false, true));
+}
+
+TYPED_TEST(SigmoidCrossEntropyLossLayerGpuTest, SigmoidCrossEntropyLossIgnoreLabelInEachMode) {
+  for (const char* mode : {"FULL", "VALID", "BATCH_SIZE", "NONE"}) {
+    SCOPED_TRACE(mode);
+    ExpectGpuMatchesCpu(SigmoidLossCase<TypeParam>(
+        std::string("loss_param { ignore_label: -1 normalization: ") + mode + " }", true));
+  }
+}
+
+TYPED_TEST(SigmoidCrossEntropyLossLayerGpuTest, SigmoidCrossEntropyLossLegacyNormalize) {
+  ExpectGpuMatchesCpu(
+      SigmoidLossCase<TypeParam>("loss_param { ignore_label: -1 normalize: true }", true));
 }
 
 }  // namespace caffe

@@ -1,6 +1,8 @@
 #include <cmath>
+#include <string>
 
 #include "caffe/layers/sigmoid_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -75,6 +77,34 @@ TYPED_TEST(SigmoidLayerTest, RejectsMissingTop) {
   SigmoidLayer<Dtype> layer(LayerParameter{});
   Blobs<Dtype> no_tops;
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, no_tops), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// The cases name engine CAFFE: in GPU mode the default engine may be cuDNN's, which has its own
+// tests (layers/cudnn/); these check SigmoidLayer's kernels.
+
+namespace {
+
+const char kSigmoid[] = "name: 'sigmoid' type: 'Sigmoid' sigmoid_param { engine: CAFFE } ";
+const char kOutOfPlace[] = "bottom: 'x' top: 'y'";
+const char kInPlace[] = "bottom: 'x' top: 'x'";
+
+}  // namespace
+
+template <typename Dtype>
+class SigmoidLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SigmoidLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SigmoidLayerGpuTest, Sigmoid) {
+  // U(-20, 20) reaches the saturated tails.
+  GpuLayerCase<TypeParam> wide =
+      MakeGpuCase<TypeParam>(std::string(kSigmoid) + kOutOfPlace, {kGpuCheckShape});
+  wide.fill = UniformFill<TypeParam>(-20, 20);
+  ExpectGpuMatchesCpu(wide);
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kSigmoid) + kOutOfPlace, {kGpuCheckLargeShape}));
+  ExpectInPlaceGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kSigmoid) + kInPlace, {kGpuCheckShape}));
 }
 
 }  // namespace caffe

@@ -1,8 +1,10 @@
 // SilenceLayer: takes any bottoms and no tops; backward zeroes exactly the diffs asked for.
+// SilenceLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/silence_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -58,6 +60,32 @@ TYPED_TEST(SilenceLayerTest, RejectsTopsAndMissingBottoms) {
   Blobs<Dtype> no_bottoms;
   SilenceLayer<Dtype> other(ParseLayerParam("name: 's' type: 'Silence'"));
   EXPECT_THROW(other.SetUp(no_bottoms, this->no_tops_), caffe::Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// Silence has no top, so it is not checked through ExpectGpuMatchesCpu.
+
+template <typename Dtype>
+class SilenceLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SilenceLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SilenceLayerGpuTest, SilenceZeroesOnlyTheAskedForDiffs) {
+  Caffe::set_mode(Caffe::GPU);
+  auto layer = LayerRegistry<TypeParam>::CreateLayer(
+      ParseLayerParam("name: 'silence' type: 'Silence' bottom: 'a' bottom: 'b'"));
+  Blob<TypeParam> a(vector<int>{3, 5, 71}), b(vector<int>{1100});
+  FillGaussian(&a, 25);
+  FillGaussian(&b, 26);
+  caffe_copy(a.count(), a.cpu_data(), a.mutable_cpu_diff());
+  caffe_copy(b.count(), b.cpu_data(), b.mutable_cpu_diff());
+  const Blobs<TypeParam> bottom{&a, &b};
+  const Blobs<TypeParam> top;
+  layer->SetUp(bottom, top);
+  layer->Forward(bottom, top);
+  layer->Backward(top, {true, false}, bottom);
+  Caffe::set_mode(Caffe::CPU);
+  for (int i = 0; i < a.count(); ++i) ASSERT_EQ(a.cpu_diff()[i], TypeParam(0)) << i;
+  for (int i = 0; i < b.count(); ++i) ASSERT_EQ(b.cpu_diff()[i], b.cpu_data()[i]) << i;
 }
 
 }  // namespace caffe

@@ -1,11 +1,13 @@
 // SliceLayer: shapes for equal splits and slice points (axis, negative axis, deprecated
 // slice_dim), forward values by index, backward reassembly, pass-through of a single top,
 // finite-difference gradients, and parameter errors.
+// SliceLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <string>
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/slice_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -165,6 +167,30 @@ TYPED_TEST(SliceLayerTest, GradientsMatchFiniteDifferencesAlongNum) {
   SliceLayer<Dtype> layer(ParseLayerParam("name: 's' type: 'Slice' slice_param { axis: 0 }"));
   GradientChecker<Dtype> checker(/*stepsize=*/1e-2, /*threshold=*/1e-2);
   checker.CheckGradientExhaustive(&layer, bottoms, this->two_tops_);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class SliceLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SliceLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SliceLayerGpuTest, SliceAlongAxis0Equally) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'slice' type: 'Slice' slice_param { axis: 0 } bottom: 'x' top: 'a' "
+      "top: 'b' top: 'c'";
+  c.bottom_shapes = {{6, 3, 8, 9}};
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(SliceLayerGpuTest, SliceAlongAxis1AtSlicePoints) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'slice' type: 'Slice' slice_param { slice_point: 1 slice_point: 4 } "
+      "bottom: 'x' top: 'a' top: 'b' top: 'c'";
+  c.bottom_shapes = {{3, 9, 8, 9}};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

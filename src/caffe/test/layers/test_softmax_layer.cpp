@@ -1,7 +1,9 @@
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "caffe/layers/softmax_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -174,6 +176,43 @@ TYPED_TEST(SoftmaxLayerTest, RejectsAxisOutOfRange) {
     EXPECT_NE(message.find("Softmax layer 'prob'"), std::string::npos) << message;
     EXPECT_NE(message.find("axis is 4"), std::string::npos) << message;
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// These cases test Caffe's own softmax kernels: in cuDNN builds the DEFAULT engine is cuDNN's
+// (tested with the cuDNN layers). SoftmaxWithLoss passes the engine to its inner Softmax layer.
+
+namespace {
+
+const std::string kCaffeSoftmax = "softmax_param { engine: CAFFE }";
+
+}  // namespace
+
+template <typename Dtype>
+class SoftmaxLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SoftmaxLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SoftmaxLayerGpuTest, SoftmaxOverContiguousRowsOfManyClasses) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'prob' type: 'Softmax' " + kCaffeSoftmax + " bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{37, 1003}};  // inner == 1: one block per row, several values per thread
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(SoftmaxLayerGpuTest, SoftmaxOverChannelsOfSpatialBlob) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'prob' type: 'Softmax' " + kCaffeSoftmax + " bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{3, 7, 13, 17}};  // 663 positions of 7 classes, 221 apart
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(SoftmaxLayerGpuTest, SoftmaxOverLastAxis) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'prob' type: 'Softmax' softmax_param { engine: CAFFE axis: -1 } "
+      "bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{5, 11, 13}};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "caffe/layers/softmax_with_loss_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -271,6 +272,86 @@ TYPED_TEST(SoftmaxWithLossLayerTest, RejectsGradientForLabels) {
   layer.SetUp(this->bottom_vec_, this->top_vec_);
   layer.Forward(this->bottom_vec_, this->top_vec_);
   EXPECT_THROW(layer.Backward(this->top_vec_, {true, true}, this->bottom_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// These cases test Caffe's own softmax kernels: in cuDNN builds the DEFAULT engine is cuDNN's
+// (tested with the cuDNN layers). SoftmaxWithLoss passes the engine to its inner Softmax layer.
+
+namespace {
+
+const std::string kCaffeSoftmax = "softmax_param { engine: CAFFE }";
+
+// Scores (10, 7, 3, 5): 150 positions of 7 classes; labels one per position.
+template <typename Dtype>
+GpuLayerCase<Dtype> SoftmaxLossCase(const std::string& loss_param, int ignore_every = 0,
+                                    int ignore_value = -1) {
+  GpuLayerCase<Dtype> c;
+  c.layer = "name: 'loss' type: 'SoftmaxWithLoss' " + kCaffeSoftmax + " " + loss_param +
+            " bottom: 'score' bottom: 'label' top: 'loss'";
+  c.bottom_shapes = {{10, 7, 3, 5}, {10, 1, 3, 5}};
+  c.fill = [=](const Blobs<Dtype>& bottom) {
+    FillGaussian(bottom[0], 11, Dtype(2));
+    FillLabels(bottom[1], 7, ignore_every, ignore_value);
+  };
+  c.propagate_down = {true, false};
+  return c;
+}
+
+}  // namespace
+
+template <typename Dtype>
+class SoftmaxWithLossLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SoftmaxWithLossLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SoftmaxWithLossLayerGpuTest, SoftmaxWithLossDefaultValidNormalization) {
+  ExpectGpuMatchesCpu(SoftmaxLossCase<TypeParam>(""));
+}
+
+TYPED_TEST(SoftmaxWithLossLayerGpuTest, SoftmaxWithLossEachNormalizationMode) {
+  for (const char* mode : {"FULL", "VALID", "BATCH_SIZE", "NONE"}) {
+    SCOPED_TRACE(mode);
+    ExpectGpuMatchesCpu(
+        SoftmaxLossCase<TypeParam>(std::string("loss_param { normalization: ") + mode + " }"));
+  }
+}
+
+TYPED_TEST(SoftmaxWithLossLayerGpuTest, SoftmaxWithLossLegacyNormalizeFlag) {
+  for (const char* normalize : {"true", "false"}) {
+    SCOPED_TRACE(normalize);
+    ExpectGpuMatchesCpu(
+        SoftmaxLossCase<TypeParam>(std::string("loss_param { normalize: ") + normalize + " }"));
+  }
+}
+
+TYPED_TEST(SoftmaxWithLossLayerGpuTest, SoftmaxWithLossIgnoreLabelInEachMode) {
+  // Label 1 is a real class here: the ignored positions are its own and every fourth one.
+  for (const char* mode : {"FULL", "VALID", "BATCH_SIZE", "NONE"}) {
+    SCOPED_TRACE(mode);
+    ExpectGpuMatchesCpu(SoftmaxLossCase<TypeParam>(
+        std::string("loss_param { ignore_label: 1 normalization: ") + mode + " }", 4, 1));
+  }
+}
+
+TYPED_TEST(SoftmaxWithLossLayerGpuTest, SoftmaxWithLossNegativeIgnoreLabelAndLossWeight) {
+  GpuLayerCase<TypeParam> c = SoftmaxLossCase<TypeParam>("loss_param { ignore_label: -1 }", 3);
+  c.layer = "loss_weight: 2.5 " + c.layer;
+  ExpectGpuMatchesCpu(c);
+}
+
+// The default engine here: cuDNN's softmax inside, where the build has it.
+TYPED_TEST(SoftmaxWithLossLayerGpuTest, SoftmaxWithLossClassifierWithProbabilityTop) {
+  GpuLayerCase<TypeParam> c;
+  c.layer =
+      "name: 'loss' type: 'SoftmaxWithLoss' loss_weight: 1 loss_weight: 0 "
+      "bottom: 'score' bottom: 'label' top: 'loss' top: 'prob'";
+  c.bottom_shapes = {{64, 1000}, {64}};
+  c.fill = [](const Blobs<TypeParam>& bottom) {
+    FillGaussian(bottom[0], 12, TypeParam(3));
+    FillLabels(bottom[1], 1000);
+  };
+  c.propagate_down = {true, false};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

@@ -1,8 +1,10 @@
 // SplitLayer: the tops share the bottom's data, backward sums the tops' diffs, in place rejected.
+// SplitLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/split_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -89,6 +91,26 @@ TYPED_TEST(SplitLayerTest, GradientsMatchFiniteDifferences) {
   SplitLayer<Dtype> layer(ParseLayerParam("name: 's' type: 'Split'"));
   GradientChecker<Dtype> checker(/*stepsize=*/1e-2, /*threshold=*/1e-2);
   checker.CheckGradientExhaustive(&layer, this->bottom_vec_, this->top_vec_);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class SplitLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SplitLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SplitLayerGpuTest, SplitSumsThreeTopDiffs) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'split' type: 'Split' bottom: 'x' top: 'a' top: 'b' top: 'c'";
+  c.bottom_shapes = {{5, 7, 11, 3}};
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(SplitLayerGpuTest, SplitOneTop) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'split' type: 'Split' bottom: 'x' top: 'a'";
+  c.bottom_shapes = {{5, 7, 11, 3}};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe

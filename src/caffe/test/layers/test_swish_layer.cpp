@@ -1,8 +1,10 @@
 // SwishLayer: shape, hand-computed values and gradients, in place against out of place, finite
 // differences for two betas, and arity errors.
+// SwishLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/swish_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -101,6 +103,23 @@ TYPED_TEST(SwishLayerTest, RejectsTwoBottoms) {
   SwishLayer<Dtype> layer(LayerParameter{});
   Blobs<Dtype> two{&this->bottom_, &this->bottom_};
   EXPECT_THROW(layer.SetUp(two, this->top_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class SwishLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(SwishLayerGpuTest, TestDtypes);
+
+TYPED_TEST(SwishLayerGpuTest, Swish) {
+  ExpectGpuMatchesCpu(
+      MakeGpuCase<TypeParam>("name: 'swish' type: 'Swish' bottom: 'x' top: 'y'", {kGpuCheckShape}));
+  ExpectGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'swish' type: 'Swish' swish_param { beta: 1.5 } bottom: 'x' top: 'y'",
+      {kGpuCheckLargeShape}));
+  ExpectInPlaceGpuMatchesCpu(MakeGpuCase<TypeParam>(
+      "name: 'swish' type: 'Swish' swish_param { beta: 0.7 } bottom: 'x' top: 'x'",
+      {kGpuCheckShape}));
 }
 
 }  // namespace caffe

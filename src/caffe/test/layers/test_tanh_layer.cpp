@@ -1,6 +1,8 @@
 #include <cmath>
+#include <string>
 
 #include "caffe/layers/tanh_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -75,6 +77,31 @@ TYPED_TEST(TanHLayerTest, RejectsTwoTops) {
   Blob<Dtype> other;
   Blobs<Dtype> two_tops{&this->top_, &other};
   EXPECT_THROW(layer.SetUp(this->bottom_vec_, two_tops), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+// The cases name engine CAFFE: in GPU mode the default engine may be cuDNN's, which has its own
+// tests (layers/cudnn/); these check TanHLayer's kernels.
+
+namespace {
+
+const char kTanH[] = "name: 'tanh' type: 'TanH' tanh_param { engine: CAFFE } ";
+const char kOutOfPlace[] = "bottom: 'x' top: 'y'";
+const char kInPlace[] = "bottom: 'x' top: 'x'";
+
+}  // namespace
+
+template <typename Dtype>
+class TanHLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(TanHLayerGpuTest, TestDtypes);
+
+TYPED_TEST(TanHLayerGpuTest, TanH) {
+  GpuLayerCase<TypeParam> wide =
+      MakeGpuCase<TypeParam>(std::string(kTanH) + kOutOfPlace, {kGpuCheckShape});
+  wide.fill = UniformFill<TypeParam>(-10, 10);
+  ExpectGpuMatchesCpu(wide);
+  ExpectInPlaceGpuMatchesCpu(
+      MakeGpuCase<TypeParam>(std::string(kTanH) + kInPlace, {kGpuCheckShape}));
 }
 
 }  // namespace caffe

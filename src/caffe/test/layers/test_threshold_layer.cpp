@@ -1,8 +1,10 @@
 // ThresholdLayer: shape, hand-computed step values (strictly greater than the threshold), in
 // place, and the missing backward (an error only when a bottom gradient is asked for).
+// ThresholdLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/threshold_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -65,6 +67,25 @@ TYPED_TEST(ThresholdLayerTest, BackwardIsAnErrorOnlyWhenAGradientIsAskedFor) {
   EXPECT_NO_THROW(layer.Backward(this->top_vec_, {false}, this->bottom_vec_));
   EXPECT_EQ(this->bottom_.cpu_diff()[0], Dtype(3));  // untouched
   EXPECT_THROW(layer.Backward(this->top_vec_, {true}, this->bottom_vec_), Error);
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class ThresholdLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(ThresholdLayerGpuTest, TestDtypes);
+
+TYPED_TEST(ThresholdLayerGpuTest, Threshold) {
+  // No backward: the layer has none.
+  GpuLayerCase<TypeParam> test_case = MakeGpuCase<TypeParam>(
+      "name: 'step' type: 'Threshold' threshold_param { threshold: 0.3 } bottom: 'x' top: 'y'",
+      {kGpuCheckShape});
+  test_case.backward = false;
+  ExpectGpuMatchesCpu(test_case);
+  GpuLayerCase<TypeParam> in_place = MakeGpuCase<TypeParam>(
+      "name: 'step' type: 'Threshold' bottom: 'x' top: 'x'", {kGpuCheckLargeShape});
+  in_place.backward = false;
+  ExpectInPlaceGpuMatchesCpu(in_place);
 }
 
 }  // namespace caffe

@@ -1,8 +1,10 @@
 // TileLayer: top shapes, forward placement of every copy, backward summing the copies, finite
 // differences, and parameter errors.
+// TileLayerGpuTest: the GPU path against the CPU path (skips without a GPU).
 #include <vector>
 
 #include "caffe/layers/tile_layer.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -86,6 +88,26 @@ TYPED_TEST(TileLayerTest, RejectsBadParameters) {
     TileLayer<Dtype> layer(ParseLayerParam(text));
     EXPECT_THROW(layer.SetUp(this->bottom_vec_, this->top_vec_), Error);
   }
+}
+
+// ---- The GPU path against the CPU path (caffe/test/gpu_layer_check.hpp; skips without a GPU) ----
+
+template <typename Dtype>
+class TileLayerGpuTest : public GpuLayerTest<Dtype> {};
+TYPED_TEST_SUITE(TileLayerGpuTest, TestDtypes);
+
+TYPED_TEST(TileLayerGpuTest, TileAlongAxis1) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'tile' type: 'Tile' tile_param { axis: 1 tiles: 4 } bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{3, 5, 37}};
+  ExpectGpuMatchesCpu(c);
+}
+
+TYPED_TEST(TileLayerGpuTest, TileAlongAxis0) {
+  GpuLayerCase<TypeParam> c;
+  c.layer = "name: 'tile' type: 'Tile' tile_param { axis: 0 tiles: 3 } bottom: 'x' top: 'y'";
+  c.bottom_shapes = {{4, 101}};
+  ExpectGpuMatchesCpu(c);
 }
 
 }  // namespace caffe
