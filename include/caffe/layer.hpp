@@ -11,6 +11,7 @@
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/layer_factory.hpp"
+#include "caffe/layer_fusion.hpp"
 #include "caffe/memory/memory_use.hpp"
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/kernels/math_functions.hpp"
@@ -109,35 +110,10 @@ class Layer {
   virtual bool BackwardReadsTopData(int top_index) const { return true; }
   virtual bool BackwardReadsBottomData(int bottom_index) const { return true; }
 
-  // ---- Layers run as one (Net::RunsFused) ----
-  // Where a layer can do the next layers' work in its own passes over memory (BatchNorm, the
-  // Scale after it and the ReLU after that), the group runs as one: fewer passes read and write
-  // the activations. Every layer keeps its blobs and runs alone as usual (a forward that stops
-  // inside the group, debug_info); the group's results are the layers' (within rounding: some
-  // sums differ in order).
-
-  /// Asked by the Net at setup, in the mode of that time: whether this layer takes `next` (with
-  /// its bottoms and tops) into its passes, after the followers it took already; if so it keeps
-  /// `next`, and the Net asks again with the layer after it. Default: no.
-  virtual bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
-                            const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
-                            const Blobs<Dtype>& next_top) {
-    return false;
-  }
-  /// The group's forward (no loss: the Net fuses no layer with a loss weight), on the mode's
-  /// device: ForwardFused_cpu or ForwardFused_gpu.
-  void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
-  /// The group's backward: the followers' parameter and bottom gradients (where
-  /// `followers_propagate_down`, one entry per follower, in net order), then this layer's
-  /// (where `propagate_down`), leaving every diff as the layers' backward would.
-  void BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                     const Blobs<Dtype>& bottom,
-                     const vector<vector<bool>>& followers_propagate_down);
-  /// What the group's `pass` uses, for LMS (the planner asks this instead of the layers).
-  virtual bool DeclareMemoryUseFused(Pass pass, const Blobs<Dtype>& bottom,
-                                     const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                     const vector<vector<bool>>& followers_propagate_down,
-                                     MemoryUses* uses) const;
+  /// Where this layer can do the next layers' work in its own passes over memory (a BatchNorm
+  /// with the Scale and ReLU after it): its LayerFusion (layer_fusion.hpp), else null.
+  virtual LayerFusion<Dtype>* fusion() { return nullptr; }
+  const LayerFusion<Dtype>* fusion() const { return const_cast<Layer*>(this)->fusion(); }
 
  protected:
   virtual void Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) = 0;
@@ -150,21 +126,6 @@ class Layer {
                             const Blobs<Dtype>& bottom) {
     Backward_cpu(top, propagate_down, bottom);
   }
-  /// A group's passes (see ForwardFused, BackwardFused). Only a layer whose FuseWithNext said
-  /// yes is asked; the GPU's fall back to the CPU's, which by default fail.
-  virtual void ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
-  virtual void ForwardFused_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-    ForwardFused_cpu(bottom, top);
-  }
-  virtual void BackwardFused_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                 const Blobs<Dtype>& bottom,
-                                 const vector<vector<bool>>& followers_propagate_down);
-  virtual void BackwardFused_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                 const Blobs<Dtype>& bottom,
-                                 const vector<vector<bool>>& followers_propagate_down) {
-    BackwardFused_cpu(top, propagate_down, bottom, followers_propagate_down);
-  }
-
   /// Checks the numbers of bottoms and tops against the declared arity.
   virtual void CheckBlobCounts(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top);
   /// Throws where a top is one of the bottoms and AllowsInPlace says no.

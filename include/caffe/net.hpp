@@ -130,7 +130,7 @@ class Net {
   /// apart.
   void set_debug_info(bool value) { debug_info_ = value; }
 
-  /// Layers set up to run as one (Layer::FuseWithNext: a BatchNorm, the in-place Scale after
+  /// Layers set up to run as one (LayerFusion::FuseWithNext: a BatchNorm, the in-place Scale after
   /// it and the in-place ReLU after that; a sum and its in-place ReLU; on the GPU a cuDNN
   /// convolution and its in-place ReLU): per layer, how many of the layers right after it run
   /// in its passes (0: none, or it follows in a group), and the group's first layer, the head,
@@ -144,7 +144,7 @@ class Net {
   const vector<int>& fused_followers() const { return fused_followers_; }
   int FusedHead(int i) const { return fused_head_[i]; }
   bool RunsFused(int i) const;
-  /// The propagate_down of each follower in the group `head` heads (Layer::BackwardFused).
+  /// The propagate_down of each follower in the group `head` heads (LayerFusion::BackwardFused).
   vector<vector<bool>> FollowersPropagateDown(int head) const;
   /// "bn, scale and relu": the names of the group `head` heads, for the log.
   string FusedGroupNames(int head) const;

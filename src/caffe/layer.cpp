@@ -130,46 +130,6 @@ bool Layer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
 }
 
 template <typename Dtype>
-void Layer<Dtype>::ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  if (Caffe::mode() == Caffe::GPU) {
-    ForwardFused_gpu(bottom, top);
-  } else {
-    ForwardFused_cpu(bottom, top);
-  }
-}
-
-template <typename Dtype>
-void Layer<Dtype>::BackwardFused(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                 const Blobs<Dtype>& bottom,
-                                 const vector<vector<bool>>& followers_propagate_down) {
-  if (Caffe::mode() == Caffe::GPU) {
-    BackwardFused_gpu(top, propagate_down, bottom, followers_propagate_down);
-  } else {
-    BackwardFused_cpu(top, propagate_down, bottom, followers_propagate_down);
-  }
-}
-
-// Only a layer whose FuseWithNext said yes is asked to run or declare a group.
-template <typename Dtype>
-void Layer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>&, const Blobs<Dtype>&) {
-  LOG(FATAL) << error_prefix() << "runs no layer after it";
-}
-
-template <typename Dtype>
-void Layer<Dtype>::BackwardFused_cpu(const Blobs<Dtype>&, const vector<bool>&,
-                                     const Blobs<Dtype>&, const vector<vector<bool>>&) {
-  LOG(FATAL) << error_prefix() << "runs no layer after it";
-}
-
-template <typename Dtype>
-bool Layer<Dtype>::DeclareMemoryUseFused(Pass, const Blobs<Dtype>&, const Blobs<Dtype>&,
-                                         const vector<bool>&, const vector<vector<bool>>&,
-                                         MemoryUses*) const {
-  LOG(FATAL) << error_prefix() << "runs no layer after it";
-  return false;
-}
-
-template <typename Dtype>
 void Layer<Dtype>::ToProto(LayerParameter* param, bool write_diff) {
   param->Clear();
   param->CopyFrom(layer_param_);

@@ -472,7 +472,7 @@ Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
       for (int j = head; j <= head + fused_followers_[head]; ++j) {
         layers_[j]->Reshape(bottom_vecs_[j], top_vecs_[j]);
       }
-      layers_[head]->ForwardFused(bottom_vecs_[head], top_vecs_[head]);
+      layers_[head]->fusion()->ForwardFused(bottom_vecs_[head], top_vecs_[head]);
       forward_ran_fused_[head] = true;
       return 0;
     }
@@ -499,11 +499,12 @@ void Net<Dtype>::FuseLayers() {
     return false;
   };
   for (int head = 0; head + 1 < num_layers; ++head) {
-    if (has_loss(head)) continue;
+    LayerFusion<Dtype>* fusion = layers_[head]->fusion();
+    if (fusion == nullptr || has_loss(head)) continue;
     int next = head + 1;
     while (next < num_layers && !has_loss(next) &&
-           layers_[head]->FuseWithNext(layers_[next].get(), bottom_vecs_[head], top_vecs_[head],
-                                       bottom_vecs_[next], top_vecs_[next])) {
+           fusion->FuseWithNext(layers_[next].get(), bottom_vecs_[head], top_vecs_[head],
+                                bottom_vecs_[next], top_vecs_[next])) {
       fused_head_[next++] = head;
     }
     fused_followers_[head] = next - head - 1;
@@ -580,8 +581,8 @@ void Net<Dtype>::BackwardStep(int i, int start, int end) {
   ScopedFlushDenormals flush_denormals;
   try {
     if (fused) {
-      layers_[head]->BackwardFused(top_vecs_[head], bottom_need_backward_[head],
-                                   bottom_vecs_[head], FollowersPropagateDown(head));
+      layers_[head]->fusion()->BackwardFused(top_vecs_[head], bottom_need_backward_[head],
+                                             bottom_vecs_[head], FollowersPropagateDown(head));
     } else {
       layers_[i]->Backward(top_vecs_[i], bottom_need_backward_[i], bottom_vecs_[i]);
     }

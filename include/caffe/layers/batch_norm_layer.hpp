@@ -22,7 +22,7 @@ namespace caffe {
 /// maf * blobs_[1] + m / (m - 1) * var (m = N * S), blobs_[2] = maf * blobs_[2] + 1, with maf =
 /// moving_average_fraction. The blobs are statistics, not learned: their lr_mult is forced to 0.
 template <typename Dtype>
-class BatchNormLayer : public Layer<Dtype> {
+class BatchNormLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "BatchNorm"; }
@@ -37,6 +37,8 @@ class BatchNormLayer : public Layer<Dtype> {
   /// neither the bottom's data nor the top's.
   bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, MemoryUses* uses) const override;
+
+  LayerFusion<Dtype>* fusion() override { return this; }
 
   /// The Scale right after (in place on this layer's top, one learned
   /// value per channel, bias or not), and then an in-place ReLU (negative_slope >= 0) if one

@@ -17,7 +17,7 @@ namespace caffe {
 ///         (BVLC's order, which decides where the gradient goes).
 /// bottom[0..K-1] (K >= 2): all the same shape; top[0]: that shape.
 template <typename Dtype>
-class EltwiseLayer : public Layer<Dtype> {
+class EltwiseLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
  public:
   using Layer<Dtype>::Layer;
   const char* type() const override { return "Eltwise"; }
@@ -37,6 +37,8 @@ class EltwiseLayer : public Layer<Dtype> {
   /// Adds MAX's winner indices (written forward, read backward).
   bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, MemoryUses* uses) const override;
+
+  LayerFusion<Dtype>* fusion() override { return this; }
 
   /// A SUM of two bottoms and the ReLU right after it (in place on the top, negative_slope >=
   /// 0; ResNet's residual sums) run as one: forward writes ReLU(c0 * a + c1 * b) in one pass;

@@ -18,7 +18,7 @@ class ReLULayer : public NeuronLayer<Dtype> {
   /// `next` if it is a ReLU that works in place on `blob` (next_bottom and next_top are that
   /// one blob) and whose output keeps its input's sign (negative_slope >= 0), so that the
   /// gradient's factor read off either is the same; else null. For the layers that run such a
-  /// ReLU in their own passes (Layer::FuseWithNext).
+  /// ReLU in their own passes (LayerFusion::FuseWithNext).
   static ReLULayer<Dtype>* FusableInPlaceOn(const Blob<Dtype>* blob, Layer<Dtype>* next,
                                             const Blobs<Dtype>& next_bottom,
                                             const Blobs<Dtype>& next_top);

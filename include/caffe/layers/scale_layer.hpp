@@ -34,7 +34,7 @@ class ScaleLayer : public Layer<Dtype> {
   bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
-  /// For a BatchNorm that runs this layer with its own passes (Layer::FuseWithNext): whether the
+  /// For a BatchNorm that runs this layer with its own passes (LayerFusion::FuseWithNext): whether the
   /// scale is learned (one bottom) and has one value per channel (axis 1) of a bottom with
   /// `channels` channels; the index of the learned bias in blobs().
   bool ScalesChannels(int channels) const;

@@ -53,7 +53,7 @@
 #define INSTANTIATE_LAYER_GPU_FUNCS(classname) \
   INSTANTIATE_LAYER_GPU_FORWARD(classname);    \
   INSTANTIATE_LAYER_GPU_BACKWARD(classname)
-// The GPU passes of a layer that runs the layers after it as one (Layer::FuseWithNext).
+// The GPU passes of a layer that runs the layers after it as one (LayerFusion::FuseWithNext).
 #define INSTANTIATE_LAYER_GPU_FUSED_FUNCS(classname)                                          \
   template void classname<float>::ForwardFused_gpu(const Blobs<float>&, const Blobs<float>&); \
   template void classname<double>::ForwardFused_gpu(const Blobs<double>&,                     \

@@ -49,8 +49,8 @@ bool Planner<Dtype>::Declare(int step_index, MemoryUses* uses) const {
   const std::vector<bool>& propagate_down = net_->bottom_need_backward()[head];
   if (head == last) return layer.DeclareMemoryUse(step.pass, bottom, top, propagate_down, uses);
   if (i != (step.pass == Pass::kForward ? head : last)) return true;  // the group's other steps
-  return layer.DeclareMemoryUseFused(step.pass, bottom, top, propagate_down,
-                                     net_->FollowersPropagateDown(head), uses);
+  return layer.fusion()->DeclareMemoryUseFused(step.pass, bottom, top, propagate_down,
+                                               net_->FollowersPropagateDown(head), uses);
 }
 
 template <typename Dtype>

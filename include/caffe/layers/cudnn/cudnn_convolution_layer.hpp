@@ -18,7 +18,7 @@ namespace caffe {
 /// ConvolutionLayer through cudnnConvolutionForward / BackwardData / BackwardFilter (see
 /// CuDNNConvolution for how the algorithms are chosen) and cuDNN's bias routines.
 template <typename Dtype>
-class CuDNNConvolutionLayer : public ConvolutionLayer<Dtype> {
+class CuDNNConvolutionLayer : public ConvolutionLayer<Dtype>, public LayerFusion<Dtype> {
  public:
   using ConvolutionLayer<Dtype>::ConvolutionLayer;
   /// ConvolutionLayer's checks and shapes, then (in GPU mode) cuDNN's plan for them.
@@ -29,6 +29,8 @@ class CuDNNConvolutionLayer : public ConvolutionLayer<Dtype> {
   /// otherwise also the inherited path's column buffers.
   bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, MemoryUses* uses) const override;
+
+  LayerFusion<Dtype>* fusion() override { return this; }
 
   /// With a bias and one top, the in-place ReLU right after it (negative_slope >= 0: every
   /// convolution of AlexNet, CaffeNet, GoogLeNet, VGG) runs in this layer's passes on the GPU.
