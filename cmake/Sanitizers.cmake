@@ -36,7 +36,7 @@ set(CAFFE_ASAN_TESTS
   test_comm_thread test_ddl_options test_device_buffer test_gradient_order test_in_process_sync
   test_nccl_solver_sync test_mpi_util test_communicator test_ring_communicator
   test_mpi_communicator test_rcs_communicator test_explorer test_hierarchical_communicator
-  test_heartbeat test_ddl_session test_ddl_sync
+  test_heartbeat test_ddl_session test_ddl_sync test_gradient_buffer test_shared_memory_communicator
   test_data_layer test_base_data_layer test_image_data_layer test_hdf5_data_layer
   test_memory_data_layer test_window_data_layer test_db test_db_leveldb test_hdf5 test_image_io
   test_mnist_idx
@@ -47,7 +47,7 @@ set(CAFFE_ASAN_TESTS
 set(CAFFE_TSAN_TESTS
   test_comm_thread test_heartbeat test_ddl_sync test_ddl_session test_in_process_sync
   test_nccl_solver_sync test_worker_pool test_base_data_layer test_data_layer
-  test_image_data_layer test_memory_manager test_session)
+  test_image_data_layer test_memory_manager test_session test_shared_memory_communicator)
 if(CAFFE_SANITIZE STREQUAL "thread")
   set(CAFFE_SANITIZER_TESTS ${CAFFE_TSAN_TESTS})
 else()

@@ -8,7 +8,7 @@
 #include "streams.hpp"
 
 namespace caffe_emu {
-thread_local CudnnRun cudnn_run = CudnnRun::kCall;
+thread_local CuDNNRun cudnn_run = CuDNNRun::kCall;
 }  // namespace caffe_emu
 
 using namespace caffe_emu;  // NOLINT: the C API below only forwards to it

@@ -19,12 +19,12 @@ namespace caffe_emu __attribute__((visibility("hidden"))) {
 
 /// How a computing call entered now runs on this thread: as the program's call (to be checked and
 /// queued), for its checks only, or whole (queued work running, or CAFFE_CUDA_EMU_SYNC=1).
-enum class CudnnRun { kCall, kChecks, kWhole };
-extern thread_local CudnnRun cudnn_run;
+enum class CuDNNRun { kCall, kChecks, kWhole };
+extern thread_local CuDNNRun cudnn_run;
 
 /// Opens a computing call: unless RunOrQueue is running it, hands it to RunOrQueue.
 #define CAFFE_EMU_CUDNN_QUEUED(call, handle, ...)                         \
-  if (::caffe_emu::cudnn_run == ::caffe_emu::CudnnRun::kCall) {           \
+  if (::caffe_emu::cudnn_run == ::caffe_emu::CuDNNRun::kCall) {           \
     return ::caffe_emu::RunOrQueue(&call, handle, __VA_ARGS__);           \
   }                                                                       \
   static_assert(true, "")
@@ -32,7 +32,7 @@ extern thread_local CudnnRun cudnn_run;
 /// Ends a computing call's checks: returns success when only those were asked for, else opens
 /// device memory to the computation.
 #define CAFFE_EMU_CUDNN_COMPUTE                                                       \
-  if (::caffe_emu::cudnn_run == ::caffe_emu::CudnnRun::kChecks) return kSuccess; \
+  if (::caffe_emu::cudnn_run == ::caffe_emu::CuDNNRun::kChecks) return kSuccess; \
   ::caffe_emu::DeviceAccess caffe_emu_access_
 
 // An argument as the queued computation gets it: a copy of a descriptor, of a host scalar (alpha,
@@ -91,8 +91,8 @@ size_t ScalarBytes(Args... args) {
 
 // Runs `call` with `how` as this thread's mode, then puts the mode back.
 template <typename Call>
-cudnnStatus_t RunAs(CudnnRun how, Call call) {
-  const CudnnRun before = cudnn_run;
+cudnnStatus_t RunAs(CuDNNRun how, Call call) {
+  const CuDNNRun before = cudnn_run;
   cudnn_run = how;
   const cudnnStatus_t status = call();
   cudnn_run = before;
@@ -103,16 +103,16 @@ cudnnStatus_t RunAs(CudnnRun how, Call call) {
 /// as they are now (with CAFFE_CUDA_EMU_SYNC=1, runs it at once).
 template <typename... Params, typename... Args>
 cudnnStatus_t RunOrQueue(cudnnStatus_t (*call)(Params...), cudnnHandle_t handle, Args... args) {
-  const cudnnStatus_t status = RunAs(CudnnRun::kChecks, [&] { return call(handle, args...); });
+  const cudnnStatus_t status = RunAs(CuDNNRun::kChecks, [&] { return call(handle, args...); });
   if (status != kSuccess) return status;
-  if (!DeferredWork()) return RunAs(CudnnRun::kWhole, [&] { return call(handle, args...); });
+  if (!DeferredWork()) return RunAs(CuDNNRun::kWhole, [&] { return call(handle, args...); });
   const size_t scalar_bytes = ScalarBytes(args...);
   auto kept = std::make_shared<std::tuple<decltype(Keep(args, scalar_bytes))...>>(
       Keep(args, scalar_bytes)...);
   Issue(handle->stream, [call, handle, kept] {
     std::apply(
         [&](const auto&... each) {
-          RunAs(CudnnRun::kWhole, [&] { return call(handle, each.get()...); });
+          RunAs(CuDNNRun::kWhole, [&] { return call(handle, each.get()...); });
         },
         *kept);
   });

@@ -93,7 +93,7 @@ void ExpectNear(const std::vector<double>& expected, const std::vector<T>& actua
   }
 }
 
-class CudnnEmuTest : public ::testing::Test {
+class CuDNNEmuTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
@@ -104,11 +104,11 @@ class CudnnEmuTest : public ::testing::Test {
 };
 
 template <typename T>
-class CudnnEmuTypedTest : public CudnnEmuTest {
+class CuDNNEmuTypedTest : public CuDNNEmuTest {
  protected:
   const T one_ = 1, zero_ = 0;
 };
-using CudnnTypes = ::testing::Types<float, double>;
+using CuDNNTypes = ::testing::Types<float, double>;
 
 }  // namespace caffe_emu_test
 

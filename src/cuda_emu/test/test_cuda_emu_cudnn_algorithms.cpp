@@ -18,11 +18,11 @@
 namespace caffe_emu_test {
 namespace {
 
-TYPED_TEST_SUITE(CudnnEmuTypedTest, CudnnTypes);
+TYPED_TEST_SUITE(CuDNNEmuTypedTest, CuDNNTypes);
 
 // Every algorithm the getters list as runnable runs with the workspace they report, and all
 // compute the same result.
-TYPED_TEST(CudnnEmuTypedTest, EveryListedAlgorithmComputesTheSameResult) {
+TYPED_TEST(CuDNNEmuTypedTest, EveryListedAlgorithmComputesTheSameResult) {
   using T = TypeParam;
   const Conv2d g = {2, 4, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2};  // FFT and Winograd apply
   const Tensor x_desc(kType<T>, g.x_dims()), y_desc(kType<T>, g.y_dims());
@@ -68,7 +68,7 @@ TYPED_TEST(CudnnEmuTypedTest, EveryListedAlgorithmComputesTheSameResult) {
 // The Find*AlgorithmEx calls time the listed algorithms (by the emulator's model) on the
 // caller's tensors: runnable ones fastest first, those needing more workspace than given
 // ALLOC_FAILED, the output holding the result; their order differs from the getters'.
-TYPED_TEST(CudnnEmuTypedTest, FindTimesAlgorithmsWithinTheWorkspaceGiven) {
+TYPED_TEST(CuDNNEmuTypedTest, FindTimesAlgorithmsWithinTheWorkspaceGiven) {
   using T = TypeParam;
   const Conv2d g = {2, 4, 6, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2};  // FFT and Winograd apply
   const Tensor x_desc(kType<T>, g.x_dims()), y_desc(kType<T>, g.y_dims());
@@ -157,7 +157,7 @@ TYPED_TEST(CudnnEmuTypedTest, FindTimesAlgorithmsWithinTheWorkspaceGiven) {
             CUDNN_STATUS_BAD_PARAM);
 }
 
-TYPED_TEST(CudnnEmuTypedTest, GettersRankAlgorithmsACallerMustChooseAmong) {
+TYPED_TEST(CuDNNEmuTypedTest, GettersRankAlgorithmsACallerMustChooseAmong) {
   using T = TypeParam;
   constexpr bool kFloat = std::is_same_v<T, float>;
   const Conv2d g = OddConvolution();  // dilated and strided: no FFT or Winograd

@@ -16,9 +16,9 @@
 namespace caffe_emu_test {
 namespace {
 
-TYPED_TEST_SUITE(CudnnEmuTypedTest, CudnnTypes);
+TYPED_TEST_SUITE(CuDNNEmuTypedTest, CuDNNTypes);
 
-TYPED_TEST(CudnnEmuTypedTest, ConvolutionPassesMatchDirectSums) {
+TYPED_TEST(CuDNNEmuTypedTest, ConvolutionPassesMatchDirectSums) {
   using T = TypeParam;
   for (bool flip : {false, true}) {
     Conv2d g = OddConvolution();
@@ -68,7 +68,7 @@ TYPED_TEST(CudnnEmuTypedTest, ConvolutionPassesMatchDirectSums) {
   }
 }
 
-TYPED_TEST(CudnnEmuTypedTest, ConvolutionReadsAndWritesThroughStrides) {
+TYPED_TEST(CuDNNEmuTypedTest, ConvolutionReadsAndWritesThroughStrides) {
   using T = TypeParam;
   const Conv2d g = OddConvolution();
   // x in NHWC order, y with its rows padded to 13 elements, described by strides.
@@ -104,7 +104,7 @@ TYPED_TEST(CudnnEmuTypedTest, ConvolutionReadsAndWritesThroughStrides) {
   ExpectNear(expected, y, "y");
 }
 
-TEST_F(CudnnEmuTest, FloatConvolutionsRoundToTf32UnlessFmaMath) {
+TEST_F(CuDNNEmuTest, FloatConvolutionsRoundToTf32UnlessFmaMath) {
   const Conv2d g = {1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1, 1, 1};
   const Tensor tensor(CUDNN_DATA_FLOAT, g.x_dims());
   const Filter w_desc(CUDNN_DATA_FLOAT, g.w_dims());
@@ -122,7 +122,7 @@ TEST_F(CudnnEmuTest, FloatConvolutionsRoundToTf32UnlessFmaMath) {
   }
 }
 
-TYPED_TEST(CudnnEmuTypedTest, BiasIsAddedAndItsGradientSummed) {
+TYPED_TEST(CuDNNEmuTypedTest, BiasIsAddedAndItsGradientSummed) {
   using T = TypeParam;
   const std::vector<int> dims = {2, 3, 4, 5}, bias_dims = {1, 3, 1, 1};
   const Tensor data_desc(kType<T>, dims), bias_desc(kType<T>, bias_dims);

@@ -15,9 +15,9 @@
 namespace caffe_emu_test {
 namespace {
 
-class CudnnEmuErrorTest : public CudnnEmuTest {
+class CuDNNEmuErrorTest : public CuDNNEmuTest {
  protected:
-  CudnnEmuErrorTest()
+  CuDNNEmuErrorTest()
       : g_{1, 4, 6, 6, 2, 3, 3, 0, 0, 1, 1, 1, 1, 1},
         x_desc_(CUDNN_DATA_FLOAT, g_.x_dims()),
         y_desc_(CUDNN_DATA_FLOAT, g_.y_dims()),
@@ -43,7 +43,7 @@ class CudnnEmuErrorTest : public CudnnEmuTest {
   DeviceArray<float> x_, w_, y_;
 };
 
-TEST_F(CudnnEmuErrorTest, DataInHostMemoryFails) {
+TEST_F(CuDNNEmuErrorTest, DataInHostMemoryFails) {
   std::vector<float> host(Count(g_.x_dims()));
   EXPECT_EQ(Forward(host.data(), CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0, y_.get()),
             CUDNN_STATUS_EXECUTION_FAILED);
@@ -53,7 +53,7 @@ TEST_F(CudnnEmuErrorTest, DataInHostMemoryFails) {
             CUDNN_STATUS_SUCCESS);
 }
 
-TEST_F(CudnnEmuErrorTest, AWorkspaceSmallerThanTheGettersSayIsABadParam) {
+TEST_F(CuDNNEmuErrorTest, AWorkspaceSmallerThanTheGettersSayIsABadParam) {
   const cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
   size_t bytes = 0;
   ASSERT_EQ(cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_.get(), w_desc_.get(),
@@ -68,7 +68,7 @@ TEST_F(CudnnEmuErrorTest, AWorkspaceSmallerThanTheGettersSayIsABadParam) {
   EXPECT_EQ(Forward(x_.get(), algo, workspace.get(), bytes, y_.get()), CUDNN_STATUS_SUCCESS);
 }
 
-TEST_F(CudnnEmuErrorTest, MismatchedDescriptorsAreRejected) {
+TEST_F(CuDNNEmuErrorTest, MismatchedDescriptorsAreRejected) {
   // Filters for 3 channels, x has 4.
   const Filter three(CUDNN_DATA_FLOAT, {2, 3, 3, 3});
   std::vector<int> out(4);
@@ -104,7 +104,7 @@ TEST_F(CudnnEmuErrorTest, MismatchedDescriptorsAreRejected) {
             CUDNN_STATUS_NOT_SUPPORTED);
 }
 
-TEST_F(CudnnEmuErrorTest, OutputsMayNotOverlapInputsUnlessCuDnnSaysSo) {
+TEST_F(CuDNNEmuErrorTest, OutputsMayNotOverlapInputsUnlessCuDnnSaysSo) {
   DeviceArray<float> shared(Count(g_.x_dims()));
   shared.Write(Random<float>(Count(g_.x_dims()), 21));
   EXPECT_EQ(
@@ -131,7 +131,7 @@ TEST_F(CudnnEmuErrorTest, OutputsMayNotOverlapInputsUnlessCuDnnSaysSo) {
   cudnnDestroyActivationDescriptor(relu);
 }
 
-TEST_F(CudnnEmuErrorTest, ScalingFactorsAreReadOnTheHost) {
+TEST_F(CuDNNEmuErrorTest, ScalingFactorsAreReadOnTheHost) {
   DeviceArray<float> device_alpha(1);
   device_alpha.Write({1.0f});
   EXPECT_EQ(Forward(x_.get(), CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0, y_.get(),
@@ -139,7 +139,7 @@ TEST_F(CudnnEmuErrorTest, ScalingFactorsAreReadOnTheHost) {
             CUDNN_STATUS_BAD_PARAM);
 }
 
-TEST_F(CudnnEmuErrorTest, AHandleWorksOnTheGpuItWasMadeOn) {
+TEST_F(CuDNNEmuErrorTest, AHandleWorksOnTheGpuItWasMadeOn) {
   ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
   cudnnHandle_t other = nullptr;
   ASSERT_EQ(cudnnCreate(&other), CUDNN_STATUS_SUCCESS);
@@ -151,7 +151,7 @@ TEST_F(CudnnEmuErrorTest, AHandleWorksOnTheGpuItWasMadeOn) {
   EXPECT_EQ(cudnnDestroy(other), CUDNN_STATUS_SUCCESS);
 }
 
-TEST_F(CudnnEmuTest, DescriptorsCheckWhatTheyAreSetTo) {
+TEST_F(CuDNNEmuTest, DescriptorsCheckWhatTheyAreSetTo) {
   cudnnTensorDescriptor_t tensor;
   ASSERT_EQ(cudnnCreateTensorDescriptor(&tensor), CUDNN_STATUS_SUCCESS);
   const int dims[] = {2, 3, 4, 5}, strides[] = {60, 20, 5, 1}, zero_dims[] = {2, 0, 4, 5};

@@ -47,7 +47,7 @@ void ExpectClose(const std::vector<double>& expected, const std::vector<double>&
   }
 }
 
-TEST_F(CudnnEmuTest, LrnFollowsCudnnsFormulaAndWindow) {
+TEST_F(CuDNNEmuTest, LrnFollowsCuDNNsFormulaAndWindow) {
   const std::vector<int> dims = {2, 7, 3, 2};
   const int channels = 7, inner = 6;
   const Tensor desc(CUDNN_DATA_DOUBLE, dims);
@@ -95,7 +95,7 @@ TEST_F(CudnnEmuTest, LrnFollowsCudnnsFormulaAndWindow) {
   }
 }
 
-TEST_F(CudnnEmuTest, ActivationsAndTheirGradients) {
+TEST_F(CuDNNEmuTest, ActivationsAndTheirGradients) {
   const std::vector<int> dims = {2, 3, 4, 5};
   const Tensor desc(CUDNN_DATA_DOUBLE, dims);
   const std::vector<double> x = Random<double>(Count(dims), 15), dy = Random<double>(x.size(), 16);
@@ -141,7 +141,7 @@ TEST_F(CudnnEmuTest, ActivationsAndTheirGradients) {
   }
 }
 
-TEST_F(CudnnEmuTest, ReluPropagatesNanOnlyWhenAsked) {
+TEST_F(CuDNNEmuTest, ReluPropagatesNanOnlyWhenAsked) {
   const Tensor desc(CUDNN_DATA_FLOAT, {1, 1, 1, 3});
   DeviceArray<float> x(3), y(3);
   x.Write({std::numeric_limits<float>::quiet_NaN(), -1, 2});
@@ -162,7 +162,7 @@ TEST_F(CudnnEmuTest, ReluPropagatesNanOnlyWhenAsked) {
   cudnnDestroyActivationDescriptor(relu);
 }
 
-TEST_F(CudnnEmuTest, SoftmaxOverChannelsOrInstances) {
+TEST_F(CuDNNEmuTest, SoftmaxOverChannelsOrInstances) {
   const std::vector<int> dims = {2, 4, 3, 2};
   const int channels = 4, inner = 6;
   const Tensor desc(CUDNN_DATA_DOUBLE, dims);

@@ -18,7 +18,7 @@
 namespace caffe_emu_test {
 namespace {
 
-TYPED_TEST_SUITE(CudnnEmuTypedTest, CudnnTypes);
+TYPED_TEST_SUITE(CuDNNEmuTypedTest, CuDNNTypes);
 
 struct Pool2d {
   int n, c, h, w, window_h, window_w, pad_h, pad_w, stride_h, stride_w;
@@ -61,7 +61,7 @@ void PoolReference(const Pool2d& g, cudnnPoolingMode_t mode, const std::vector<d
       }
 }
 
-TYPED_TEST(CudnnEmuTypedTest, PoolingMatchesWindowsOverThePaddedInput) {
+TYPED_TEST(CuDNNEmuTypedTest, PoolingMatchesWindowsOverThePaddedInput) {
   using T = TypeParam;
   const Pool2d g = {2, 3, 7, 6, 3, 2, 1, 1, 2, 2};
   const std::vector<int> x_dims = {g.n, g.c, g.h, g.w}, y_dims = {g.n, g.c, g.out_h(), g.out_w()};

@@ -14,7 +14,7 @@ namespace {
 
 // Calls are queued on the handle's stream (docs/CUDA_EMU.md) with what cuDNN reads at the call: a
 // descriptor set again and scaling factors changed before the queue runs change nothing.
-TEST_F(CudnnEmuTest, CallsAreQueuedOnTheHandlesStreamAsTheyWereMade) {
+TEST_F(CuDNNEmuTest, CallsAreQueuedOnTheHandlesStreamAsTheyWereMade) {
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudnnSetStream(handle_, stream), CUDNN_STATUS_SUCCESS);
