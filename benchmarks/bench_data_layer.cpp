@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
-#include "caffe/layers/data_layer.hpp"
 #include "caffe/io/db.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/layers/data_layer.hpp"
 
 #ifdef USE_OPENCV
 #include <opencv2/core.hpp>

@@ -31,11 +31,11 @@ int main(int argc, char** argv) {
   struct Layer {
     int channels, side, stride;
   };
-  const Layer layers[] = {{32, 112, 1}, {64, 112, 2}, {128, 56, 1}, {128, 56, 2},
-                          {256, 28, 1}, {256, 28, 2}, {512, 14, 1}, {512, 14, 2},
-                          {1024, 7, 1}};
-  std::printf("| channels x side, stride | forward ms | input gradient ms | "
-              "weight gradient ms |\n");
+  const Layer layers[] = {{32, 112, 1}, {64, 112, 2}, {128, 56, 1}, {128, 56, 2}, {256, 28, 1},
+                          {256, 28, 2}, {512, 14, 1}, {512, 14, 2}, {1024, 7, 1}};
+  std::printf(
+      "| channels x side, stride | forward ms | input gradient ms | "
+      "weight gradient ms |\n");
   std::printf("|---|---|---|---|\n");
   double totals[3] = {0, 0, 0};
   for (const Layer& layer : layers) {
@@ -55,8 +55,7 @@ int main(int argc, char** argv) {
     const double times[3] = {
         BestMilliseconds(runs,
                          [&] { DepthwiseForward(g, x.data(), w.data(), bias.data(), y.data()); }),
-        BestMilliseconds(runs,
-                         [&] { DepthwiseBackwardData(g, y.data(), w.data(), dx.data()); }),
+        BestMilliseconds(runs, [&] { DepthwiseBackwardData(g, y.data(), w.data(), dx.data()); }),
         BestMilliseconds(runs,
                          [&] { DepthwiseBackwardWeights(g, y.data(), x.data(), dw.data()); })};
     std::printf("| %d x %d, %d | %.2f | %.2f | %.2f |\n", layer.channels, layer.side, layer.stride,

@@ -2,15 +2,15 @@
 // products, so layer timings can be read against what the machine delivers right now (cloud
 // machines of one kind vary by 20-30 % from hour to hour).
 //   bench_sgemm [size ...]     default sizes 1024 2048; prints GFLOP/s per size and the best
+#include <glog/logging.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
-#include <glog/logging.h>
-
-#include "caffe/util/blas_core.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/blas_core.hpp"
 
 int main(int argc, char** argv) {
   std::vector<int> sizes;
@@ -34,8 +34,8 @@ int main(int argc, char** argv) {
       auto start = std::chrono::steady_clock::now();
       caffe::caffe_cpu_gemm<float>(CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), b.data(),
                                    0.f, c.data());
-      fastest = std::min(fastest, std::chrono::duration<double>(
-                                      std::chrono::steady_clock::now() - start).count());
+      fastest = std::min(
+          fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     const double gflops = 2.0 * n * n * n / fastest / 1e9;
     best = std::max(best, gflops);

@@ -1,5 +1,5 @@
-// Times the array functions of caffe/kernels/vector_math.hpp (float) on both of their paths, the loop
-// of std:: calls (CAFFE_CPU_ENGINE=caffe) and, in a build with oneDNN, its vector kernels, at
+// Times the array functions of caffe/kernels/vector_math.hpp (float) on both of their paths, the
+// loop of std:: calls (CAFFE_CPU_ENGINE=caffe) and, in a build with oneDNN, its vector kernels, at
 // sizes around kVectorMathMinElements and at a large blob's; prints nanoseconds per value.
 //   bench_vector_math [size ...]     default sizes 1024 2048 4096 8192 65536 3276800
 #include <stdlib.h>

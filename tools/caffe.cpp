@@ -35,8 +35,9 @@ DEFINE_string(sigint_effect, "stop",
 DEFINE_string(reference, "",
               "For 'compare': an HDF5 file of reference results (input/, forward/, backward/, "
               "param_diff/ groups, as the golden fixtures).");
-DEFINE_double(tolerance, 1e-4,
-              "For 'compare': the largest allowed max|ours - reference| / max|reference| per blob.");
+DEFINE_double(
+    tolerance, 1e-4,
+    "For 'compare': the largest allowed max|ours - reference| / max|reference| per blob.");
 DEFINE_string(sighup_effect, "snapshot",
               "Optional; action to take when a SIGHUP signal is received: snapshot, stop or "
               "none.");

@@ -20,9 +20,9 @@
 #include <string>
 
 #include "caffe/common.hpp"
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/io/db.hpp"
 #include "caffe/io/image_io.hpp"
+#include "caffe/proto/caffe.pb.h"
 
 DEFINE_string(backend, "lmdb", "The database backend {lmdb, leveldb}");
 DEFINE_string(to, "lmdb", "convert: the backend {lmdb, leveldb} of the database written");
@@ -150,8 +150,8 @@ void Convert(const string& path, const string& output) {
     if (++count % kCommitEvery == 0) writer.transaction()->Commit();
   }
   writer.Finish();
-  std::cout << "converted " << count << " records of " << FLAGS_backend << " '" << path
-            << "' to " << FLAGS_to << " '" << output << "'" << std::endl;
+  std::cout << "converted " << count << " records of " << FLAGS_backend << " '" << path << "' to "
+            << FLAGS_to << " '" << output << "'" << std::endl;
 }
 
 }  // namespace

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/io/db.hpp"
 #include "caffe/io/image_io.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/proto/caffe.pb.h"
 #include "data_tool_main.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} containing the images");
@@ -106,7 +106,5 @@ int main(int argc, char** argv) {
        "Usage:\n"
        "    compute_image_mean [FLAGS] INPUT_DB [OUTPUT_FILE]\n",
        2, 3},
-      [](int argc, char** argv) {
-        ComputeMean(argv[1], argc == 3 ? argv[2] : "", FLAGS_backend);
-      });
+      [](int argc, char** argv) { ComputeMean(argv[1], argc == 3 ? argv[2] : "", FLAGS_backend); });
 }

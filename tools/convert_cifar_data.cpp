@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/io/db.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/proto/caffe.pb.h"
 #include "data_tool_main.hpp"
 
 namespace {
@@ -99,17 +99,16 @@ void ConvertDataset(const string& input_folder, const string& output_folder,
 }  // namespace
 
 int main(int argc, char** argv) {
-  return caffe::RunDataTool(
-      argc, argv,
-      {"tools/convert_cifar_data",
-       "This script converts the CIFAR dataset to the leveldb format used\n"
-       "by caffe to perform classification.\n"
-       "Usage:\n"
-       "    convert_cifar_data input_folder output_folder db_type\n"
-       "Where the input folder should contain the binary batch files.\n"
-       "The CIFAR dataset could be downloaded at\n"
-       "    http://www.cs.toronto.edu/~kriz/cifar.html\n"
-       "You should gunzip them after downloading.\n",
-       4, 4},
-      [](int, char** argv) { ConvertDataset(argv[1], argv[2], argv[3]); });
+  return caffe::RunDataTool(argc, argv,
+                            {"tools/convert_cifar_data",
+                             "This script converts the CIFAR dataset to the leveldb format used\n"
+                             "by caffe to perform classification.\n"
+                             "Usage:\n"
+                             "    convert_cifar_data input_folder output_folder db_type\n"
+                             "Where the input folder should contain the binary batch files.\n"
+                             "The CIFAR dataset could be downloaded at\n"
+                             "    http://www.cs.toronto.edu/~kriz/cifar.html\n"
+                             "You should gunzip them after downloading.\n",
+                             4, 4},
+                            [](int, char** argv) { ConvertDataset(argv[1], argv[2], argv[3]); });
 }

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/io/db.hpp"
 #include "caffe/io/image_io.hpp"
+#include "caffe/proto/caffe.pb.h"
 #include "caffe/util/worker_pool.hpp"
 #include "data_tool_main.hpp"
 
@@ -180,15 +180,14 @@ void ConvertImageset(const string& root_folder, const string& list_file, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  return caffe::RunDataTool(
-      argc, argv,
-      {"tools/convert_imageset",
-       "Convert a set of images to the leveldb/lmdb\n"
-       "format used as input for Caffe.\n"
-       "Usage:\n"
-       "    convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME\n"
-       "The ImageNet dataset for the training demo is at\n"
-       "    http://www.image-net.org/download-images\n",
-       4},
-      [](int, char** argv) { ConvertImageset(argv[1], argv[2], argv[3]); });
+  return caffe::RunDataTool(argc, argv,
+                            {"tools/convert_imageset",
+                             "Convert a set of images to the leveldb/lmdb\n"
+                             "format used as input for Caffe.\n"
+                             "Usage:\n"
+                             "    convert_imageset [FLAGS] ROOTFOLDER/ LISTFILE DB_NAME\n"
+                             "The ImageNet dataset for the training demo is at\n"
+                             "    http://www.image-net.org/download-images\n",
+                             4},
+                            [](int, char** argv) { ConvertImageset(argv[1], argv[2], argv[3]); });
 }

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/io/db.hpp"
 #include "caffe/io/mnist_idx.hpp"
+#include "caffe/proto/caffe.pb.h"
 #include "data_tool_main.hpp"
 
 DEFINE_string(backend, "lmdb", "The backend {lmdb, leveldb} for storing the result");
@@ -72,7 +72,5 @@ int main(int argc, char** argv) {
        "    http://yann.lecun.com/exdb/mnist/\n"
        "You should gunzip them after downloading, or directly use data/mnist/get_mnist.sh\n",
        4, 4},
-      [](int, char** argv) {
-        ConvertDataset(argv[1], argv[2], argv[3], FLAGS_backend);
-      });
+      [](int, char** argv) { ConvertDataset(argv[1], argv[2], argv[3], FLAGS_backend); });
 }

@@ -12,8 +12,9 @@
 
 int main(int argc, char** argv) {
   FLAGS_alsologtostderr = 1;
-  gflags::SetUsageMessage("Upgrades a binary net (.caffemodel) to the current format.\nUsage:\n"
-                          "    upgrade_net_proto_binary OLD.caffemodel NEW.caffemodel");
+  gflags::SetUsageMessage(
+      "Upgrades a binary net (.caffemodel) to the current format.\nUsage:\n"
+      "    upgrade_net_proto_binary OLD.caffemodel NEW.caffemodel");
   caffe::GlobalInit(&argc, &argv);
   if (argc != 3) {
     std::cerr << "usage: upgrade_net_proto_binary OLD.caffemodel NEW.caffemodel\n";

@@ -12,8 +12,9 @@
 
 int main(int argc, char** argv) {
   FLAGS_alsologtostderr = 1;
-  gflags::SetUsageMessage("Upgrades a net prototxt to the current format.\nUsage:\n"
-                          "    upgrade_net_proto_text OLD_NET.prototxt NEW_NET.prototxt");
+  gflags::SetUsageMessage(
+      "Upgrades a net prototxt to the current format.\nUsage:\n"
+      "    upgrade_net_proto_text OLD_NET.prototxt NEW_NET.prototxt");
   caffe::GlobalInit(&argc, &argv);
   if (argc != 3) {
     std::cerr << "usage: upgrade_net_proto_text OLD_NET.prototxt NEW_NET.prototxt\n";

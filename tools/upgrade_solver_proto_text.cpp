@@ -12,8 +12,9 @@
 
 int main(int argc, char** argv) {
   FLAGS_alsologtostderr = 1;
-  gflags::SetUsageMessage("Upgrades a solver prototxt to the current format.\nUsage:\n"
-                          "    upgrade_solver_proto_text OLD_SOLVER.prototxt NEW_SOLVER.prototxt");
+  gflags::SetUsageMessage(
+      "Upgrades a solver prototxt to the current format.\nUsage:\n"
+      "    upgrade_solver_proto_text OLD_SOLVER.prototxt NEW_SOLVER.prototxt");
   caffe::GlobalInit(&argc, &argv);
   if (argc != 3) {
     std::cerr << "usage: upgrade_solver_proto_text OLD_SOLVER.prototxt NEW_SOLVER.prototxt\n";

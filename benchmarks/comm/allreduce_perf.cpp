@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/parallel/ddl_options.hpp"
 #include "caffe/memory/device_buffer.hpp"
+#include "caffe/parallel/ddl_options.hpp"
 #include "caffe/parallel/hierarchical_communicator.hpp"
 #include "caffe/parallel/mpi_communicator.hpp"
 #ifdef USE_NCCL
@@ -277,9 +277,8 @@ int Run(const Settings& settings) {
     for (const std::string& mode : settings.modes) {
       // The explorer inside times its candidates on this very size.
       const DdlOptions options = ParseDdlOptions("-mode " + mode);
-      hierarchical.push_back(
-          CreateDdlCommunicator<Dtype>(options, ResolveDdlTopology(options, size), settings.gpu,
-                                       count));
+      hierarchical.push_back(CreateDdlCommunicator<Dtype>(
+          options, ResolveDdlTopology(options, size), settings.gpu, count));
       HierarchicalCommunicator<Dtype>* comm = hierarchical.back().get();
       candidates.push_back({mode, [comm](Dtype* data, size_t n) { comm->Allreduce(data, n); }});
     }

@@ -19,6 +19,7 @@
 // that channel of the mean file. The net's first output holds the probabilities, one per line of
 // the labels file. Runs on the GPU where one can be used, else on the CPU.
 #include <algorithm>
+#include <caffe/caffe.hpp>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -26,8 +27,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <caffe/caffe.hpp>
 
 namespace caffe {
 namespace {
@@ -58,8 +57,7 @@ Classifier::Classifier(const std::string& model_file, const std::string& trained
   CAFFE_CHECK(net_->num_inputs() == 1)
       << model_file << ": the net should have exactly one input, it has " << net_->num_inputs();
   CAFFE_CHECK(net_->num_outputs() == 1)
-      << model_file << ": the net should have exactly one output, it has "
-      << net_->num_outputs();
+      << model_file << ": the net should have exactly one output, it has " << net_->num_outputs();
   input_ = net_->input_blobs()[0];
   CAFFE_CHECK(input_->num_axes() == 4 && (input_->channels() == 3 || input_->channels() == 1))
       << model_file << ": the input should be N x 1 or 3 x H x W (gray or BGR images), it is "

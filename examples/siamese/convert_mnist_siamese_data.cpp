@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/io/db.hpp"
 #include "caffe/io/mnist_idx.hpp"
+#include "caffe/proto/caffe.pb.h"
 #include "data_tool_main.hpp"
 
 DEFINE_string(backend, "",
@@ -38,8 +38,8 @@ using caffe::string;
 
 constexpr int kCommitEvery = 1000;
 
-void ConvertPairs(const string& image_filename, const string& label_filename,
-                  const string& db_path, const string& backend, uint64_t seed) {
+void ConvertPairs(const string& image_filename, const string& label_filename, const string& db_path,
+                  const string& backend, uint64_t seed) {
   caffe::IdxFile images(image_filename, caffe::IdxFile::kImages);
   caffe::IdxFile labels(label_filename, caffe::IdxFile::kLabels);
   caffe::CheckImagesMatchLabels(images, labels);
@@ -76,8 +76,8 @@ void ConvertPairs(const string& image_filename, const string& label_filename,
     if ((item_id + 1) % kCommitEvery == 0) txn->Commit();
   }
   writer.Finish();
-  LOG(INFO) << "Processed " << images.count() << " pairs into " << db_path << " ("
-            << backend << ").";
+  LOG(INFO) << "Processed " << images.count() << " pairs into " << db_path << " (" << backend
+            << ").";
 }
 
 }  // namespace
@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
        "You should gunzip them after downloading, or directly use data/mnist/get_mnist.sh\n",
        4, 4},
       [](int, char** argv) {
-        const string backend = !FLAGS_backend.empty() ? FLAGS_backend
+        const string backend = !FLAGS_backend.empty()     ? FLAGS_backend
                                : caffe::db::HaveLevelDB() ? "leveldb"
                                                           : "lmdb";
         ConvertPairs(argv[1], argv[2], argv[3], backend, FLAGS_seed);

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/memory/syncedmem.hpp"
+#include "caffe/proto/caffe.pb.h"
 
 namespace caffe {
 

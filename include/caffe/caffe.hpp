@@ -7,6 +7,9 @@
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
 #include "caffe/filler.hpp"
+#include "caffe/io/image_io.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 #include "caffe/layer.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/net.hpp"
@@ -14,8 +17,5 @@
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/util/benchmark.hpp"
-#include "caffe/io/image_io.hpp"
-#include "caffe/io/io.hpp"
-#include "caffe/io/upgrade_proto.hpp"
 
 #endif  // CAFFE_CAFFE_HPP_

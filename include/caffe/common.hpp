@@ -21,8 +21,8 @@
 #endif
 
 // Classes that own resources are neither copied nor assigned.
-#define DISABLE_COPY_AND_ASSIGN(classname)     \
-  classname(const classname&) = delete;        \
+#define DISABLE_COPY_AND_ASSIGN(classname) \
+  classname(const classname&) = delete;    \
   classname& operator=(const classname&) = delete
 
 // Instantiate a class template for the two data types the library supports.

@@ -1,6 +1,6 @@
-// Fillers initialise a blob from a FillerParameter: constant, uniform, gaussian (optionally sparse),
-// positive_unitball, xavier, msra, bilinear. They draw from the calling thread's Caffe::rng(), so a
-// fixed random_seed gives the same initial weights every run.
+// Fillers initialise a blob from a FillerParameter: constant, uniform, gaussian (optionally
+// sparse), positive_unitball, xavier, msra, bilinear. They draw from the calling thread's
+// Caffe::rng(), so a fixed random_seed gives the same initial weights every run.
 #ifndef CAFFE_FILLER_HPP_
 #define CAFFE_FILLER_HPP_
 

@@ -10,11 +10,11 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/layer_fusion.hpp"
 #include "caffe/memory/memory_use.hpp"
 #include "caffe/proto/caffe.pb.h"
-#include "caffe/kernels/math_functions.hpp"
 
 // Checks on a layer's parameters and input shapes: a failure is a caffe::Error whose message
 // starts with the layer's type and name, e.g. "Convolution layer 'conv1': kernel_h is 0".
@@ -96,9 +96,8 @@ class Layer {
   /// diffs as overwritten when WritesWholeOutputs(); layers with internal buffers add those.
   /// Returns false when the layer cannot say (e.g. it runs a net of its own): the planner then
   /// warns once and swaps its buffers on demand.
-  virtual bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
-                                const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                MemoryUses* uses) const;
+  virtual bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                                const vector<bool>& propagate_down, MemoryUses* uses) const;
   /// Whether Forward writes every element of every top, and Backward every element of each bottom
   /// diff it propagates, without reading their old values. LMS then gives them device memory
   /// without copying the old values in. Off by default (an Input layer's top, written by the

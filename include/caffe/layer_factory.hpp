@@ -1,5 +1,5 @@
-// The layer registry: maps a prototxt `type:` string to a function creating that layer. Each layer's
-// .cpp registers itself with REGISTER_LAYER_CLASS(Type) (a class TypeLayer) or
+// The layer registry: maps a prototxt `type:` string to a function creating that layer. Each
+// layer's .cpp registers itself with REGISTER_LAYER_CLASS(Type) (a class TypeLayer) or
 // REGISTER_LAYER_CREATOR(Type, function). An engine of a type (layers/cudnn/, layers/dnnl/)
 // registers itself with REGISTER_LAYER_ENGINE; CreateLayer then asks layer_engine.hpp which engine
 // the layer gets and makes that one where it takes the layer's parameters.
@@ -71,29 +71,29 @@ class LayerEngineRegisterer {
 
 }  // namespace caffe
 
-#define REGISTER_LAYER_CREATOR(type, creator)                                               \
-  static ::caffe::LayerRegisterer<float> g_creator_f_##type(#type, creator<float>);         \
+#define REGISTER_LAYER_CREATOR(type, creator)                                       \
+  static ::caffe::LayerRegisterer<float> g_creator_f_##type(#type, creator<float>); \
   static ::caffe::LayerRegisterer<double> g_creator_d_##type(#type, creator<double>)
 
-#define REGISTER_LAYER_CLASS(type)                                                   \
-  template <typename Dtype>                                                          \
-  ::caffe::shared_ptr<::caffe::Layer<Dtype>> Creator_##type##Layer(                  \
-      const ::caffe::LayerParameter& param) {                                        \
+#define REGISTER_LAYER_CLASS(type)                                                    \
+  template <typename Dtype>                                                           \
+  ::caffe::shared_ptr<::caffe::Layer<Dtype>> Creator_##type##Layer(                   \
+      const ::caffe::LayerParameter& param) {                                         \
     return ::caffe::shared_ptr<::caffe::Layer<Dtype>>(new type##Layer<Dtype>(param)); \
-  }                                                                                  \
+  }                                                                                   \
   REGISTER_LAYER_CREATOR(type, Creator_##type##Layer)
 
 /// Registers class_name<float> and <double> as engine `which` (kCuDNN, kDnnl) of `type`, for the
 /// parameters `takes` (a function of the LayerParameter) accepts.
-#define REGISTER_LAYER_ENGINE(type, which, class_name, takes)                                \
-  template <typename Dtype>                                                                  \
-  ::caffe::shared_ptr<::caffe::Layer<Dtype>> EngineCreator_##class_name(                      \
-      const ::caffe::LayerParameter& param, bool) {                                          \
-    return ::caffe::shared_ptr<::caffe::Layer<Dtype>>(new class_name<Dtype>(param));         \
-  }                                                                                          \
-  static ::caffe::LayerEngineRegisterer<float> g_engine_f_##class_name(                      \
-      #type, ::caffe::LayerEngine::which, {takes, EngineCreator_##class_name<float>});        \
-  static ::caffe::LayerEngineRegisterer<double> g_engine_d_##class_name(                     \
+#define REGISTER_LAYER_ENGINE(type, which, class_name, takes)                          \
+  template <typename Dtype>                                                            \
+  ::caffe::shared_ptr<::caffe::Layer<Dtype>> EngineCreator_##class_name(               \
+      const ::caffe::LayerParameter& param, bool) {                                    \
+    return ::caffe::shared_ptr<::caffe::Layer<Dtype>>(new class_name<Dtype>(param));   \
+  }                                                                                    \
+  static ::caffe::LayerEngineRegisterer<float> g_engine_f_##class_name(                \
+      #type, ::caffe::LayerEngine::which, {takes, EngineCreator_##class_name<float>}); \
+  static ::caffe::LayerEngineRegisterer<double> g_engine_d_##class_name(               \
       #type, ::caffe::LayerEngine::which, {takes, EngineCreator_##class_name<double>})
 
 #endif  // CAFFE_LAYER_FACTORY_HPP_

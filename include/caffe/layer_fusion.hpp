@@ -27,9 +27,8 @@ class LayerFusion {
   /// Asked by the Net at setup, in the mode of that time: whether this layer takes `next` (with
   /// its bottoms and tops) into its passes, after the followers it took already; if so it keeps
   /// `next`, and the Net asks again with the layer after it.
-  virtual bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom,
-                            const Blobs<Dtype>& top, const Blobs<Dtype>& next_bottom,
-                            const Blobs<Dtype>& next_top) = 0;
+  virtual bool FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                            const Blobs<Dtype>& next_bottom, const Blobs<Dtype>& next_top) = 0;
   /// The group's forward (no loss: the Net fuses no layer with a loss weight), on the mode's
   /// device: ForwardFused_cpu or ForwardFused_gpu.
   void ForwardFused(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
@@ -52,8 +51,7 @@ class LayerFusion {
     }
   }
   /// What the group's `pass` uses, for LMS (the planner asks this instead of the layers).
-  virtual bool DeclareMemoryUseFused(Pass pass, const Blobs<Dtype>& bottom,
-                                     const Blobs<Dtype>& top,
+  virtual bool DeclareMemoryUseFused(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                                      const std::vector<bool>& propagate_down,
                                      const std::vector<std::vector<bool>>& followers_propagate_down,
                                      MemoryUses* uses) const = 0;

@@ -25,8 +25,7 @@ class Net {
   explicit Net(const NetParameter& param);
   /// Reads the prototxt at `param_file` (upgrading old formats) and builds it for `phase`, with
   /// the given level and stages added to its state.
-  Net(const string& param_file, Phase phase, int level = 0,
-      const vector<string>* stages = nullptr);
+  Net(const string& param_file, Phase phase, int level = 0, const vector<string>* stages = nullptr);
   virtual ~Net() = default;
 
   void Init(const NetParameter& param);
@@ -236,8 +235,8 @@ class Net {
   vector<bool> has_params_decay_;
   size_t memory_used_ = 0;
   bool debug_info_ = false;
-  vector<int> fused_followers_;  // per layer: the layers after it that run in its passes
-  vector<int> fused_head_;       // per layer: its group's first layer (itself when alone)
+  vector<int> fused_followers_;          // per layer: the layers after it that run in its passes
+  vector<int> fused_head_;               // per layer: its group's first layer (itself when alone)
   Caffe::Brew fused_mode_ = Caffe::CPU;  // the mode the groups were formed in, and run in
   vector<bool> forward_ran_fused_;       // per head: whether its group's last forward was one
   vector<Callback*> before_forward_;

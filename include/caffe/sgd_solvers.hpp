@@ -89,12 +89,8 @@ class AdaGradSolver : public SGDSolver<Dtype> {
 template <typename Dtype>
 class RMSPropSolver : public SGDSolver<Dtype> {
  public:
-  explicit RMSPropSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) {
-    CheckParams();
-  }
-  explicit RMSPropSolver(const string& param_file) : SGDSolver<Dtype>(param_file) {
-    CheckParams();
-  }
+  explicit RMSPropSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) { CheckParams(); }
+  explicit RMSPropSolver(const string& param_file) : SGDSolver<Dtype>(param_file) { CheckParams(); }
   const char* type() const override { return "RMSProp"; }
 
  protected:
@@ -124,9 +120,7 @@ template <typename Dtype>
 class AdamSolver : public SGDSolver<Dtype> {
  public:
   explicit AdamSolver(const SolverParameter& param) : SGDSolver<Dtype>(param) { AdamPreSolve(); }
-  explicit AdamSolver(const string& param_file) : SGDSolver<Dtype>(param_file) {
-    AdamPreSolve();
-  }
+  explicit AdamSolver(const string& param_file) : SGDSolver<Dtype>(param_file) { AdamPreSolve(); }
   const char* type() const override { return "Adam"; }
 
  protected:

@@ -42,16 +42,15 @@ class SolverRegisterer {
 
 }  // namespace caffe
 
-#define REGISTER_SOLVER_CREATOR(type, creator)                                          \
-  static ::caffe::SolverRegisterer<float> g_solver_f_##type(#type, creator<float>);     \
+#define REGISTER_SOLVER_CREATOR(type, creator)                                      \
+  static ::caffe::SolverRegisterer<float> g_solver_f_##type(#type, creator<float>); \
   static ::caffe::SolverRegisterer<double> g_solver_d_##type(#type, creator<double>)
 
-#define REGISTER_SOLVER_CLASS(type)                                               \
-  template <typename Dtype>                                                       \
-  ::caffe::Solver<Dtype>* Creator_##type##Solver(                                 \
-      const ::caffe::SolverParameter& param) {                                    \
-    return new type##Solver<Dtype>(param);                                        \
-  }                                                                               \
+#define REGISTER_SOLVER_CLASS(type)                                                       \
+  template <typename Dtype>                                                               \
+  ::caffe::Solver<Dtype>* Creator_##type##Solver(const ::caffe::SolverParameter& param) { \
+    return new type##Solver<Dtype>(param);                                                \
+  }                                                                                       \
   REGISTER_SOLVER_CREATOR(type, Creator_##type##Solver)
 
 #endif  // CAFFE_SOLVER_FACTORY_HPP_

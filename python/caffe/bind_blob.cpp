@@ -53,8 +53,7 @@ vector<int> ShapeArgs(const py::args& args) {
   vector<int> shape;
   for (py::handle dim : dims) {
     if (!py::isinstance<py::int_>(dim) && !py::hasattr(dim, "__index__")) {
-      throw py::type_error("blob dimensions must be integers, got " +
-                           py::repr(dim).cast<string>());
+      throw py::type_error("blob dimensions must be integers, got " + py::repr(dim).cast<string>());
     }
     shape.push_back(py::int_(py::reinterpret_borrow<py::object>(dim)).cast<int>());
   }
@@ -65,7 +64,8 @@ void BindBlob(py::module_& m) {
   py::class_<PyBlob, shared_ptr<PyBlob>>(m, "Blob",
                                          "An N-D array of float32 values (data) and gradients "
                                          "(diff); .data and .diff are numpy views onto it.")
-      .def(py::init([](const py::args& shape) { return std::make_shared<PyBlob>(ShapeArgs(shape)); }))
+      .def(py::init(
+          [](const py::args& shape) { return std::make_shared<PyBlob>(ShapeArgs(shape)); }))
       .def_property_readonly("shape",
                              [](const PyBlob& blob) { return py::tuple(py::cast(blob.shape())); })
       .def_property_readonly("num", &PyBlob::num)
@@ -82,9 +82,8 @@ void BindBlob(py::module_& m) {
       .def_property(
           "diff", [](py::object self) { return BlobArray(self.cast<PyBlob&>(), true, self); },
           [](PyBlob& blob, const py::object& value) { AssignBlob(blob, true, value); })
-      .def("__repr__", [](const PyBlob& blob) {
-        return "<caffe.Blob shape=" + ShapeText(blob.shape()) + ">";
-      });
+      .def("__repr__",
+           [](const PyBlob& blob) { return "<caffe.Blob shape=" + ShapeText(blob.shape()) + ">"; });
 }
 
 }  // namespace pycaffe

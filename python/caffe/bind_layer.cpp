@@ -53,8 +53,7 @@ void BindBlobVec(py::module_& m) {
              if (index < 0 || index >= size) throw py::index_error("blob index out of range");
              return blobs[index];
            })
-      .def("__iter__",
-           [](const BlobVec& vec) { return py::iter(py::cast(vec.blobs())); })
+      .def("__iter__", [](const BlobVec& vec) { return py::iter(py::cast(vec.blobs())); })
       .def(
           "add_blob",
           [](BlobVec& vec, const py::args& shape) {

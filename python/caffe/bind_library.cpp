@@ -12,7 +12,8 @@ namespace pycaffe {
 void BindLibrary(py::module_& m) {
   m.def(
       "init_log", [](int level) { FLAGS_minloglevel = level; }, py::arg("level") = 0);
-  m.def("log", [](const string& message) { LOG(INFO) << message; }, py::arg("message"));
+  m.def(
+      "log", [](const string& message) { LOG(INFO) << message; }, py::arg("message"));
   m.def("layer_type_list", &LayerRegistry<float>::LayerTypeList);
 
   py::class_<Timer>(m, "Timer", "Wall-clock timer (start, stop, ms)")

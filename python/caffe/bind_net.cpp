@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/layers/memory_data_layer.hpp"
 #include "caffe/layers/python_layer.hpp"
 #include "caffe/parallel/nccl_solver_sync.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace pycaffe {
@@ -148,15 +148,16 @@ int LayerIndex(const PyNet& net, int index, const char* what) {
 
 /// Forward and backward over a range of layers, reshape, and the inputs of a MemoryData net.
 void BindPasses(PyNetClass& net_class) {
-  net_class.def(
-         "_forward",
-         [](PyNet& net, int start, int end) {
-           LayerIndex(net, start, "start");
-           LayerIndex(net, end, "end");
-           py::gil_scoped_release release;
-           return net.ForwardFromTo(start, end);
-         },
-         py::arg("start"), py::arg("end"))
+  net_class
+      .def(
+          "_forward",
+          [](PyNet& net, int start, int end) {
+            LayerIndex(net, start, "start");
+            LayerIndex(net, end, "end");
+            py::gil_scoped_release release;
+            return net.ForwardFromTo(start, end);
+          },
+          py::arg("start"), py::arg("end"))
       .def(
           "_backward",
           [](PyNet& net, int start, int end) {
@@ -175,14 +176,15 @@ void BindPasses(PyNetClass& net_class) {
 
 /// The learned weights: copied from files or another net, saved to files.
 void BindWeights(PyNetClass& net_class) {
-  net_class.def(
-         "copy_from",
-         [](PyNet& net, const py::object& file) {
-           const string path = PathArg(file);
-           py::gil_scoped_release release;
-           net.CopyTrainedLayersFrom(path);
-         },
-         py::arg("weights_file"))
+  net_class
+      .def(
+          "copy_from",
+          [](PyNet& net, const py::object& file) {
+            const string path = PathArg(file);
+            py::gil_scoped_release release;
+            net.CopyTrainedLayersFrom(path);
+          },
+          py::arg("weights_file"))
       .def(
           "share_with", [](PyNet& net, const PyNet& other) { net.ShareTrainedLayersWith(&other); },
           py::arg("other"))
@@ -228,7 +230,9 @@ void BindStructure(PyNetClass& net_class) {
       .def_property_readonly("_blob_loss_weights", &PyNet::blob_loss_weights)
       .def(
           "_top_ids",
-          [](const PyNet& net, int index) { return net.top_ids(LayerIndex(net, index, "top_ids")); },
+          [](const PyNet& net, int index) {
+            return net.top_ids(LayerIndex(net, index, "top_ids"));
+          },
           py::arg("layer_index"))
       .def(
           "_bottom_ids",
@@ -282,8 +286,9 @@ void AddNcclAfterBackward(py::object self, const shared_ptr<NcclSolverSync<float
 }
 
 void BindCallbacks(PyNetClass& net_class) {
-  net_class.def("before_forward", &AddNetCallback<&PyNet::add_before_forward>, py::arg("run"),
-          "run(layer_index) before each layer's forward")
+  net_class
+      .def("before_forward", &AddNetCallback<&PyNet::add_before_forward>, py::arg("run"),
+           "run(layer_index) before each layer's forward")
       .def("after_forward", &AddNetCallback<&PyNet::add_after_forward>, py::arg("run"),
            "run(layer_index) after each layer's forward")
       .def("before_backward", &AddNetCallback<&PyNet::add_before_backward>, py::arg("run"),
@@ -297,8 +302,8 @@ void BindCallbacks(PyNetClass& net_class) {
 
 void BindNet(py::module_& m) {
   PyNetClass net_class(m, "Net", py::dynamic_attr(),
-                     "Net(network_file, phase, level=0, stages=(), "
-                     "weights=None), or Net(network_file, weights, phase)");
+                       "Net(network_file, phase, level=0, stages=(), "
+                       "weights=None), or Net(network_file, weights, phase)");
   net_class.def(py::init(&MakeNet));
   BindStructure(net_class);
   BindPasses(net_class);

@@ -6,10 +6,10 @@
 #include <string>
 
 #include "bindings.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 #include "caffe/parallel/nccl_solver_sync.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver_factory.hpp"
-#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 namespace pycaffe {
@@ -111,8 +111,7 @@ void BindCallbacks(PySolverClass& solver_class) {
       .def(
           "add_callback",
           [](py::object self, py::object on_start, py::object on_gradients_ready) {
-            auto callback =
-                std::make_unique<PythonSolverCallback>(on_start, on_gradients_ready);
+            auto callback = std::make_unique<PythonSolverCallback>(on_start, on_gradients_ready);
             self.cast<PySolver&>().add_callback(callback.get());
             // The Python solver owns the callback (the C++ solver only points to it).
             KeepWith(self, py::capsule(callback.release(), [](void* pointer) {
@@ -124,8 +123,7 @@ void BindCallbacks(PySolverClass& solver_class) {
           "add_callback",
           [](py::object self, shared_ptr<NcclSolverSync<float>> nccl) {
             if (nccl->solver() != &self.cast<PySolver&>()) {
-              throw py::value_error(
-                  "solver.add_callback(nccl): nccl was made for another solver");
+              throw py::value_error("solver.add_callback(nccl): nccl was made for another solver");
             }
             self.cast<PySolver&>().add_callback(nccl.get());
             py::object kept = py::cast(nccl);

@@ -99,8 +99,9 @@ struct LayerHandle {
 
   PyLayer& get() const {
     if (layer == nullptr) {
-      throw Error("this caffe.Layer is not part of a net: a Python layer gets its blobs at "
-                  "setup, and loses them when its net is deleted");
+      throw Error(
+          "this caffe.Layer is not part of a net: a Python layer gets its blobs at "
+          "setup, and loses them when its net is deleted");
     }
     return *layer;
   }

@@ -443,42 +443,42 @@ void Blob<Dtype>::ToProto(BlobProto* proto, bool write_diff) const {
 
 // Integer blobs hold indices and masks (max-pooling argmax, dropout masks); they are never
 // learned, summed or serialised, so their arithmetic members are deliberately unavailable.
-#define CAFFE_INTEGER_BLOB_STUBS(Itype)                                               \
-  template <>                                                                       \
-  void Blob<Itype>::Update() {                                                      \
-    NOT_IMPLEMENTED;                                                                \
-  }                                                                                 \
-  template <>                                                                       \
-  Itype Blob<Itype>::asum_data() const {                                            \
-    NOT_IMPLEMENTED;                                                                \
-    return 0;                                                                       \
-  }                                                                                 \
-  template <>                                                                       \
-  Itype Blob<Itype>::asum_diff() const {                                            \
-    NOT_IMPLEMENTED;                                                                \
-    return 0;                                                                       \
-  }                                                                                 \
-  template <>                                                                       \
-  Itype Blob<Itype>::sumsq_data() const {                                           \
-    NOT_IMPLEMENTED;                                                                \
-    return 0;                                                                       \
-  }                                                                                 \
-  template <>                                                                       \
-  Itype Blob<Itype>::sumsq_diff() const {                                           \
-    NOT_IMPLEMENTED;                                                                \
-    return 0;                                                                       \
-  }                                                                                 \
-  template <>                                                                       \
-  void Blob<Itype>::scale_data(Itype) {                                             \
-    NOT_IMPLEMENTED;                                                                \
-  }                                                                                 \
-  template <>                                                                       \
-  void Blob<Itype>::scale_diff(Itype) {                                             \
-    NOT_IMPLEMENTED;                                                                \
-  }                                                                                 \
-  template <>                                                                       \
-  void Blob<Itype>::ToProto(BlobProto*, bool) const {                               \
-    NOT_IMPLEMENTED;                                                                \
+#define CAFFE_INTEGER_BLOB_STUBS(Itype)               \
+  template <>                                         \
+  void Blob<Itype>::Update() {                        \
+    NOT_IMPLEMENTED;                                  \
+  }                                                   \
+  template <>                                         \
+  Itype Blob<Itype>::asum_data() const {              \
+    NOT_IMPLEMENTED;                                  \
+    return 0;                                         \
+  }                                                   \
+  template <>                                         \
+  Itype Blob<Itype>::asum_diff() const {              \
+    NOT_IMPLEMENTED;                                  \
+    return 0;                                         \
+  }                                                   \
+  template <>                                         \
+  Itype Blob<Itype>::sumsq_data() const {             \
+    NOT_IMPLEMENTED;                                  \
+    return 0;                                         \
+  }                                                   \
+  template <>                                         \
+  Itype Blob<Itype>::sumsq_diff() const {             \
+    NOT_IMPLEMENTED;                                  \
+    return 0;                                         \
+  }                                                   \
+  template <>                                         \
+  void Blob<Itype>::scale_data(Itype) {               \
+    NOT_IMPLEMENTED;                                  \
+  }                                                   \
+  template <>                                         \
+  void Blob<Itype>::scale_diff(Itype) {               \
+    NOT_IMPLEMENTED;                                  \
+  }                                                   \
+  template <>                                         \
+  void Blob<Itype>::ToProto(BlobProto*, bool) const { \
+    NOT_IMPLEMENTED;                                  \
   }
 CAFFE_INTEGER_BLOB_STUBS(int)
 CAFFE_INTEGER_BLOB_STUBS(unsigned int)

@@ -190,10 +190,14 @@ curandGenerator_t Caffe::curand_generator() {
 namespace {
 const char* ComputeModeName(int mode) {
   switch (mode) {
-    case cudaComputeModeDefault: return "Default";
-    case cudaComputeModeExclusive: return "Exclusive thread";
-    case cudaComputeModeProhibited: return "Prohibited";
-    case cudaComputeModeExclusiveProcess: return "Exclusive process";
+    case cudaComputeModeDefault:
+      return "Default";
+    case cudaComputeModeExclusive:
+      return "Exclusive thread";
+    case cudaComputeModeProhibited:
+      return "Prohibited";
+    case cudaComputeModeExclusiveProcess:
+      return "Exclusive process";
   }
   return "unknown";
 }

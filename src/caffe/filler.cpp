@@ -29,8 +29,8 @@ Dtype VarianceNormFan(const Blob<Dtype>& blob, const FillerParameter& param) {
 
 template <typename Dtype>
 void CheckNotSparse(const FillerParameter& param) {
-  CAFFE_CHECK_EQ(param.sparse(), -1) << "sparse is only supported by the gaussian filler, not "
-                                     << param.type();
+  CAFFE_CHECK_EQ(param.sparse(), -1)
+      << "sparse is only supported by the gaussian filler, not " << param.type();
 }
 
 }  // namespace
@@ -106,8 +106,8 @@ void MSRAFiller<Dtype>::Fill(Blob<Dtype>* blob) {
 template <typename Dtype>
 void BilinearFiller<Dtype>::Fill(Blob<Dtype>* blob) {
   CheckNotSparse<Dtype>(this->filler_param_);
-  CAFFE_CHECK_EQ(blob->num_axes(), 4) << "bilinear filler needs a 4-D blob, got "
-                                      << blob->shape_string();
+  CAFFE_CHECK_EQ(blob->num_axes(), 4)
+      << "bilinear filler needs a 4-D blob, got " << blob->shape_string();
   CAFFE_CHECK_EQ(blob->width(), blob->height())
       << "bilinear filler needs square kernels, got " << blob->shape_string();
   Dtype* data = blob->mutable_cpu_data();

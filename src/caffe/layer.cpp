@@ -93,9 +93,8 @@ void Layer<Dtype>::Backward(const Blobs<Dtype>& top, const vector<bool>& propaga
 }
 
 template <typename Dtype>
-bool Layer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
-                                    const Blobs<Dtype>& top, const vector<bool>& propagate_down,
-                                    MemoryUses* uses) const {
+bool Layer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                                    const vector<bool>& propagate_down, MemoryUses* uses) const {
   const unsigned output = WritesWholeOutputs() ? kOverwrite : kWrite;
   if (pass == Pass::kForward) {
     for (const Blob<Dtype>* blob : bottom) uses->AddData(*blob, kRead);
@@ -180,9 +179,8 @@ void Layer<Dtype>::CheckBlobCounts(const Blobs<Dtype>& bottom, const Blobs<Dtype
         << "produces at most " << MaxTopBlobs() << " top blob(s), got " << num_top;
   }
   if (EqualNumBottomTopBlobs()) {
-    LAYER_CHECK_EQ(num_bottom, num_top)
-        << "needs as many top blobs as bottom blobs: got " << num_bottom << " bottoms and "
-        << num_top << " tops";
+    LAYER_CHECK_EQ(num_bottom, num_top) << "needs as many top blobs as bottom blobs: got "
+                                        << num_bottom << " bottoms and " << num_top << " tops";
   }
 }
 

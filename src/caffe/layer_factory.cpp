@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "caffe/layer.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/layer.hpp"
 
 namespace caffe {
 

@@ -5,14 +5,14 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "caffe/kernels/denormals.hpp"
-#include "caffe/util/environment.hpp"
 #include "caffe/io/hdf5.hpp"
-#include "caffe/net/insert_splits.hpp"
 #include "caffe/io/io.hpp"
-#include "caffe/net/layer_param_check.hpp"
-#include "caffe/kernels/math_functions.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/kernels/denormals.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/net/insert_splits.hpp"
+#include "caffe/net/layer_param_check.hpp"
+#include "caffe/util/environment.hpp"
 
 namespace caffe {
 
@@ -107,8 +107,8 @@ void Net<Dtype>::AddLayer(NetParameter* param, int layer_id, Wiring* wiring) {
   CAFFE_CHECK(layer_param.propagate_down_size() == 0 ||
               layer_param.propagate_down_size() == layer_param.bottom_size())
       << "layer '" << layer_param.name() << "' (" << layer_param.type()
-      << "): propagate_down must be given 0 times or once per bottom ("
-      << layer_param.bottom_size() << " bottoms), got " << layer_param.propagate_down_size();
+      << "): propagate_down must be given 0 times or once per bottom (" << layer_param.bottom_size()
+      << " bottoms), got " << layer_param.propagate_down_size();
   // A net's own layers only: layers build internal layers from copies of their parameters.
   const string stray = StrayLayerParams(layer_param);
   LOG_IF(WARNING, !stray.empty()) << stray;
@@ -169,8 +169,8 @@ void Net<Dtype>::SetUpLayer(int layer_id) {
     }
     memory_used_ += top_vecs_[layer_id][top_id]->count();
   }
-  LOG_IF(INFO, Caffe::root_solver()) << "Memory required for data: "
-                                     << memory_used_ * sizeof(Dtype);
+  LOG_IF(INFO, Caffe::root_solver())
+      << "Memory required for data: " << memory_used_ * sizeof(Dtype);
 }
 
 template <typename Dtype>
@@ -285,8 +285,8 @@ bool Net<Dtype>::StateMeetsRule(const NetState& state, const NetStateRule& rule,
                                 const string& layer_name) {
   if (rule.has_phase() && rule.phase() != state.phase()) {
     LOG_IF(INFO, Caffe::root_solver())
-        << "The NetState phase (" << state.phase() << ") differed from the phase ("
-        << rule.phase() << ") specified by a rule in layer " << layer_name;
+        << "The NetState phase (" << state.phase() << ") differed from the phase (" << rule.phase()
+        << ") specified by a rule in layer " << layer_name;
     return false;
   }
   if (rule.has_min_level() && state.level() < rule.min_level()) {
@@ -327,14 +327,15 @@ void Net<Dtype>::AppendTop(const NetParameter& param, int layer_id, int top_id,
       (layer_param.top_size() > top_id) ? layer_param.top(top_id) : "(automatic)";
   if (blob_name_to_idx && layer_param.bottom_size() > top_id &&
       blob_name == layer_param.bottom(top_id)) {
-    LOG_IF(INFO, Caffe::root_solver()) << layer_param.name() << " -> " << blob_name
-                                       << " (in-place)";
+    LOG_IF(INFO, Caffe::root_solver())
+        << layer_param.name() << " -> " << blob_name << " (in-place)";
     top_vecs_[layer_id].push_back(blobs_[(*blob_name_to_idx)[blob_name]].get());
     top_id_vecs_[layer_id].push_back((*blob_name_to_idx)[blob_name]);
   } else if (blob_name_to_idx && blob_name_to_idx->count(blob_name)) {
     CAFFE_THROW() << "top blob '" << blob_name << "' of layer '" << layer_param.name()
                   << "' is produced by more than one layer; a top may reuse a name only "
-                     "in place (top " << top_id << " = bottom " << top_id << ")";
+                     "in place (top "
+                  << top_id << " = bottom " << top_id << ")";
   } else {
     LOG_IF(INFO, Caffe::root_solver()) << layer_param.name() << " -> " << blob_name;
     auto blob_pointer = std::make_shared<Blob<Dtype>>();
@@ -419,8 +420,8 @@ void Net<Dtype>::AppendParam(const NetParameter& param, int layer_id, int param_
     CAFFE_CHECK(this_blob->shape() == owner_blob->shape())
         << "cannot share param '" << param_name << "' owned by layer '"
         << layer_names_[owner_layer_id] << "' with layer '" << layer_names_[layer_id]
-        << "': shape mismatch; owner shape " << owner_blob->shape_string()
-        << ", sharer shape " << this_blob->shape_string();
+        << "': shape mismatch; owner shape " << owner_blob->shape_string() << ", sharer shape "
+        << this_blob->shape_string();
   }
   const int learnable_param_id = learnable_param_ids_[owner_net_param_id];
   learnable_param_ids_.push_back(learnable_param_id);

@@ -6,12 +6,12 @@
 #include <cstdio>
 #include <sstream>
 
-#include "caffe/resumable_layer.hpp"
-#include "caffe/kernels/denormals.hpp"
+#include "caffe/diagnostics/nonfinite_origin.hpp"
 #include "caffe/io/hdf5.hpp"
 #include "caffe/io/io.hpp"
-#include "caffe/diagnostics/nonfinite_origin.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/kernels/denormals.hpp"
+#include "caffe/resumable_layer.hpp"
 
 namespace caffe {
 
@@ -82,8 +82,7 @@ void Solver<Dtype>::InitTrainNet() {
     net_param.CopyFrom(param_.net_param());
   }
   if (param_.has_net()) {
-    LOG_IF(INFO, Caffe::root_solver())
-        << "Creating training net from net file: " << param_.net();
+    LOG_IF(INFO, Caffe::root_solver()) << "Creating training net from net file: " << param_.net();
     ReadNetParamsFromTextFile(param_.net(), &net_param);
   }
   // NetState precedence: solver defaults, then the net's own state, then train_state.
@@ -386,14 +385,13 @@ void Solver<Dtype>::Snapshot() {
 template <typename Dtype>
 void Solver<Dtype>::CheckSnapshotWritePermissions() {
   if (!Caffe::root_solver() || !param_.snapshot()) return;
-  CAFFE_CHECK(param_.has_snapshot_prefix())
-      << "the solver snapshots every " << param_.snapshot()
-      << " iterations but has no snapshot_prefix";
+  CAFFE_CHECK(param_.has_snapshot_prefix()) << "the solver snapshots every " << param_.snapshot()
+                                            << " iterations but has no snapshot_prefix";
   const string probe_filename = SnapshotFilename(".tempfile");
   FILE* probe = std::fopen(probe_filename.c_str(), "w");
-  CAFFE_CHECK(probe != nullptr)
-      << "cannot write snapshots with prefix '" << param_.snapshot_prefix() << "' (tried "
-      << probe_filename << "); check that the folder exists and is writable";
+  CAFFE_CHECK(probe != nullptr) << "cannot write snapshots with prefix '"
+                                << param_.snapshot_prefix() << "' (tried " << probe_filename
+                                << "); check that the folder exists and is writable";
   std::fclose(probe);
   std::remove(probe_filename.c_str());
 }
@@ -417,9 +415,8 @@ template <typename Dtype>
 string Solver<Dtype>::SnapshotToHDF5() {
   const string model_filename = SnapshotFilename(".caffemodel.h5");
   LOG(INFO) << "Snapshotting to HDF5 file " << model_filename;
-  AtomicWrite(model_filename, [&](const string& temporary) {
-    net_->ToHDF5(temporary, param_.snapshot_diff());
-  });
+  AtomicWrite(model_filename,
+              [&](const string& temporary) { net_->ToHDF5(temporary, param_.snapshot_diff()); });
   return model_filename;
 }
 

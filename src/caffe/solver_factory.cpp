@@ -1,7 +1,7 @@
 #include "caffe/solver_factory.hpp"
 
-#include "caffe/solver.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/solver.hpp"
 
 namespace caffe {
 

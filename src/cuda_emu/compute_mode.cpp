@@ -4,11 +4,10 @@
 // and cudaSetDevice on it in any other process fails with cudaErrorDevicesUnavailable, as CUDA 12
 // and later fail it (cudaSetDevice creates the device's context there). Processes meet through an
 // flock on a file per GPU in $TMPDIR (default /tmp), so they see each other as on one machine.
+#include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-#include <cuda_runtime.h>
 
 #include <cstdlib>
 #include <mutex>
@@ -82,16 +81,15 @@ cudaError_t EnterDevice(int device) {
 // Only the compute mode is emulated.
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int device) {
   if (device < 0 || device >= caffe_emu::DeviceCount()) {
-    return caffe_emu::Fail(cudaErrorInvalidDevice, "cudaDeviceGetAttribute: no GPU " +
-                                                       std::to_string(device));
+    return caffe_emu::Fail(cudaErrorInvalidDevice,
+                           "cudaDeviceGetAttribute: no GPU " + std::to_string(device));
   }
   if (attribute != cudaDevAttrComputeMode) {
     return caffe_emu::Fail(cudaErrorInvalidValue,
                            "cudaDeviceGetAttribute: attribute " + std::to_string(attribute) +
                                " is not emulated (cudaDevAttrComputeMode is)");
   }
-  *value = caffe_emu::Exclusive(caffe_emu::PhysicalDevice(device))
-               ? cudaComputeModeExclusiveProcess
-               : cudaComputeModeDefault;
+  *value = caffe_emu::Exclusive(caffe_emu::PhysicalDevice(device)) ? cudaComputeModeExclusiveProcess
+                                                                   : cudaComputeModeDefault;
   return cudaSuccess;
 }

@@ -51,8 +51,8 @@ void Gemv(CBLAS_TRANSPOSE t, int m, int n, float alpha, const float* A, int lda,
           int incx, float beta, float* y, int incy) {
   cblas_sgemv(CblasColMajor, t, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
-void Gemv(CBLAS_TRANSPOSE t, int m, int n, double alpha, const double* A, int lda,
-          const double* x, int incx, double beta, double* y, int incy) {
+void Gemv(CBLAS_TRANSPOSE t, int m, int n, double alpha, const double* A, int lda, const double* x,
+          int incx, double beta, double* y, int incy) {
   cblas_dgemv(CblasColMajor, t, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 void Axpy(int n, float alpha, const float* x, int incx, float* y, int incy) {
@@ -106,12 +106,12 @@ cublasStatus_t GemmChecked(const char* routine, cublasHandle_t handle, cublasOpe
 
 template <typename T>
 cublasStatus_t GemvChecked(const char* routine, cublasHandle_t handle, cublasOperation_t trans,
-                           int m, int n, const T* alpha, const T* A, int lda, const T* x,
-                           int incx, const T* beta, T* y, int incy) {
+                           int m, int n, const T* alpha, const T* A, int lda, const T* x, int incx,
+                           const T* beta, T* y, int incy) {
   if (!ValidHandle(routine, handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx <= 0 || incy <= 0) {
-    std::fprintf(stderr, "CUDA emulator: %s: invalid m=%d n=%d lda=%d incx=%d incy=%d\n",
-                 routine, m, n, lda, incx, incy);
+    std::fprintf(stderr, "CUDA emulator: %s: invalid m=%d n=%d lda=%d incx=%d incy=%d\n", routine,
+                 m, n, lda, incx, incy);
     return CUBLAS_STATUS_INVALID_VALUE;
   }
   if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
@@ -231,11 +231,16 @@ cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
 
 const char* cublasGetStatusString(cublasStatus_t status) {
   switch (status) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_SUCCESS:
+      return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
   }
   return "CUBLAS_STATUS_UNKNOWN";
 }
@@ -244,15 +249,15 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, int k, const float* alpha,
                            const float* A, int lda, const float* B, int ldb, const float* beta,
                            float* C, int ldc) {
-  return GemmChecked("cublasSgemm", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                     C, ldc);
+  return GemmChecked("cublasSgemm", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                     ldc);
 }
 cublasStatus_t cublasDgemm(cublasHandle_t handle, cublasOperation_t transa,
                            cublasOperation_t transb, int m, int n, int k, const double* alpha,
                            const double* A, int lda, const double* B, int ldb, const double* beta,
                            double* C, int ldc) {
-  return GemmChecked("cublasDgemm", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                     C, ldc);
+  return GemmChecked("cublasDgemm", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                     ldc);
 }
 cublasStatus_t cublasSgemv(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
                            const float* alpha, const float* A, int lda, const float* x, int incx,
@@ -260,8 +265,8 @@ cublasStatus_t cublasSgemv(cublasHandle_t handle, cublasOperation_t trans, int m
   return GemvChecked("cublasSgemv", handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 cublasStatus_t cublasDgemv(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
-                           const double* alpha, const double* A, int lda, const double* x,
-                           int incx, const double* beta, double* y, int incy) {
+                           const double* alpha, const double* A, int lda, const double* x, int incx,
+                           const double* beta, double* y, int incy) {
   return GemvChecked("cublasDgemv", handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
 }
 cublasStatus_t cublasSaxpy(cublasHandle_t handle, int n, const float* alpha, const float* x,
@@ -275,16 +280,15 @@ cublasStatus_t cublasDaxpy(cublasHandle_t handle, int n, const double* alpha, co
 cublasStatus_t cublasSscal(cublasHandle_t handle, int n, const float* alpha, float* x, int incx) {
   return ScalChecked("cublasSscal", handle, n, alpha, x, incx);
 }
-cublasStatus_t cublasDscal(cublasHandle_t handle, int n, const double* alpha, double* x,
-                           int incx) {
+cublasStatus_t cublasDscal(cublasHandle_t handle, int n, const double* alpha, double* x, int incx) {
   return ScalChecked("cublasDscal", handle, n, alpha, x, incx);
 }
 cublasStatus_t cublasSdot(cublasHandle_t handle, int n, const float* x, int incx, const float* y,
                           int incy, float* result) {
   return DotChecked("cublasSdot", handle, n, x, incx, y, incy, result);
 }
-cublasStatus_t cublasDdot(cublasHandle_t handle, int n, const double* x, int incx,
-                          const double* y, int incy, double* result) {
+cublasStatus_t cublasDdot(cublasHandle_t handle, int n, const double* x, int incx, const double* y,
+                          int incy, double* result) {
   return DotChecked("cublasDdot", handle, n, x, incx, y, incy, result);
 }
 cublasStatus_t cublasSasum(cublasHandle_t handle, int n, const float* x, int incx, float* result) {

@@ -55,8 +55,8 @@ curandStatus_t Uniform(const char* routine, curandGenerator_t generator, T* outp
 }
 
 template <typename T>
-curandStatus_t Normal(const char* routine, curandGenerator_t generator, T* output, size_t n,
-                      T mean, T stddev) {
+curandStatus_t Normal(const char* routine, curandGenerator_t generator, T* output, size_t n, T mean,
+                      T stddev) {
   if (generator == nullptr) return CURAND_STATUS_NOT_INITIALIZED;
   if (n % 2 != 0) {
     std::fprintf(stderr, "CUDA emulator: %s: count %zu is odd; cuRAND needs a multiple of 2\n",
@@ -127,8 +127,7 @@ curandStatus_t curandGenerateUniform(curandGenerator_t generator, float* output,
   return caffe_emu::Uniform("curandGenerateUniform", generator, output, n);
 }
 
-curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, double* output,
-                                           size_t n) {
+curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, double* output, size_t n) {
   return caffe_emu::Uniform("curandGenerateUniformDouble", generator, output, n);
 }
 

@@ -14,9 +14,9 @@ namespace caffe_emu {
 /// Where a pointer lies.
 struct Place {
   enum Kind { kHost, kPinned, kDevice } kind = kHost;
-  int device = -1;            // for kDevice
+  int device = -1;             // for kDevice
   const char* base = nullptr;  // start of its allocation (kPinned, kDevice)
-  size_t size = 0;            // bytes of that allocation
+  size_t size = 0;             // bytes of that allocation
 };
 
 /// Classifies `pointer` (device memory of some GPU, pinned host memory, or other host memory).

@@ -45,8 +45,10 @@ ThreadOrder InitialOrder() {
     return ThreadOrder::kForward;
   }
   if (std::strcmp(text, "reverse") == 0) return ThreadOrder::kReverse;
-  std::fprintf(stderr, "CUDA emulator: CAFFE_CUDA_EMU_ORDER=%s is neither forward nor reverse; "
-               "running threads forward\n", text);
+  std::fprintf(stderr,
+               "CUDA emulator: CAFFE_CUDA_EMU_ORDER=%s is neither forward nor reverse; "
+               "running threads forward\n",
+               text);
   return ThreadOrder::kForward;
 }
 std::atomic<ThreadOrder> thread_order{InitialOrder()};
@@ -80,8 +82,7 @@ uint3 Coordinates(unsigned long long linear, dim3 extent) {
 
 void SetThread(unsigned int linear) { threadIdx = Coordinates(linear, blockDim); }
 
-void RunBlockAsFibers(unsigned int threads, ThreadOrder order, void (*body)(void*),
-                      void* context) {
+void RunBlockAsFibers(unsigned int threads, ThreadOrder order, void (*body)(void*), void* context) {
   Block block;
   block.body = body;
   block.context = context;
@@ -109,8 +110,9 @@ void RunBlockAsFibers(unsigned int threads, ThreadOrder order, void (*body)(void
       }
     }
     if (at_barrier > 0 && done > 0) {
-      Abort("some threads of a block left the kernel while others waited at __syncthreads "
-            "(a deadlock or undefined behaviour on a GPU)");
+      Abort(
+          "some threads of a block left the kernel while others waited at __syncthreads "
+          "(a deadlock or undefined behaviour on a GPU)");
     }
     live = at_barrier;
   }
@@ -146,8 +148,8 @@ ThreadOrder SetThreadOrder(ThreadOrder order) { return thread_order.exchange(ord
 bool ValidLaunch(const Config& config) {
   const dim3 grid = config.grid, block = config.block;
   const unsigned long long threads = 1ULL * block.x * block.y * block.z;
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 ||
-      block.z > 64 || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0 || threads == 0 || threads > 1024 || block.z > 64 ||
+      grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535) {
     std::ostringstream why;
     why << "kernel launch with grid (" << grid.x << ", " << grid.y << ", " << grid.z
         << ") and block (" << block.x << ", " << block.y << ", " << block.z
@@ -182,9 +184,10 @@ void __syncthreads() {
   caffe_emu::Block* block = caffe_emu::cooperative_block;
   if (block == nullptr) {
     if (1ULL * blockDim.x * blockDim.y * blockDim.z == 1) return;
-    caffe_emu::Abort("__syncthreads in a kernel launched without barriers: its file needs "
-                     "rewrite_launches.py's cooperative launch (does it call __syncthreads "
-                     "through a helper the script does not know?)");
+    caffe_emu::Abort(
+        "__syncthreads in a kernel launched without barriers: its file needs "
+        "rewrite_launches.py's cooperative launch (does it call __syncthreads "
+        "through a helper the script does not know?)");
   }
   caffe_emu::SwitchFiber(&block->fibers[block->running], &block->scheduler);
 }

@@ -8,12 +8,11 @@
 // A rank that waits on a peer that died, aborted or destroyed its communicator gets an error
 // instead of a hang, as NCCL's asynchronous error reporting would give it.
 #include <fcntl.h>
+#include <nccl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include <nccl.h>
 
 #include <atomic>
 #include <cerrno>
@@ -43,11 +42,16 @@ enum class Kind : int { kAllReduce = 1, kReduce, kBroadcast, kReduceScatter, kAl
 
 const char* KindName(Kind kind) {
   switch (kind) {
-    case Kind::kAllReduce: return "ncclAllReduce";
-    case Kind::kReduce: return "ncclReduce";
-    case Kind::kBroadcast: return "ncclBroadcast";
-    case Kind::kReduceScatter: return "ncclReduceScatter";
-    case Kind::kAllGather: return "ncclAllGather";
+    case Kind::kAllReduce:
+      return "ncclAllReduce";
+    case Kind::kReduce:
+      return "ncclReduce";
+    case Kind::kBroadcast:
+      return "ncclBroadcast";
+    case Kind::kReduceScatter:
+      return "ncclReduceScatter";
+    case Kind::kAllGather:
+      return "ncclAllGather";
   }
   return "?";
 }
@@ -118,8 +122,10 @@ namespace {
 
 size_t TypeSize(ncclDataType_t type) {
   switch (type) {
-    case ncclFloat: return sizeof(float);
-    case ncclDouble: return sizeof(double);
+    case ncclFloat:
+      return sizeof(float);
+    case ncclDouble:
+      return sizeof(double);
   }
   return 0;
 }
@@ -142,8 +148,7 @@ std::string PeerGone(const ncclComm& comm, int peer) {
   if (state == kLeft) return "rank " + std::to_string(peer) + " destroyed its communicator";
   if (state == kAborted) return "rank " + std::to_string(peer) + " aborted its communicator";
   if (state == kJoined && slot.pid != getpid() && ProcessGone(slot.pid)) {
-    return "rank " + std::to_string(peer) + " (process " + std::to_string(slot.pid) +
-           ") is gone";
+    return "rank " + std::to_string(peer) + " (process " + std::to_string(slot.pid) + ") is gone";
   }
   return "";
 }
@@ -220,11 +225,9 @@ ncclResult_t CheckOwnGpu(const Header& header, int rank, int nranks, const char*
 ncclResult_t Join(ncclComm* comm, int physical_device, const char* call) {
   Header& header = comm->region->header();
   int expected = 0;
-  if (!header.nranks.compare_exchange_strong(expected, comm->nranks) &&
-      expected != comm->nranks) {
+  if (!header.nranks.compare_exchange_strong(expected, comm->nranks) && expected != comm->nranks) {
     Complain(call, "rank " + std::to_string(comm->rank) + " was given nranks " +
-                       std::to_string(comm->nranks) + ", another rank " +
-                       std::to_string(expected));
+                       std::to_string(comm->nranks) + ", another rank " + std::to_string(expected));
     return ncclInvalidUsage;
   }
   RankSlot& slot = header.slots[comm->rank];
@@ -265,7 +268,8 @@ void SumSlots(const Region& region, int nranks, size_t first, size_t n, char* ou
   T* result = reinterpret_cast<T*>(out);
   for (size_t i = 0; i < n; ++i) {
     T sum = reinterpret_cast<const T*>(region.staging(0))[first + i];
-    for (int r = 1; r < nranks; ++r) sum += reinterpret_cast<const T*>(region.staging(r))[first + i];
+    for (int r = 1; r < nranks; ++r)
+      sum += reinterpret_cast<const T*>(region.staging(r))[first + i];
     result[i] = sum;  // in rank order, so every rank gets the same bits
   }
 }
@@ -319,10 +323,9 @@ ncclResult_t CheckSameCall(const ncclComm& comm, const CallRecord& mine) {
     }
     Complain(KindName(static_cast<Kind>(mine.kind)),
              "ranks disagree on collective " + std::to_string(mine.sequence) + ": rank " +
-                 std::to_string(comm.rank) + " called " +
-                 KindName(static_cast<Kind>(mine.kind)) + "(count " +
-                 std::to_string(mine.count) + ", type " + std::to_string(mine.type) + ", root " +
-                 std::to_string(mine.root) + "), rank " + std::to_string(peer) + " " +
+                 std::to_string(comm.rank) + " called " + KindName(static_cast<Kind>(mine.kind)) +
+                 "(count " + std::to_string(mine.count) + ", type " + std::to_string(mine.type) +
+                 ", root " + std::to_string(mine.root) + "), rank " + std::to_string(peer) + " " +
                  KindName(static_cast<Kind>(theirs.kind)) + "(count " +
                  std::to_string(theirs.count) + ", type " + std::to_string(theirs.type) +
                  ", root " + std::to_string(theirs.root) + ")");
@@ -478,7 +481,8 @@ ncclResult_t Leave(ncclComm_t comm, int state) {
 // Whether two handles are ranks of one communicator (threads that joined by one id map its
 // region separately).
 bool SameCommunicator(const ncclComm& a, const ncclComm& b) {
-  return a.region == b.region || (!a.region->name().empty() && a.region->name() == b.region->name());
+  return a.region == b.region ||
+         (!a.region->name().empty() && a.region->name() == b.region->name());
 }
 
 void* MapZeroed(int fd) {
@@ -502,14 +506,22 @@ ncclResult_t ncclGetVersion(int* version) {
 
 const char* ncclGetErrorString(ncclResult_t result) {
   switch (result) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error";
-    case ncclSystemError: return "unhandled system error";
-    case ncclInternalError: return "internal error";
-    case ncclInvalidArgument: return "invalid argument";
-    case ncclInvalidUsage: return "invalid usage";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error";
+    case ncclSystemError:
+      return "unhandled system error";
+    case ncclInternalError:
+      return "internal error";
+    case ncclInvalidArgument:
+      return "invalid argument";
+    case ncclInvalidUsage:
+      return "invalid usage";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
   }
   return "unknown result code";
 }
@@ -623,17 +635,14 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t, ncclComm_t comm,
                            cudaStream_t stream) {
   return caffe_emu::Submit({Kind::kAllReduce, datatype, 0, count,
-                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff),
-                            comm},
+                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), comm},
                            stream);
 }
 
-ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count,
-                        ncclDataType_t datatype, ncclRedOp_t, int root, ncclComm_t comm,
-                        cudaStream_t stream) {
+ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                        ncclRedOp_t, int root, ncclComm_t comm, cudaStream_t stream) {
   return caffe_emu::Submit({Kind::kReduce, datatype, root, count,
-                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff),
-                            comm},
+                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), comm},
                            stream);
 }
 
@@ -641,8 +650,7 @@ ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            ncclDataType_t datatype, int root, ncclComm_t comm,
                            cudaStream_t stream) {
   return caffe_emu::Submit({Kind::kBroadcast, datatype, root, count,
-                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff),
-                            comm},
+                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), comm},
                            stream);
 }
 
@@ -650,16 +658,14 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
                                ncclDataType_t datatype, ncclRedOp_t, ncclComm_t comm,
                                cudaStream_t stream) {
   return caffe_emu::Submit({Kind::kReduceScatter, datatype, 0, recvcount,
-                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff),
-                            comm},
+                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), comm},
                            stream);
 }
 
 ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
   return caffe_emu::Submit({Kind::kAllGather, datatype, 0, sendcount,
-                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff),
-                            comm},
+                            static_cast<const char*>(sendbuff), static_cast<char*>(recvbuff), comm},
                            stream);
 }
 

@@ -63,7 +63,7 @@ struct Arena {
   std::mutex mutex;
   char* base = nullptr;
   size_t per_device = 0;
-  std::vector<int> visible;                       // visible index -> emulated device
+  std::vector<int> visible;                          // visible index -> emulated device
   std::vector<std::map<size_t, size_t>> free_lists;  // per visible device: offset -> bytes
   std::vector<size_t> used;
   std::map<const char*, Allocation> allocations;
@@ -116,8 +116,8 @@ Arena& TheArena() {
     made->per_device = BytesFromEnv("CAFFE_CUDA_EMU_MEMORY", size_t{4} << 30);
     made->per_device = RoundUp(made->per_device, kAlignment);
     const size_t total = made->per_device * std::max<size_t>(made->visible.size(), 1);
-    void* mapping = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                         -1, 0);
+    void* mapping =
+        mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mapping == MAP_FAILED) {
       std::fprintf(stderr, "CUDA emulator: cannot reserve %zu bytes of address space\n", total);
       std::abort();
@@ -180,8 +180,8 @@ std::string CheckCopy(void* dst, const void* src, size_t bytes, cudaMemcpyKind k
       return why.str();
     }
     if (place.kind == Place::kHost) continue;
-    const std::string why = Overrun(place, pointer, bytes, side == 0 ? "the copy's destination"
-                                                                     : "the copy's source");
+    const std::string why =
+        Overrun(place, pointer, bytes, side == 0 ? "the copy's destination" : "the copy's source");
     if (!why.empty()) return why;
   }
   return "";
@@ -271,8 +271,10 @@ bool UsableOnDevice(const char* call, const void* pointer, size_t bytes, const c
 
 bool HostScalar(const char* call, const char* name, const void* pointer) {
   if (pointer != nullptr && Locate(pointer).kind != Place::kDevice) return true;
-  std::fprintf(stderr, "CUDA emulator: %s: %s must be a host pointer (the library reads it on the "
-               "host), got %p\n", call, name, pointer);
+  std::fprintf(stderr,
+               "CUDA emulator: %s: %s must be a host pointer (the library reads it on the "
+               "host), got %p\n",
+               call, name, pointer);
   return false;
 }
 
@@ -439,8 +441,9 @@ cudaError_t cudaFreeHost(void* ptr) {
   {
     std::lock_guard<std::mutex> lock(arena.mutex);
     if (arena.pinned.erase(static_cast<const char*>(ptr)) == 0) {
-      return Fail(cudaErrorInvalidValue, "cudaFreeHost of a pointer that cudaHostAlloc did not "
-                                         "return");
+      return Fail(cudaErrorInvalidValue,
+                  "cudaFreeHost of a pointer that cudaHostAlloc did not "
+                  "return");
     }
   }
   std::free(ptr);
@@ -567,20 +570,34 @@ cudaError_t cudaRuntimeGetVersion(int* version) { return cudaDriverGetVersion(ve
 
 const char* cudaGetErrorString(cudaError_t error) {
   switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInitializationError: return "initialization error";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-    case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorNotReady: return "device not ready";
-    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
+    case cudaSuccess:
+      return "no error";
+    case cudaErrorInvalidValue:
+      return "invalid argument";
+    case cudaErrorMemoryAllocation:
+      return "out of memory";
+    case cudaErrorInitializationError:
+      return "initialization error";
+    case cudaErrorInvalidConfiguration:
+      return "invalid configuration argument";
+    case cudaErrorInvalidDevicePointer:
+      return "invalid device pointer";
+    case cudaErrorInvalidMemcpyDirection:
+      return "invalid copy direction for memcpy";
+    case cudaErrorDevicesUnavailable:
+      return "CUDA-capable device(s) is/are busy or unavailable";
+    case cudaErrorNoDevice:
+      return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice:
+      return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle:
+      return "invalid resource handle";
+    case cudaErrorNotReady:
+      return "device not ready";
+    case cudaErrorIllegalAddress:
+      return "an illegal memory access was encountered";
+    case cudaErrorLaunchFailure:
+      return "unspecified launch failure";
   }
   return "unknown error";
 }

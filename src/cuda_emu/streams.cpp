@@ -43,7 +43,7 @@ struct CUstream_st {
   bool legacy = false;    // the device's default stream
   bool blocking = false;  // made without cudaStreamNonBlocking: ordered with the default stream
   std::deque<caffe_emu::Entry> pending;
-  uint64_t last_issued = 0;  // order of the newest entry
+  uint64_t last_issued = 0;    // order of the newest entry
   uint64_t running_entry = 0;  // order of the entry running now; 0 if none
   // Held by the thread running one of this stream's entries, for that entry only. Streams run in
   // parallel on several threads without deadlock: a thread waits for a stream only while that
@@ -54,7 +54,7 @@ struct CUstream_st {
 
 struct CUevent_st {
   int device = 0;
-  bool timing = true;            // not made with cudaEventDisableTiming
+  bool timing = true;             // not made with cudaEventDisableTiming
   CUstream_st* stream = nullptr;  // where last recorded; null if never
   uint64_t mark = 0;              // the order of that record's entry
   uint64_t generation = 0;        // records so far: a mark counts only if it is the latest
@@ -66,7 +66,7 @@ namespace caffe_emu {
 namespace {
 
 struct Streams {
-  std::mutex mutex;  // guards every queue, event field and set below
+  std::mutex mutex;                  // guards every queue, event field and set below
   std::condition_variable progress;  // notified when a stream's entry is done
   uint64_t last_order = 0;
   std::array<CUstream_st, kMaxDevices> defaults;

@@ -15,8 +15,7 @@ std::string UsageMessage() {
   std::ostringstream usage;
   usage << "command line brew\nusage: caffe <command> <args>\n\ncommands:\n";
   for (const auto& command : Commands()) {
-    usage << "  " << std::left << std::setw(16) << command.first << command.second.second
-          << "\n";
+    usage << "  " << std::left << std::setw(16) << command.first << command.second.second << "\n";
   }
   return usage.str();
 }

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "caffe/diagnostics/reference_check.hpp"
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
-#include "caffe/diagnostics/reference_check.hpp"
 #include "caffe_tool/command_registry.hpp"
 #include "caffe_tool/flag_values.hpp"
 #include "caffe_tool/flags.hpp"
@@ -33,8 +33,8 @@ int compare() {
       caffe::CompareNetWithReference(&caffe_net, reference);
   int compared = 0;
   vector<string> failures;
-  std::cout << std::left << std::setw(44) << "blob" << std::right << std::setw(14)
-            << "max abs err" << std::setw(14) << "max |ref|" << std::setw(14) << "relative"
+  std::cout << std::left << std::setw(44) << "blob" << std::right << std::setw(14) << "max abs err"
+            << std::setw(14) << "max |ref|" << std::setw(14) << "relative"
             << "\n";
   for (const caffe::BlobComparison& comparison : comparisons) {
     if (!comparison.present) {

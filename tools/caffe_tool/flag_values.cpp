@@ -78,9 +78,7 @@ caffe::Phase GetPhase(caffe::Phase default_value) {
   CAFFE_THROW() << "invalid -phase '" << FLAGS_phase << "'; expected TRAIN or TEST";
 }
 
-void CheckIterations() {
-  CAFFE_CHECK_GT(FLAGS_iterations, 0) << "-iterations must be positive";
-}
+void CheckIterations() { CAFFE_CHECK_GT(FLAGS_iterations, 0) << "-iterations must be positive"; }
 
 void WarnOfTrainOnlyFlags(const char* command) {
   vector<string> given;

@@ -11,8 +11,7 @@ namespace caffe_tool {
 
 LmsSession::LmsSession(const std::vector<int>& gpus)
     : session_(caffe::lms::MakeOptions(FLAGS_lms, FLAGS_lms_frac, FLAGS_lms_prefetch,
-                                       FLAGS_gpu_mem_limit,
-                                       caffe::GpuMemLimitFromEnvironment()),
+                                       FLAGS_gpu_mem_limit, caffe::GpuMemLimitFromEnvironment()),
                gpus.empty() ? -1 : gpus[0]) {}
 
 caffe::lms::Planner<float>* LmsSession::Plan(caffe::Net<float>* net, bool attach) {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "caffe/diagnostics/nonfinite_origin.hpp"
 #include "caffe/net.hpp"
 #include "caffe/solver.hpp"
-#include "caffe/diagnostics/nonfinite_origin.hpp"
 #include "caffe_tool/command_registry.hpp"
 #include "caffe_tool/flag_values.hpp"
 #include "caffe_tool/flags.hpp"
@@ -36,9 +36,9 @@ void ScoreBatch(Net<float>* net, int i, Scores* scores) {
   float iter_loss;
   const vector<Blob<float>*>& result = net->Forward(&iter_loss);
   if (!std::isfinite(iter_loss) && std::isfinite(scores->loss)) {  // the first such batch
-    LOG(WARNING) << "the loss of batch " << i << " is " << caffe::NonFiniteName(iter_loss)
-                 << "; " << caffe::ExplainNonFiniteOrigin(caffe::FindNonFiniteOrigin(*net),
-                                                          /*base_lr=*/0);
+    LOG(WARNING) << "the loss of batch " << i << " is " << caffe::NonFiniteName(iter_loss) << "; "
+                 << caffe::ExplainNonFiniteOrigin(caffe::FindNonFiniteOrigin(*net),
+                                                  /*base_lr=*/0);
   }
   scores->loss += iter_loss;
   int idx = 0;

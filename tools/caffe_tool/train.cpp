@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "caffe/common.hpp"
-#include "caffe/sgd_solvers.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/sgd_solvers.hpp"
 #include "caffe_tool/command_registry.hpp"
 #include "caffe_tool/flag_values.hpp"
 #include "caffe_tool/flags.hpp"

@@ -55,7 +55,8 @@ void OnTerminatedByMpirun(int signal_number) {
 void JoinJob(const caffe::DdlSession& session, const caffe::DdlOptions& options) {
   std::snprintf(g_terminated_message, sizeof(g_terminated_message),
                 "caffe train: learner %d was ended by mpirun (SIGTERM); mpirun's message says "
-                "why\n", session.rank());
+                "why\n",
+                session.rank());
   std::signal(SIGTERM, OnTerminatedByMpirun);
   if (session.rank() != 0 && options.dbg_level == 0) {
     FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);

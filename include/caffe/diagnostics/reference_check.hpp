@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "caffe/net.hpp"
 #include "caffe/io/hdf5.hpp"
+#include "caffe/net.hpp"
 
 namespace caffe {
 
 /// One blob against its reference: max |ours - reference| and max |reference|.
 struct BlobComparison {
-  string what;  // "forward/conv1", "backward/data", "param_diff/ip1/0"
+  string what;               // "forward/conv1", "backward/data", "param_diff/ip1/0"
   bool present = true;       // the reference has this dataset
   bool shapes_match = true;  // and its shape equals ours
   double max_abs_diff = 0;
@@ -41,8 +41,8 @@ class ReferenceData {
   /// Loads <group>/<encoded name> into `blob`, reshaping it.
   void Load(const string& group, const string& name, Blob<float>* blob) const;
   /// Compares `data` (of `shape`) with the dataset at `path` (already encoded).
-  BlobComparison CompareDataset(const string& path, const string& what,
-                                const vector<int>& shape, const float* data) const;
+  BlobComparison CompareDataset(const string& path, const string& what, const vector<int>& shape,
+                                const float* data) const;
   /// The fixture's dataset-name encoding: '%' -> %25, '/' -> %2F.
   static string Encode(const string& name);
 

@@ -66,8 +66,8 @@ class DB {
 /// nothing is there yet; READ and WRITE, that it is a folder holding `marker`, the file every
 /// database of the backend has. `kind` names the backend ("LMDB"), `a_kind` with its article
 /// ("an LMDB"); `hint` is added to the not-a-database error. Throws caffe::Error naming the path.
-void CheckDatabaseFolder(const string& source, Mode mode, const string& kind,
-                         const string& a_kind, const string& marker, const string& hint = "");
+void CheckDatabaseFolder(const string& source, Mode mode, const string& kind, const string& a_kind,
+                         const string& marker, const string& hint = "");
 
 /// Writes a new database that appears at its path only when complete, for the converter tools.
 /// The records go into "<path>.partial-<pid>" beside it, and Finish() renames that folder to

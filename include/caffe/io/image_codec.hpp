@@ -17,8 +17,8 @@ struct ImageCodec {
                               bool is_color, const string& encoding, Datum* datum);
   void (*decode_datum)(const Datum& encoded, ImageColor color, Datum* decoded);
   void (*write_datum_to_image)(const Datum& datum, const string& filename);
-  void (*resize_datum_region)(const Datum& raw, int x, int y, int width, int height,
-                              int out_width, int out_height, Datum* resized);
+  void (*resize_datum_region)(const Datum& raw, int x, int y, int width, int height, int out_width,
+                              int out_height, Datum* resized);
 };
 
 }  // namespace caffe

@@ -18,8 +18,8 @@ struct DepthwiseGeometry {
 /// y (N, C*M, OH, OW) = the convolution of x (N, C, H, W) with w (C*M, 1, kernel_h, kernel_w),
 /// plus bias (C*M) where it is not null. Overwrites y.
 template <typename Dtype>
-void DepthwiseForward(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w,
-                      const Dtype* bias, Dtype* y);
+void DepthwiseForward(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w, const Dtype* bias,
+                      Dtype* y);
 
 /// dx = the gradient of the input for the top gradient dy. Overwrites dx.
 template <typename Dtype>

@@ -13,12 +13,16 @@ constexpr int kBlockReduceThreads = 256;
 
 struct BlockSumOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 
 struct BlockMaxOp {
   template <typename T>
-  __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+  __device__ T operator()(T a, T b) const {
+    return a > b ? a : b;
+  }
 };
 
 /// Combines every thread's `value` with `op` and returns the result to every thread of the block.

@@ -20,9 +20,9 @@
 
 #include <cstddef>
 
-#include "caffe/util/device_alternate.hpp"
 #include "caffe/kernels/gpu_block_reduce.cuh"
 #include "caffe/kernels/gpu_channel_sums.hpp"
+#include "caffe/util/device_alternate.hpp"
 
 namespace caffe {
 
@@ -30,7 +30,9 @@ namespace caffe {
 /// one thread per channel when channels are shorter than a block.
 struct ChannelSumsGrid {
   ChannelSumsGrid(int outer, int channels, int inner)
-      : outer(outer), channels(channels), inner(inner),
+      : outer(outer),
+        channels(channels),
+        inner(inner),
         per_thread(static_cast<long long>(outer) * inner < kBlockReduceThreads),
         blocks(per_thread ? dim3(CAFFE_GET_BLOCKS(channels))
                           : dim3(channels, ChannelSumSlices(outer, channels, inner))),

@@ -4,8 +4,8 @@
 
 #ifndef CPU_ONLY
 
-#include "caffe/util/device_alternate.hpp"
 #include "caffe/kernels/relu_math.hpp"
+#include "caffe/util/device_alternate.hpp"
 
 namespace caffe {
 

@@ -68,8 +68,8 @@ void im2col_nd_lines_cpu(const Dtype* data_im, int num_spatial_axes, const int* 
 template <typename Dtype>
 void col2im_nd_lines_add_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_shape,
                              const int* col_shape, const int* kernel_shape, const int* pad,
-                             const int* stride, const int* dilation, int line_begin,
-                             int line_end, Dtype* data_im);
+                             const int* stride, const int* dilation, int line_begin, int line_end,
+                             Dtype* data_im);
 
 #ifndef CPU_ONLY
 // The same routines on the GPU (im2col.cu), with the same arguments and column layout: data_im

@@ -162,13 +162,14 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   std::vector<int> col_shape_;         // (K * G, the output side's spatial dims...)
   int chunk_images_ = 1;
   int num_chunks_ = 0;
-  int tile_lines_ = 0;  // > 0: images are convolved in tiles of this many output lines
-  int line_width_ = 1;  // values per output line (the output side's last spatial axis)
-  int num_lines_ = 0;   // output lines per image
-  int threads_ = 1;            // chunks run in parallel on this many threads
-  Blob<Dtype> col_buffer_;     // per thread: (K * G, chunk_images_ * S)
-  Blob<Dtype> out_buffer_;     // per thread: (conv_out_channels_, chunk_images_ * S), if chunked
-  Blob<Dtype> weight_diff_t_;  // per thread, per group: the weight gradient transposed (K x C_out / G)
+  int tile_lines_ = 0;      // > 0: images are convolved in tiles of this many output lines
+  int line_width_ = 1;      // values per output line (the output side's last spatial axis)
+  int num_lines_ = 0;       // output lines per image
+  int threads_ = 1;         // chunks run in parallel on this many threads
+  Blob<Dtype> col_buffer_;  // per thread: (K * G, chunk_images_ * S)
+  Blob<Dtype> out_buffer_;  // per thread: (conv_out_channels_, chunk_images_ * S), if chunked
+  Blob<Dtype>
+      weight_diff_t_;  // per thread, per group: the weight gradient transposed (K x C_out / G)
 #ifndef CPU_ONLY
   // The GPU path's columns of one image, or of one tile of output lines: (K * G, columns). Shaped
   // in Reshape, memory taken on first use; the CPU buffers above are not used in GPU mode.

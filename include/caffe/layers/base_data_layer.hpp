@@ -23,10 +23,10 @@
 #include "caffe/blob.hpp"
 #include "caffe/data_transformer.hpp"
 #include "caffe/layer.hpp"
+#include "caffe/memory/device_batch.hpp"
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/resumable_layer.hpp"
 #include "caffe/util/blocking_queue.hpp"
-#include "caffe/memory/device_batch.hpp"
 #include "caffe/util/worker_pool.hpp"
 
 namespace caffe {

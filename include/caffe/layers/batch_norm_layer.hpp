@@ -100,9 +100,9 @@ class BatchNormLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
     bool dv = false;          // the ReLU's bottom diff, left there where the Scale passes none
     bool scale_diff = false;  // the Scale's parameter gradients
     bool bias_diff = false;
-    bool means = false;       // dx's means of dz and dz * x_norm (batch statistics)
+    bool means = false;  // dx's means of dz and dz * x_norm (batch statistics)
     bool sums() const { return means || scale_diff || bias_diff; }  // the summing pass
-    bool map() const { return dx || dz || dv; }                   // the element-wise pass
+    bool map() const { return dx || dz || dv; }                     // the element-wise pass
   };
   FusedBackward FusedBackwardWork(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                                   const vector<bool>& propagate_down,
@@ -114,10 +114,10 @@ class BatchNormLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
   Dtype moving_average_fraction_ = 0;
   Dtype eps_ = 0;
   bool use_global_stats_ = false;
-  Blob<Dtype> mean_;     // (C) statistics of the last forward
-  Blob<Dtype> inv_std_;  // (C) 1 / sqrt(var + eps) of the last forward
-  Blob<Dtype> x_norm_;   // like bottom: the normalized values, kept in case top is overwritten
-  Blob<Dtype> sums_;     // (2 C) scratch: batch variance, or mean(dy) and mean(dy * y)
+  Blob<Dtype> mean_;       // (C) statistics of the last forward
+  Blob<Dtype> inv_std_;    // (C) 1 / sqrt(var + eps) of the last forward
+  Blob<Dtype> x_norm_;     // like bottom: the normalized values, kept in case top is overwritten
+  Blob<Dtype> sums_;       // (2 C) scratch: batch variance, or mean(dy) and mean(dy * y)
   Blob<double> partials_;  // GPU scratch: ChannelSumsKernel's partial sums of the statistics
   ScaleLayer<Dtype>* scale_ = nullptr;  // the Scale that runs with this layer (FuseWithNext)
   ReLULayer<Dtype>* relu_ = nullptr;    // the ReLU after that Scale, if it runs with them too

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "caffe/layers/base_data_layer.hpp"
 #include "caffe/io/db.hpp"
+#include "caffe/layers/base_data_layer.hpp"
 
 namespace caffe {
 

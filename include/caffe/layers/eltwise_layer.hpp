@@ -73,9 +73,9 @@ class EltwiseLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
 #endif
 
   EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;
-  vector<Dtype> coeffs_;          // SUM: one per bottom
-  bool stable_prod_grad_ = true;  // PROD: recompute the product of the others, never divide
-  Blob<int> max_idx_;             // MAX: index of the winning bottom per element
+  vector<Dtype> coeffs_;              // SUM: one per bottom
+  bool stable_prod_grad_ = true;      // PROD: recompute the product of the others, never divide
+  Blob<int> max_idx_;                 // MAX: index of the winning bottom per element
   ReLULayer<Dtype>* relu_ = nullptr;  // the ReLU that runs with this layer (FuseWithNext)
 };
 

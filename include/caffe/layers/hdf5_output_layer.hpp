@@ -7,8 +7,8 @@
 #include <string>
 
 #include "caffe/blob.hpp"
-#include "caffe/layer.hpp"
 #include "caffe/io/hdf5.hpp"
+#include "caffe/layer.hpp"
 
 namespace caffe {
 

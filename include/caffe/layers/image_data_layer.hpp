@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "caffe/layers/base_data_layer.hpp"
 #include "caffe/io/image_io.hpp"
+#include "caffe/layers/base_data_layer.hpp"
 
 namespace caffe {
 

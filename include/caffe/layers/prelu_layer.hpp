@@ -44,7 +44,7 @@ class PReLULayer : public NeuronLayer<Dtype> {
   // shared slope.
   int slope_outer_ = 0;
   int slope_inner_ = 0;
-  Blob<double> partials_;  // GPU backward scratch: ChannelSumsKernel's partial sums per slope
+  Blob<double> partials_;       // GPU backward scratch: ChannelSumsKernel's partial sums per slope
   vector<double> thread_sums_;  // CPU backward: each thread's slope-gradient sums
 };
 

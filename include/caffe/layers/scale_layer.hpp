@@ -34,8 +34,8 @@ class ScaleLayer : public Layer<Dtype> {
   bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
                         const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
-  /// For a BatchNorm that runs this layer with its own passes (LayerFusion::FuseWithNext): whether the
-  /// scale is learned (one bottom) and has one value per channel (axis 1) of a bottom with
+  /// For a BatchNorm that runs this layer with its own passes (LayerFusion::FuseWithNext): whether
+  /// the scale is learned (one bottom) and has one value per channel (axis 1) of a bottom with
   /// `channels` channels; the index of the learned bias in blobs().
   bool ScalesChannels(int channels) const;
   int bias_param_id() const { return bias_param_id_; }  // -1 without bias_term
@@ -63,7 +63,7 @@ class ScaleLayer : public Layer<Dtype> {
   Blob<Dtype> bottom_copy_;  // in place: the bottom's data, which backward needs
   const Blob<Dtype>* saved_bottom_ = &bottom_copy_;  // where that data is (see set_saved_bottom)
   std::vector<double> thread_sums_;  // backward scratch: per thread, sums of dy and dy * x per d
-  Blob<double> partials_;  // GPU backward scratch: ChannelSumsKernel's partial sums per d
+  Blob<double> partials_;            // GPU backward scratch: ChannelSumsKernel's partial sums per d
 };
 
 }  // namespace caffe

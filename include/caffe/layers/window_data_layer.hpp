@@ -37,8 +37,7 @@ namespace caffe {
 template <typename Dtype>
 class WindowDataLayer : public BasePrefetchingDataLayer<Dtype> {
  public:
-  explicit WindowDataLayer(const LayerParameter& param)
-      : BasePrefetchingDataLayer<Dtype>(param) {}
+  explicit WindowDataLayer(const LayerParameter& param) : BasePrefetchingDataLayer<Dtype>(param) {}
   ~WindowDataLayer() override;
   void DataLayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   const char* type() const override { return "WindowData"; }

@@ -13,7 +13,6 @@
 namespace caffe {
 namespace lms {
 
-
 /// Bytes from "17179869184", "16G", "16GB", "16GiB", "512M", "1.5G" (K, M, G, T are powers of
 /// 1024); `source` names where the text came from in the error ("-gpu_mem_limit").
 size_t ParseByteSize(const std::string& text, const std::string& source);

@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "caffe/memory/device.hpp"
 #include "caffe/lms/memory_manager.hpp"
 #include "caffe/lms/planner.hpp"
+#include "caffe/memory/device.hpp"
 #include "caffe/net.hpp"
 
 namespace caffe {

@@ -59,7 +59,7 @@ class DeviceAllocator {
     void* ptr;
     uint64_t ticket;  // the last copy on it
   };
-  std::multimap<size_t, Cached> cache_;     // freed, by size class, oldest first
+  std::multimap<size_t, Cached> cache_;  // freed, by size class, oldest first
 };
 
 }  // namespace caffe

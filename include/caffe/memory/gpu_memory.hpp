@@ -16,10 +16,10 @@ namespace caffe {
 class GpuMemory {
  public:
   struct Usage {
-    size_t in_use = 0;       // handed out (by size class)
-    size_t reserved = 0;     // held from the GPU: in use plus cached
+    size_t in_use = 0;    // handed out (by size class)
+    size_t reserved = 0;  // held from the GPU: in use plus cached
     size_t peak_in_use = 0;
-    size_t budget = 0;       // 0: the whole GPU
+    size_t budget = 0;  // 0: the whole GPU
   };
   /// `bytes` of memory on GPU `device`. Throws a caffe::Error saying how much was asked for,
   /// on which GPU, and what is in use, when neither the cache, the budget nor the GPU has it.

@@ -1,6 +1,6 @@
 // One buffer with a host side and a device side, kept coherent lazily. The head says where the
-// newest copy lives; cpu_data()/gpu_data() copy to that side if it is stale, mutable_* also move the
-// head there (the other side becomes stale). Host memory is 64-byte aligned for vector loads.
+// newest copy lives; cpu_data()/gpu_data() copy to that side if it is stale, mutable_* also move
+// the head there (the other side becomes stale). Host memory is 64-byte aligned for vector loads.
 #ifndef CAFFE_MEMORY_SYNCEDMEM_HPP_
 #define CAFFE_MEMORY_SYNCEDMEM_HPP_
 

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-
 namespace caffe {
 
 /// Where each member's block of a buffer lies: block i is [offset[i], offset[i] + count[i]).

@@ -9,11 +9,11 @@
 #include "caffe/common.hpp"
 
 /// A failed NCCL call is a caffe::Error naming the call and NCCL's text for the failure.
-#define CAFFE_NCCL_CALL(call)                                                                \
-  do {                                                                                       \
-    const ncclResult_t caffe_nccl_status_ = (call);                                          \
-    CAFFE_CHECK(caffe_nccl_status_ == ncclSuccess)                                           \
-        << "NCCL call failed: " #call ": " << ncclGetErrorString(caffe_nccl_status_);        \
+#define CAFFE_NCCL_CALL(call)                                                         \
+  do {                                                                                \
+    const ncclResult_t caffe_nccl_status_ = (call);                                   \
+    CAFFE_CHECK(caffe_nccl_status_ == ncclSuccess)                                    \
+        << "NCCL call failed: " #call ": " << ncclGetErrorString(caffe_nccl_status_); \
   } while (0)
 
 namespace caffe {

@@ -25,8 +25,7 @@ void adagrad_update_gpu(int n, Dtype* g, Dtype* h, Dtype delta, Dtype local_rate
 
 /// RMSProp: h = (1 - rms_decay) * g^2 + rms_decay * h; g = local_rate * (g / (sqrt(h) + delta)).
 template <typename Dtype>
-void rmsprop_update_gpu(int n, Dtype* g, Dtype* h, Dtype rms_decay, Dtype delta,
-                        Dtype local_rate);
+void rmsprop_update_gpu(int n, Dtype* g, Dtype* h, Dtype rms_decay, Dtype delta, Dtype local_rate);
 
 /// AdaDelta, with grad_history E[g^2] and update_history E[dx^2] decaying by momentum:
 /// E[g^2] = (1 - momentum) * g^2 + momentum * E[g^2];
@@ -39,8 +38,8 @@ void adadelta_update_gpu(int n, Dtype* g, Dtype* grad_history, Dtype* update_his
 /// Adam: m = (1 - beta1) * g + beta1 * m; v = (1 - beta2) * g^2 + beta2 * v;
 /// g = corrected_rate * (m / (sqrt(v) + eps_hat)), corrected_rate = local_rate * correction.
 template <typename Dtype>
-void adam_update_gpu(int n, Dtype* g, Dtype* m, Dtype* v, Dtype beta1, Dtype beta2,
-                     Dtype eps_hat, Dtype corrected_rate);
+void adam_update_gpu(int n, Dtype* g, Dtype* m, Dtype* v, Dtype beta1, Dtype beta2, Dtype eps_hat,
+                     Dtype corrected_rate);
 
 }  // namespace caffe
 

@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/layer.hpp"
 #include "caffe/layer_factory.hpp"
+#include "caffe/layers/cudnn/cudnn.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/layers/cudnn/cudnn.hpp"
-#include "caffe/kernels/math_functions.hpp"
 #ifdef USE_CUDNN
 #include "caffe/layers/cudnn/cudnn_convolution_layer.hpp"
 #include "caffe/layers/cudnn/cudnn_deconvolution_layer.hpp"

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "caffe/proto/caffe.pb.h"
 #include "caffe/io/db.hpp"
+#include "caffe/proto/caffe.pb.h"
 
 namespace caffe {
 
@@ -44,8 +44,8 @@ inline void WriteTestImages(const std::string& source, int count, const TestImag
     datum.set_label(images.label_is_index ? k : k % images.classes);
     char key[16];
     std::snprintf(key, sizeof(key), "%08d", k);
-    transaction->Put(key, k == images.corrupt ? std::string("\xff\xff\xff", 3)
-                                              : datum.SerializeAsString());
+    transaction->Put(
+        key, k == images.corrupt ? std::string("\xff\xff\xff", 3) : datum.SerializeAsString());
   }
   transaction->Commit();
   database->Close();

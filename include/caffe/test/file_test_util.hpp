@@ -90,8 +90,7 @@ inline std::string ReadWholeFile(const std::string& path) {
 /// Runs the program `binary` with `args`; stdout and stderr go through files in `scratch_dir`
 /// named after `name`.
 inline ToolResult RunProgram(const std::string& binary, const std::string& name,
-                             const std::vector<std::string>& args,
-                             const std::string& scratch_dir) {
+                             const std::vector<std::string>& args, const std::string& scratch_dir) {
   const std::string out_path = scratch_dir + "/" + name + ".stdout";
   const std::string err_path = scratch_dir + "/" + name + ".stderr";
   ToolResult result;

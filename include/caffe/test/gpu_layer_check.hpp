@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/layer.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

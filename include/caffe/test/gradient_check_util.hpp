@@ -63,8 +63,8 @@ class GradientChecker {
     }
   }
 
-  void CheckGradientSingle(Layer<Dtype>* layer, const Blobs<Dtype>& bottom,
-                           const Blobs<Dtype>& top, int check_bottom, int top_id, int top_data_id,
+  void CheckGradientSingle(Layer<Dtype>* layer, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
+                           int check_bottom, int top_id, int top_data_id,
                            bool element_wise = false);
 
   /// Checks every layer of a net, back to front, on the net's current inputs.
@@ -169,9 +169,8 @@ void GradientChecker<Dtype>::CheckGradientNet(const Net<Dtype>& net, const Blobs
 }
 
 template <typename Dtype>
-Dtype GradientChecker<Dtype>::GetObjAndGradient(const Layer<Dtype>& layer,
-                                                const Blobs<Dtype>& top, int top_id,
-                                                int top_data_id) {
+Dtype GradientChecker<Dtype>::GetObjAndGradient(const Layer<Dtype>& layer, const Blobs<Dtype>& top,
+                                                int top_id, int top_data_id) {
   Dtype loss = 0;
   if (top_id < 0) {
     // Half the sum of squares of all tops: d/dtop = top.

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 
@@ -35,8 +35,8 @@ struct SolverCheckSettings {
   double delta = 1e-8;
   int iter_size = 1;
   double clip_gradients = -1;
-  double bias_lr_mult = 2;      // the bias learns at twice the rate, as in LeNet
-  double bias_decay_mult = 0;   // and without decay
+  double bias_lr_mult = 2;     // the bias learns at twice the rate, as in LeNet
+  double bias_decay_mult = 0;  // and without decay
   int num_iters = 3;
 };
 
@@ -135,9 +135,9 @@ void CheckSolverUpdates(const std::string& type, const SolverCheckSettings& s) {
   text << "type: \"" << type << "\" base_lr: " << s.base_lr << " lr_policy: \"fixed\""
        << " weight_decay: " << s.weight_decay << " regularization_type: \"" << s.regularization
        << "\" momentum: " << s.momentum << " momentum2: " << s.momentum2
-       << " rms_decay: " << s.rms_decay << " delta: " << s.delta
-       << " iter_size: " << s.iter_size << " clip_gradients: " << s.clip_gradients
-       << " max_iter: " << s.num_iters << " snapshot_after_train: false random_seed: 1701"
+       << " rms_decay: " << s.rms_decay << " delta: " << s.delta << " iter_size: " << s.iter_size
+       << " clip_gradients: " << s.clip_gradients << " max_iter: " << s.num_iters
+       << " snapshot_after_train: false random_seed: 1701"
        << R"( net_param {
          layer { name: "data" type: "Input" top: "data" top: "targets"
            input_param { shape { dim: 4 dim: 3 } shape { dim: 4 dim: 1 } } }

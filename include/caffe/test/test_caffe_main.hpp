@@ -30,8 +30,8 @@ using TestDtypes = ::testing::Types<float, double>;
 #ifdef CPU_ONLY
 using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>>;
 #else
-using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>,
-                                              GPUDevice<float>, GPUDevice<double>>;
+using TestDtypesAndDevices =
+    ::testing::Types<CPUDevice<float>, CPUDevice<double>, GPUDevice<float>, GPUDevice<double>>;
 #endif
 
 /// Base fixture for tests typed over TestDtypesAndDevices: sets the mode and a fixed seed; GPU
@@ -62,8 +62,8 @@ std::string SourceDir();
 /// The build folder this test program belongs to (PROJECT_BINARY_DIR); the tools are in its bin/.
 std::string BuildDir();
 /// Skips the current test with a reason when the shared folder is absent.
-#define CAFFE_REQUIRE_SHARED_DIR()                                                          \
-  if (::caffe::SharedDir().empty()) {                                                       \
+#define CAFFE_REQUIRE_SHARED_DIR()                                                         \
+  if (::caffe::SharedDir().empty()) {                                                      \
     GTEST_SKIP() << "shared fixtures not found (set CAFFE_SHARED_DIR or place ../shared)"; \
   }
 

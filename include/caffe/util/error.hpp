@@ -62,11 +62,11 @@ std::unique_ptr<ErrorStream::Comparison> MakeComparison(const A& a, const B& b,
 }
 
 #define CAFFE_DEFINE_CHECK_OP_IMPL(name, op)                                         \
-  template <typename A, typename B>                                                 \
+  template <typename A, typename B>                                                  \
   std::unique_ptr<ErrorStream::Comparison> Check##name##Impl(const A& a, const B& b, \
-                                                             const char* expr) {    \
+                                                             const char* expr) {     \
     if (a op b) return nullptr;                                                      \
-    return MakeComparison(a, b, expr);                                              \
+    return MakeComparison(a, b, expr);                                               \
   }
 CAFFE_DEFINE_CHECK_OP_IMPL(EQ, ==)
 CAFFE_DEFINE_CHECK_OP_IMPL(NE, !=)
@@ -88,11 +88,10 @@ CAFFE_DEFINE_CHECK_OP_IMPL(GT, >)
   } else                       \
     CAFFE_THROW()
 
-#define CAFFE_CHECK_OP(name, op, a, b)                                                        \
-  while (auto caffe_check_comparison_ =                                                       \
-             ::caffe::internal::Check##name##Impl((a), (b), #a " " #op " " #b))               \
-  ::caffe::internal::Thrower() &                                                              \
-      ::caffe::internal::ErrorStream(std::move(caffe_check_comparison_))
+#define CAFFE_CHECK_OP(name, op, a, b)                                          \
+  while (auto caffe_check_comparison_ =                                         \
+             ::caffe::internal::Check##name##Impl((a), (b), #a " " #op " " #b)) \
+  ::caffe::internal::Thrower() & ::caffe::internal::ErrorStream(std::move(caffe_check_comparison_))
 
 #define CAFFE_CHECK_EQ(a, b) CAFFE_CHECK_OP(EQ, ==, a, b)
 #define CAFFE_CHECK_NE(a, b) CAFFE_CHECK_OP(NE, !=, a, b)

@@ -102,8 +102,7 @@ string NonFiniteParams(const Net<Dtype>& net, const WeightCensus<Dtype>& weights
 // The other layers whose weights are not finite, in forward order: the first few by name, and
 // always the last, the first that backward reaches.
 template <typename Dtype>
-string OtherNonFiniteLayers(const Net<Dtype>& net, const WeightCensus<Dtype>& weights,
-                            int except) {
+string OtherNonFiniteLayers(const Net<Dtype>& net, const WeightCensus<Dtype>& weights, int except) {
   const size_t kFirstNamed = 4;
   vector<string> names;
   for (int i = 0; i < static_cast<int>(net.layers().size()); ++i) {
@@ -134,8 +133,8 @@ NonFiniteOrigin FindNonFiniteOrigin(const Net<Dtype>& net) {
   int top = -1;  // the blob the origin made
   for (int i = 0; i < num_layers && origin.layer < 0; ++i) {
     const vector<int>& bottoms = net.bottom_ids(i);
-    const bool bottoms_finite = std::all_of(bottoms.begin(), bottoms.end(),
-                                            [&](int b) { return blobs[b].nonfinite == 0; });
+    const bool bottoms_finite =
+        std::all_of(bottoms.begin(), bottoms.end(), [&](int b) { return blobs[b].nonfinite == 0; });
     if (!bottoms_finite) continue;
     // (An in-place layer's top is a bottom, so a blob written in place is judged at the layer
     // that made it.)
@@ -168,8 +167,8 @@ NonFiniteOrigin FindNonFiniteOrigin(const Net<Dtype>& net) {
   }
   text << " made " << blobs[top].nonfinite << " of " << net.blobs()[top]->count()
        << " values of its top '" << origin.blob << "' non-finite";
-  const auto weighted = std::find_if(writers.begin(), writers.end(),
-                                     [&](int j) { return !weights.Finite(j); });
+  const auto weighted =
+      std::find_if(writers.begin(), writers.end(), [&](int j) { return !weights.Finite(j); });
   if (weighted != writers.end()) {
     origin.source = NonFiniteSource::kWeights;
     text << "; the weights of '" << net.layer_names()[*weighted] << "' are not finite ("
@@ -208,7 +207,8 @@ std::string NonFiniteAdvice(const NonFiniteOrigin& origin, double base_lr) {
     case NonFiniteSource::kWeights:
       if (base_lr <= 0) return "They came with the weights: the training that wrote them diverged.";
       return "An update made them so, from gradients that overflowed or were not finite (backward "
-             "reaches the last layer named first): " + lower_lr.str() + ".";
+             "reaches the last layer named first): " +
+             lower_lr.str() + ".";
     case NonFiniteSource::kLayer:
       if (origin.largest_input < kDivergedMagnitude) {
         return "The layer's own arithmetic failed on these values (a log of zero or of a "

@@ -60,8 +60,8 @@ bool HaveLevelDB() {
 #endif
 }
 
-void CheckDatabaseFolder(const string& source, Mode mode, const string& kind,
-                         const string& a_kind, const string& marker, const string& hint) {
+void CheckDatabaseFolder(const string& source, Mode mode, const string& kind, const string& a_kind,
+                         const string& marker, const string& hint) {
   if (mode == NEW) {
     CAFFE_CHECK(!FileExists(source))
         << "cannot create " << kind << " '" << source << "': it already exists (remove it first)";
@@ -69,9 +69,9 @@ void CheckDatabaseFolder(const string& source, Mode mode, const string& kind,
   }
   CAFFE_CHECK(IsDirectory(source))
       << kind << " '" << source << "' "
-      << (FileExists(source) ? "is not a directory (" + a_kind + " is a directory holding " +
-                                   marker + ")"
-                             : "does not exist");
+      << (FileExists(source)
+              ? "is not a directory (" + a_kind + " is a directory holding " + marker + ")"
+              : "does not exist");
   CAFFE_CHECK(FileExists(source + "/" + marker))
       << "'" << source << "' is not " << a_kind << ": the folder holds no " << marker << hint;
 }

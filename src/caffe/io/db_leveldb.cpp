@@ -43,7 +43,8 @@ LevelDBCursor::~LevelDBCursor() {
 }
 
 void LevelDBCursor::CheckStatus() const {
-  if (!iterator_->Valid()) LevelDBCheck(iterator_->status(), "cannot read LevelDB '" + source_ + "'");
+  if (!iterator_->Valid())
+    LevelDBCheck(iterator_->status(), "cannot read LevelDB '" + source_ + "'");
 }
 
 void LevelDBCursor::SeekToFirst() {
@@ -75,8 +76,7 @@ bool LevelDBCursor::valid() const { return iterator_->Valid(); }
 
 // ---- LevelDBTransaction ----------------------------------------------------------------------
 
-LevelDBTransaction::LevelDBTransaction(std::shared_ptr<leveldb::DB> database,
-                                       const string& source)
+LevelDBTransaction::LevelDBTransaction(std::shared_ptr<leveldb::DB> database, const string& source)
     : database_(std::move(database)), batch_(new leveldb::WriteBatch()), source_(source) {}
 
 LevelDBTransaction::~LevelDBTransaction() = default;
@@ -95,9 +95,9 @@ void LevelDB::Open(const string& source, Mode mode) {
   Close();
   source_ = source;
   read_only_ = (mode == READ);
-  CheckDatabaseFolder(source, mode, "LevelDB", "a LevelDB", "CURRENT",
-                      FileExists(source + "/data.mdb") ? " (it is an LMDB: set `backend: LMDB`)"
-                                                       : "");
+  CheckDatabaseFolder(
+      source, mode, "LevelDB", "a LevelDB", "CURRENT",
+      FileExists(source + "/data.mdb") ? " (it is an LMDB: set `backend: LMDB`)" : "");
   std::error_code ignored;
   const string canonical = std::filesystem::weakly_canonical(source, ignored).string();
   std::lock_guard<std::mutex> lock(open_mutex);

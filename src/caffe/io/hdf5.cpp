@@ -46,16 +46,16 @@ void hdf5_load_nd_dataset(hid_t file_id, const char* name, int min_dim, int max_
     blob->Reshape(shape);
   } else {
     CAFFE_CHECK(blob->shape() == shape)
-        << "HDF5 dataset '" << name << "' has shape " << ShapeString(shape)
-        << ", the net expects " << blob->shape_string();
+        << "HDF5 dataset '" << name << "' has shape " << ShapeString(shape) << ", the net expects "
+        << blob->shape_string();
   }
   herr_t status;
   if (sizeof(Dtype) == sizeof(float)) {
-    status = H5LTread_dataset_float(file_id, name, reinterpret_cast<float*>(
-                                                       blob->mutable_cpu_data()));
+    status =
+        H5LTread_dataset_float(file_id, name, reinterpret_cast<float*>(blob->mutable_cpu_data()));
   } else {
-    status = H5LTread_dataset_double(file_id, name, reinterpret_cast<double*>(
-                                                        blob->mutable_cpu_data()));
+    status =
+        H5LTread_dataset_double(file_id, name, reinterpret_cast<double*>(blob->mutable_cpu_data()));
   }
   CAFFE_CHECK(status >= 0) << "failed to read HDF5 dataset '" << name << "'";
 }
@@ -124,8 +124,8 @@ int hdf5_get_num_links(hid_t loc_id) {
 }
 
 std::string hdf5_get_name_by_idx(hid_t loc_id, int idx) {
-  ssize_t size = H5Lget_name_by_idx(loc_id, ".", H5_INDEX_NAME, H5_ITER_NATIVE, idx, nullptr, 0,
-                                    H5P_DEFAULT);
+  ssize_t size =
+      H5Lget_name_by_idx(loc_id, ".", H5_INDEX_NAME, H5_ITER_NATIVE, idx, nullptr, 0, H5P_DEFAULT);
   CAFFE_CHECK(size >= 0) << "cannot read the name of HDF5 link " << idx;
   std::vector<char> name(size + 1);
   H5Lget_name_by_idx(loc_id, ".", H5_INDEX_NAME, H5_ITER_NATIVE, idx, name.data(), size + 1,

@@ -7,12 +7,11 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <sstream>
-#include <vector>
-
 #include <opencv2/core.hpp>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
+#include <sstream>
+#include <vector>
 
 #include "caffe/io/image_codec.hpp"
 
@@ -203,8 +202,8 @@ cv::Mat RawDatumToMat(const Datum& source, const string& what) {
   const size_t plane = static_cast<size_t>(height) * width;
   const size_t size = plane * channels;
   const bool has_bytes = !source.data().empty();
-  CAFFE_CHECK(
-      (has_bytes ? source.data().size() : static_cast<size_t>(source.float_data_size())) == size)
+  CAFFE_CHECK((has_bytes ? source.data().size() : static_cast<size_t>(source.float_data_size())) ==
+              size)
       << "the record's values do not fill its shape " << ShapeText(channels, height, width);
   cv::Mat image(height, width, channels == 3 ? CV_8UC3 : CV_8UC1);
   for (int h = 0; h < height; ++h) {

@@ -87,9 +87,9 @@ void ParseProtoFromText(const string& text, const string& source, Message* proto
   FirstErrorCollector errors;
   parser.RecordErrorsTo(&errors);
   if (!parser.ParseFromString(text, proto)) {
-    CAFFE_CHECK(!errors.has_error_) << source << ":" << errors.line_ + 1 << ":"
-                                    << errors.column_ + 1 << ": " << errors.message_
-                                    << " (while parsing " << proto->GetTypeName() << ")";
+    CAFFE_CHECK(!errors.has_error_)
+        << source << ":" << errors.line_ + 1 << ":" << errors.column_ + 1 << ": " << errors.message_
+        << " (while parsing " << proto->GetTypeName() << ")";
     CAFFE_THROW() << source << ": not a valid " << proto->GetTypeName();
   }
 }

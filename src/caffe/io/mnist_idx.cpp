@@ -42,8 +42,7 @@ IdxFile::IdxFile(const string& path, Kind kind) : path_(path) {
   const uint64_t needed = header_bytes_ + uint64_t{item_bytes()} * count_;
   const uint64_t size = FileSize(path);
   CAFFE_CHECK(size >= needed) << "'" << path << "' is truncated: its header announces " << count_
-                              << " items (" << needed << " bytes) but it has " << size
-                              << " bytes";
+                              << " items (" << needed << " bytes) but it has " << size << " bytes";
 }
 
 uint32_t IdxFile::ReadHeaderField(const char* field) {

@@ -25,7 +25,8 @@ bool UpgradeNetAsNeeded(const string& param_file, NetParameter* param, bool* ful
   bool compatible = true;
   if (NetNeedsV0ToV1Upgrade(*param)) {
     LOG(INFO) << "Attempting to upgrade input file specified using deprecated "
-                 "V0LayerParameter: " << param_file;
+                 "V0LayerParameter: "
+              << param_file;
     const NetParameter original(*param);
     try {
       if (!UpgradeV0Net(original, param)) {
@@ -42,7 +43,8 @@ bool UpgradeNetAsNeeded(const string& param_file, NetParameter* param, bool* ful
   }
   if (NetNeedsV1ToV2Upgrade(*param)) {
     LOG(INFO) << "Attempting to upgrade input file specified using deprecated "
-                 "V1LayerParameter: " << param_file;
+                 "V1LayerParameter: "
+              << param_file;
     const NetParameter original(*param);
     try {
       if (!UpgradeV1Net(original, param)) {
@@ -60,7 +62,8 @@ bool UpgradeNetAsNeeded(const string& param_file, NetParameter* param, bool* ful
   if (fully_compatible) *fully_compatible = compatible;
   if (NetNeedsDataUpgrade(*param)) {
     LOG(INFO) << "Attempting to upgrade input file specified using deprecated "
-                 "transformation parameters: " << param_file;
+                 "transformation parameters: "
+              << param_file;
     UpgradeNetDataTransformation(param);
     LOG(INFO) << "Successfully upgraded file specified using deprecated data "
                  "transformation parameters.";
@@ -74,8 +77,7 @@ bool UpgradeNetAsNeeded(const string& param_file, NetParameter* param, bool* ful
     upgraded = true;
   }
   if (NetNeedsBatchNormUpgrade(*param)) {
-    LOG(INFO) << "Attempting to upgrade batch norm layers using deprecated params: "
-              << param_file;
+    LOG(INFO) << "Attempting to upgrade batch norm layers using deprecated params: " << param_file;
     UpgradeNetBatchNorm(param);
     LOG(INFO) << "Successfully upgraded batch norm layers using deprecated params.";
     upgraded = true;
@@ -151,8 +153,8 @@ void UpgradeNetInput(NetParameter* net_param) {
   const bool has_dim = net_param->input_dim_size() > 0;
   if (has_shape || has_dim) {
     CAFFE_CHECK(!has_shape || net_param->input_shape_size() == net_param->input_size())
-        << "net has " << net_param->input_size() << " inputs but "
-        << net_param->input_shape_size() << " input_shape entries";
+        << "net has " << net_param->input_size() << " inputs but " << net_param->input_shape_size()
+        << " input_shape entries";
     CAFFE_CHECK(!has_dim || net_param->input_dim_size() == 4 * net_param->input_size())
         << "net has " << net_param->input_size() << " inputs, so input_dim needs "
         << 4 * net_param->input_size() << " values (N, C, H, W per input), got "
@@ -220,12 +222,24 @@ void UpgradeSolverType(SolverParameter* solver_param) {
   if (!solver_param->has_solver_type()) return;
   const char* type = "SGD";
   switch (solver_param->solver_type()) {
-    case SolverParameter_SolverType_SGD: type = "SGD"; break;
-    case SolverParameter_SolverType_NESTEROV: type = "Nesterov"; break;
-    case SolverParameter_SolverType_ADAGRAD: type = "AdaGrad"; break;
-    case SolverParameter_SolverType_RMSPROP: type = "RMSProp"; break;
-    case SolverParameter_SolverType_ADADELTA: type = "AdaDelta"; break;
-    case SolverParameter_SolverType_ADAM: type = "Adam"; break;
+    case SolverParameter_SolverType_SGD:
+      type = "SGD";
+      break;
+    case SolverParameter_SolverType_NESTEROV:
+      type = "Nesterov";
+      break;
+    case SolverParameter_SolverType_ADAGRAD:
+      type = "AdaGrad";
+      break;
+    case SolverParameter_SolverType_RMSPROP:
+      type = "RMSProp";
+      break;
+    case SolverParameter_SolverType_ADADELTA:
+      type = "AdaDelta";
+      break;
+    case SolverParameter_SolverType_ADAM:
+      type = "Adam";
+      break;
   }
   solver_param->set_type(type);
   solver_param->clear_solver_type();
@@ -234,7 +248,8 @@ void UpgradeSolverType(SolverParameter* solver_param) {
 bool UpgradeSolverAsNeeded(const string& param_file, SolverParameter* param) {
   if (!SolverNeedsTypeUpgrade(*param)) return false;
   LOG(INFO) << "Attempting to upgrade input file specified using deprecated 'solver_type' "
-               "field (enum): " << param_file;
+               "field (enum): "
+            << param_file;
   UpgradeSolverType(param);
   LOG(INFO) << "Successfully upgraded file specified using deprecated 'solver_type' field "
                "(enum) to 'type' field (string).";

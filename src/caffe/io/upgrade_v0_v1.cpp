@@ -18,8 +18,7 @@ namespace {
 
 // Logs a V0 field that the layer's type cannot hold; BVLC reported and continued.
 bool Incompatible(const string& field, const string& type) {
-  LOG(WARNING) << "Unknown parameter " << field << " for layer type " << type
-               << "; ignoring it";
+  LOG(WARNING) << "Unknown parameter " << field << " for layer type " << type << "; ignoring it";
   return false;
 }
 
@@ -34,7 +33,8 @@ void UpgradeV0PaddingLayers(const NetParameter& param, NetParameter* param_upgra
   for (int i = 0; i < param.layers_size(); ++i) {
     const V1LayerParameter& layer_connection = param.layers(i);
     const V0LayerParameter& layer_param = layer_connection.layer();
-    if (layer_param.type() != "padding") param_upgraded_pad->add_layers()->CopyFrom(layer_connection);
+    if (layer_param.type() != "padding")
+      param_upgraded_pad->add_layers()->CopyFrom(layer_connection);
     for (int j = 0; j < layer_connection.bottom_size(); ++j) {
       const string& blob_name = layer_connection.bottom(j);
       auto source = blob_name_to_last_top_idx.find(blob_name);
@@ -134,7 +134,8 @@ bool UpgradeV0LearnedParams(const V0LayerParameter& v0, const V0Kind& kind,
   }
   if (v0.has_weight_filler()) {
     if (kind.conv) {
-      layer_param->mutable_convolution_param()->mutable_weight_filler()->CopyFrom(v0.weight_filler());
+      layer_param->mutable_convolution_param()->mutable_weight_filler()->CopyFrom(
+          v0.weight_filler());
     } else if (kind.ip) {
       layer_param->mutable_inner_product_param()->mutable_weight_filler()->CopyFrom(
           v0.weight_filler());
@@ -327,8 +328,10 @@ bool UpgradeV0DataParams(const V0LayerParameter& v0, const V0Kind& kind,
   }
   if (v0.has_new_height() || v0.has_new_width()) {
     if (kind.images) {
-      if (v0.has_new_height()) layer_param->mutable_image_data_param()->set_new_height(v0.new_height());
-      if (v0.has_new_width()) layer_param->mutable_image_data_param()->set_new_width(v0.new_width());
+      if (v0.has_new_height())
+        layer_param->mutable_image_data_param()->set_new_height(v0.new_height());
+      if (v0.has_new_width())
+        layer_param->mutable_image_data_param()->set_new_width(v0.new_width());
     } else {
       is_fully_compatible &= Incompatible("new_height/new_width", type);
     }
@@ -392,46 +395,86 @@ bool UpgradeV0Net(const NetParameter& v0_net_param_padding_layers, NetParameter*
 
 const char* UpgradeV1LayerType(V1LayerParameter_LayerType type) {
   switch (type) {
-    case V1LayerParameter_LayerType_NONE: return "";
-    case V1LayerParameter_LayerType_ABSVAL: return "AbsVal";
-    case V1LayerParameter_LayerType_ACCURACY: return "Accuracy";
-    case V1LayerParameter_LayerType_ARGMAX: return "ArgMax";
-    case V1LayerParameter_LayerType_BNLL: return "BNLL";
-    case V1LayerParameter_LayerType_CONCAT: return "Concat";
-    case V1LayerParameter_LayerType_CONTRASTIVE_LOSS: return "ContrastiveLoss";
-    case V1LayerParameter_LayerType_CONVOLUTION: return "Convolution";
-    case V1LayerParameter_LayerType_DECONVOLUTION: return "Deconvolution";
-    case V1LayerParameter_LayerType_DATA: return "Data";
-    case V1LayerParameter_LayerType_DROPOUT: return "Dropout";
-    case V1LayerParameter_LayerType_DUMMY_DATA: return "DummyData";
-    case V1LayerParameter_LayerType_EUCLIDEAN_LOSS: return "EuclideanLoss";
-    case V1LayerParameter_LayerType_ELTWISE: return "Eltwise";
-    case V1LayerParameter_LayerType_EXP: return "Exp";
-    case V1LayerParameter_LayerType_FLATTEN: return "Flatten";
-    case V1LayerParameter_LayerType_HDF5_DATA: return "HDF5Data";
-    case V1LayerParameter_LayerType_HDF5_OUTPUT: return "HDF5Output";
-    case V1LayerParameter_LayerType_HINGE_LOSS: return "HingeLoss";
-    case V1LayerParameter_LayerType_IM2COL: return "Im2col";
-    case V1LayerParameter_LayerType_IMAGE_DATA: return "ImageData";
-    case V1LayerParameter_LayerType_INFOGAIN_LOSS: return "InfogainLoss";
-    case V1LayerParameter_LayerType_INNER_PRODUCT: return "InnerProduct";
-    case V1LayerParameter_LayerType_LRN: return "LRN";
-    case V1LayerParameter_LayerType_MEMORY_DATA: return "MemoryData";
-    case V1LayerParameter_LayerType_MULTINOMIAL_LOGISTIC_LOSS: return "MultinomialLogisticLoss";
-    case V1LayerParameter_LayerType_MVN: return "MVN";
-    case V1LayerParameter_LayerType_POOLING: return "Pooling";
-    case V1LayerParameter_LayerType_POWER: return "Power";
-    case V1LayerParameter_LayerType_RELU: return "ReLU";
-    case V1LayerParameter_LayerType_SIGMOID: return "Sigmoid";
-    case V1LayerParameter_LayerType_SIGMOID_CROSS_ENTROPY_LOSS: return "SigmoidCrossEntropyLoss";
-    case V1LayerParameter_LayerType_SILENCE: return "Silence";
-    case V1LayerParameter_LayerType_SOFTMAX: return "Softmax";
-    case V1LayerParameter_LayerType_SOFTMAX_LOSS: return "SoftmaxWithLoss";
-    case V1LayerParameter_LayerType_SPLIT: return "Split";
-    case V1LayerParameter_LayerType_SLICE: return "Slice";
-    case V1LayerParameter_LayerType_TANH: return "TanH";
-    case V1LayerParameter_LayerType_WINDOW_DATA: return "WindowData";
-    case V1LayerParameter_LayerType_THRESHOLD: return "Threshold";
+    case V1LayerParameter_LayerType_NONE:
+      return "";
+    case V1LayerParameter_LayerType_ABSVAL:
+      return "AbsVal";
+    case V1LayerParameter_LayerType_ACCURACY:
+      return "Accuracy";
+    case V1LayerParameter_LayerType_ARGMAX:
+      return "ArgMax";
+    case V1LayerParameter_LayerType_BNLL:
+      return "BNLL";
+    case V1LayerParameter_LayerType_CONCAT:
+      return "Concat";
+    case V1LayerParameter_LayerType_CONTRASTIVE_LOSS:
+      return "ContrastiveLoss";
+    case V1LayerParameter_LayerType_CONVOLUTION:
+      return "Convolution";
+    case V1LayerParameter_LayerType_DECONVOLUTION:
+      return "Deconvolution";
+    case V1LayerParameter_LayerType_DATA:
+      return "Data";
+    case V1LayerParameter_LayerType_DROPOUT:
+      return "Dropout";
+    case V1LayerParameter_LayerType_DUMMY_DATA:
+      return "DummyData";
+    case V1LayerParameter_LayerType_EUCLIDEAN_LOSS:
+      return "EuclideanLoss";
+    case V1LayerParameter_LayerType_ELTWISE:
+      return "Eltwise";
+    case V1LayerParameter_LayerType_EXP:
+      return "Exp";
+    case V1LayerParameter_LayerType_FLATTEN:
+      return "Flatten";
+    case V1LayerParameter_LayerType_HDF5_DATA:
+      return "HDF5Data";
+    case V1LayerParameter_LayerType_HDF5_OUTPUT:
+      return "HDF5Output";
+    case V1LayerParameter_LayerType_HINGE_LOSS:
+      return "HingeLoss";
+    case V1LayerParameter_LayerType_IM2COL:
+      return "Im2col";
+    case V1LayerParameter_LayerType_IMAGE_DATA:
+      return "ImageData";
+    case V1LayerParameter_LayerType_INFOGAIN_LOSS:
+      return "InfogainLoss";
+    case V1LayerParameter_LayerType_INNER_PRODUCT:
+      return "InnerProduct";
+    case V1LayerParameter_LayerType_LRN:
+      return "LRN";
+    case V1LayerParameter_LayerType_MEMORY_DATA:
+      return "MemoryData";
+    case V1LayerParameter_LayerType_MULTINOMIAL_LOGISTIC_LOSS:
+      return "MultinomialLogisticLoss";
+    case V1LayerParameter_LayerType_MVN:
+      return "MVN";
+    case V1LayerParameter_LayerType_POOLING:
+      return "Pooling";
+    case V1LayerParameter_LayerType_POWER:
+      return "Power";
+    case V1LayerParameter_LayerType_RELU:
+      return "ReLU";
+    case V1LayerParameter_LayerType_SIGMOID:
+      return "Sigmoid";
+    case V1LayerParameter_LayerType_SIGMOID_CROSS_ENTROPY_LOSS:
+      return "SigmoidCrossEntropyLoss";
+    case V1LayerParameter_LayerType_SILENCE:
+      return "Silence";
+    case V1LayerParameter_LayerType_SOFTMAX:
+      return "Softmax";
+    case V1LayerParameter_LayerType_SOFTMAX_LOSS:
+      return "SoftmaxWithLoss";
+    case V1LayerParameter_LayerType_SPLIT:
+      return "Split";
+    case V1LayerParameter_LayerType_SLICE:
+      return "Slice";
+    case V1LayerParameter_LayerType_TANH:
+      return "TanH";
+    case V1LayerParameter_LayerType_WINDOW_DATA:
+      return "WindowData";
+    case V1LayerParameter_LayerType_THRESHOLD:
+      return "Threshold";
   }
   CAFFE_THROW() << "V1 net: unknown layer type enum value " << static_cast<int>(type);
 }
@@ -457,7 +500,8 @@ bool UpgradeV1LayerParameter(const V1LayerParameter& v1, LayerParameter* layer_p
                                       : ParamSpec_DimCheckMode_STRICT);
   }
   for (int i = 0; i < v1.blobs_lr_size(); ++i) param_spec(i)->set_lr_mult(v1.blobs_lr(i));
-  for (int i = 0; i < v1.weight_decay_size(); ++i) param_spec(i)->set_decay_mult(v1.weight_decay(i));
+  for (int i = 0; i < v1.weight_decay_size(); ++i)
+    param_spec(i)->set_decay_mult(v1.weight_decay(i));
   for (float weight : v1.loss_weight()) layer_param->add_loss_weight(weight);
 #define CAFFE_COPY_V1_PARAM(field) \
   if (v1.has_##field()) layer_param->mutable_##field()->CopyFrom(v1.field())

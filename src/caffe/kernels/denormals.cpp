@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "caffe/util/error.hpp"
 #include "caffe/util/environment.hpp"
+#include "caffe/util/error.hpp"
 
 #if defined(__x86_64__) || defined(__SSE__)
 #include <xmmintrin.h>

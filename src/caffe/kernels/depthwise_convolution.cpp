@@ -260,8 +260,7 @@ void Forward3x3Plane(const Plane3x3<Dtype>& in, const Taps3x3& taps, const Dtype
 // sums[k * kLanes + l] += the products of tap k in lane l over the plane's outputs (d: the top
 // gradient's plane).
 template <typename Dtype>
-void Weights3x3Plane(const Plane3x3<Dtype>& in, const Taps3x3& taps, const Dtype* d,
-                     Dtype* sums) {
+void Weights3x3Plane(const Plane3x3<Dtype>& in, const Taps3x3& taps, const Dtype* d, Dtype* sums) {
   using V = typename LaneVector<Dtype>::type;
   V s0, s1, s2, s3, s4, s5, s6, s7, s8;
   LoadLanes(sums, &s0);
@@ -312,8 +311,7 @@ template <typename Dtype>
 Plane3x3<Dtype> Fill3x3(const PaddedPlane& pad, const Dtype* in, Dtype* padded, Dtype* split) {
   pad.Fill(in, padded);
   if (pad.fast == 2) SplitColumns(padded, pad.rows, pad.cols, split);
-  return {pad.fast == 2 ? split : padded, pad.BlockStart(1, 0), pad.g.out_height,
-          pad.g.out_width};
+  return {pad.fast == 2 ? split : padded, pad.BlockStart(1, 0), pad.g.out_height, pad.g.out_width};
 }
 
 // Whether the input gradient is itself a depthwise convolution that DepthwiseForward computes:
@@ -341,8 +339,8 @@ DepthwiseGeometry InputGradientGeometry(const DepthwiseGeometry& g) {
 }  // namespace
 
 template <typename Dtype>
-void DepthwiseForward(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w,
-                      const Dtype* bias, Dtype* y) {
+void DepthwiseForward(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w, const Dtype* bias,
+                      Dtype* y) {
   const PaddedPlane pad(g);
 #pragma omp parallel
   {
@@ -377,16 +375,14 @@ void DepthwiseForward(const DepthwiseGeometry& g, const Dtype* x, const Dtype* w
 }
 
 template <typename Dtype>
-void DepthwiseBackwardData(const DepthwiseGeometry& g, const Dtype* dy, const Dtype* w,
-                           Dtype* dx) {
+void DepthwiseBackwardData(const DepthwiseGeometry& g, const Dtype* dy, const Dtype* w, Dtype* dx) {
   if (GathersInputGradient(g)) {
     const int taps = g.kernel_h * g.kernel_w;
     std::vector<Dtype> turned(static_cast<size_t>(g.channels) * taps);
     for (size_t f = 0; f < turned.size(); f += taps) {
       std::reverse_copy(w + f, w + f + taps, turned.begin() + f);
     }
-    DepthwiseForward(InputGradientGeometry(g), dy, turned.data(), static_cast<Dtype*>(nullptr),
-                     dx);
+    DepthwiseForward(InputGradientGeometry(g), dy, turned.data(), static_cast<Dtype*>(nullptr), dx);
     return;
   }
   const PaddedPlane pad(g);
@@ -480,12 +476,12 @@ void DepthwiseBackwardWeights(const DepthwiseGeometry& g, const Dtype* dy, const
   }
 }
 
-#define INSTANTIATE_DEPTHWISE(Dtype)                                                           \
-  template void DepthwiseForward<Dtype>(const DepthwiseGeometry&, const Dtype*, const Dtype*, \
-                                        const Dtype*, Dtype*);                                 \
-  template void DepthwiseBackwardData<Dtype>(const DepthwiseGeometry&, const Dtype*,          \
-                                             const Dtype*, Dtype*);                            \
-  template void DepthwiseBackwardWeights<Dtype>(const DepthwiseGeometry&, const Dtype*,       \
+#define INSTANTIATE_DEPTHWISE(Dtype)                                                               \
+  template void DepthwiseForward<Dtype>(const DepthwiseGeometry&, const Dtype*, const Dtype*,      \
+                                        const Dtype*, Dtype*);                                     \
+  template void DepthwiseBackwardData<Dtype>(const DepthwiseGeometry&, const Dtype*, const Dtype*, \
+                                             Dtype*);                                              \
+  template void DepthwiseBackwardWeights<Dtype>(const DepthwiseGeometry&, const Dtype*,            \
                                                 const Dtype*, Dtype*);
 INSTANTIATE_DEPTHWISE(float)
 INSTANTIATE_DEPTHWISE(double)

@@ -44,8 +44,8 @@ __global__ void DepthwiseForwardKernel(const int n, const DepthwiseGeometry g, c
 }
 
 template <typename Dtype>
-__global__ void DepthwiseBackwardDataKernel(const int n, const DepthwiseGeometry g,
-                                            const Dtype* dy, const Dtype* w, Dtype* dx) {
+__global__ void DepthwiseBackwardDataKernel(const int n, const DepthwiseGeometry g, const Dtype* dy,
+                                            const Dtype* w, Dtype* dx) {
   const int out_plane = g.out_height * g.out_width;
   CUDA_KERNEL_LOOP(index, n) {
     const int col = index % g.width;

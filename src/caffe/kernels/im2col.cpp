@@ -229,8 +229,8 @@ void im2col_nd_lines_cpu(const Dtype* data_im, int num_spatial_axes, const int* 
 template <typename Dtype>
 void col2im_nd_lines_add_cpu(const Dtype* data_col, int num_spatial_axes, const int* im_shape,
                              const int* col_shape, const int* kernel_shape, const int* pad,
-                             const int* stride, const int* dilation, int line_begin,
-                             int line_end, Dtype* data_im) {
+                             const int* stride, const int* dilation, int line_begin, int line_end,
+                             Dtype* data_im) {
   Im2ColNd<Dtype, false>(data_im, num_spatial_axes, im_shape, col_shape, kernel_shape, pad, stride,
                          dilation, const_cast<Dtype*>(data_col), 0, line_begin, line_end, true);
 }

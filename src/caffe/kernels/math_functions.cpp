@@ -4,8 +4,8 @@
 #include <limits>
 #include <random>
 
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/skinny_gemm.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -36,8 +36,8 @@ void caffe_cpu_gemm<double>(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, in
 }
 
 template <>
-void caffe_cpu_gemm_ld<float>(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N,
-                              int K, float alpha, const float* A, int lda, const float* B, int ldb,
+void caffe_cpu_gemm_ld<float>(CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                              float alpha, const float* A, int lda, const float* B, int ldb,
                               float beta, float* C, int ldc) {
   cblas_sgemm(CblasRowMajor, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -117,10 +117,10 @@ void caffe_cpu_scale(int n, Dtype alpha, const Dtype* x, Dtype* y) {
   caffe_parallel_for(n, [=](int i) { y[i] = alpha * x[i]; });
 }
 
-#define CAFFE_BINARY_OP(name, expression)                                 \
-  template <typename Dtype>                                               \
-  void name(int N, const Dtype* a, const Dtype* b, Dtype* y) {            \
-    caffe_parallel_for(N, [=](int i) { y[i] = (expression); });           \
+#define CAFFE_BINARY_OP(name, expression)                       \
+  template <typename Dtype>                                     \
+  void name(int N, const Dtype* a, const Dtype* b, Dtype* y) {  \
+    caffe_parallel_for(N, [=](int i) { y[i] = (expression); }); \
   }
 CAFFE_BINARY_OP(caffe_add, a[i] + b[i])
 CAFFE_BINARY_OP(caffe_sub, a[i] - b[i])
@@ -128,10 +128,10 @@ CAFFE_BINARY_OP(caffe_mul, a[i] * b[i])
 CAFFE_BINARY_OP(caffe_div, a[i] / b[i])
 #undef CAFFE_BINARY_OP
 
-#define CAFFE_UNARY_OP(name, expression)                                  \
-  template <typename Dtype>                                               \
-  void name(int N, const Dtype* a, Dtype* y) {                            \
-    caffe_parallel_for(N, [=](int i) { y[i] = (expression); });           \
+#define CAFFE_UNARY_OP(name, expression)                        \
+  template <typename Dtype>                                     \
+  void name(int N, const Dtype* a, Dtype* y) {                  \
+    caffe_parallel_for(N, [=](int i) { y[i] = (expression); }); \
   }
 CAFFE_UNARY_OP(caffe_sqr, a[i] * a[i])
 CAFFE_UNARY_OP(caffe_sqrt, std::sqrt(a[i]))
@@ -149,8 +149,7 @@ float caffe_cpu_strided_dot<float>(int n, const float* x, int incx, const float*
   return cblas_sdot(n, x, incx, y, incy);
 }
 template <>
-double caffe_cpu_strided_dot<double>(int n, const double* x, int incx, const double* y,
-                                     int incy) {
+double caffe_cpu_strided_dot<double>(int n, const double* x, int incx, const double* y, int incy) {
   return cblas_ddot(n, x, incx, y, incy);
 }
 
@@ -215,27 +214,27 @@ void caffe_rng_bernoulli(int n, Dtype p, unsigned int* r) {
   BernoulliFill(n, p, r);
 }
 
-#define INSTANTIATE_MATH(Dtype)                                                            \
-  template void caffe_cpu_axpby<Dtype>(int, Dtype, const Dtype*, Dtype, Dtype*);          \
-  template void caffe_copy<Dtype>(int, const Dtype*, Dtype*);                              \
-  template void caffe_set<Dtype>(int, Dtype, Dtype*);                                      \
-  template void caffe_add_scalar<Dtype>(int, Dtype, Dtype*);                               \
-  template void caffe_scal<Dtype>(int, Dtype, Dtype*);                                     \
-  template void caffe_cpu_scale<Dtype>(int, Dtype, const Dtype*, Dtype*);                  \
-  template void caffe_add<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                 \
-  template void caffe_sub<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                 \
-  template void caffe_mul<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                 \
-  template void caffe_div<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                 \
-  template void caffe_sqr<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_sqrt<Dtype>(int, const Dtype*, Dtype*);                              \
-  template void caffe_abs<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_cpu_sign<Dtype>(int, const Dtype*, Dtype*);                          \
-  template void caffe_powx<Dtype>(int, const Dtype*, Dtype, Dtype*);                       \
-  template Dtype caffe_cpu_dot<Dtype>(int, const Dtype*, const Dtype*);                    \
-  template Dtype caffe_nextafter<Dtype>(Dtype);                                            \
-  template void caffe_rng_uniform<Dtype>(int, Dtype, Dtype, Dtype*);                       \
-  template void caffe_rng_gaussian<Dtype>(int, Dtype, Dtype, Dtype*);                      \
-  template void caffe_rng_bernoulli<Dtype>(int, Dtype, int*);                              \
+#define INSTANTIATE_MATH(Dtype)                                                  \
+  template void caffe_cpu_axpby<Dtype>(int, Dtype, const Dtype*, Dtype, Dtype*); \
+  template void caffe_copy<Dtype>(int, const Dtype*, Dtype*);                    \
+  template void caffe_set<Dtype>(int, Dtype, Dtype*);                            \
+  template void caffe_add_scalar<Dtype>(int, Dtype, Dtype*);                     \
+  template void caffe_scal<Dtype>(int, Dtype, Dtype*);                           \
+  template void caffe_cpu_scale<Dtype>(int, Dtype, const Dtype*, Dtype*);        \
+  template void caffe_add<Dtype>(int, const Dtype*, const Dtype*, Dtype*);       \
+  template void caffe_sub<Dtype>(int, const Dtype*, const Dtype*, Dtype*);       \
+  template void caffe_mul<Dtype>(int, const Dtype*, const Dtype*, Dtype*);       \
+  template void caffe_div<Dtype>(int, const Dtype*, const Dtype*, Dtype*);       \
+  template void caffe_sqr<Dtype>(int, const Dtype*, Dtype*);                     \
+  template void caffe_sqrt<Dtype>(int, const Dtype*, Dtype*);                    \
+  template void caffe_abs<Dtype>(int, const Dtype*, Dtype*);                     \
+  template void caffe_cpu_sign<Dtype>(int, const Dtype*, Dtype*);                \
+  template void caffe_powx<Dtype>(int, const Dtype*, Dtype, Dtype*);             \
+  template Dtype caffe_cpu_dot<Dtype>(int, const Dtype*, const Dtype*);          \
+  template Dtype caffe_nextafter<Dtype>(Dtype);                                  \
+  template void caffe_rng_uniform<Dtype>(int, Dtype, Dtype, Dtype*);             \
+  template void caffe_rng_gaussian<Dtype>(int, Dtype, Dtype, Dtype*);            \
+  template void caffe_rng_bernoulli<Dtype>(int, Dtype, int*);                    \
   template void caffe_rng_bernoulli<Dtype>(int, Dtype, unsigned int*);
 INSTANTIATE_MATH(float)
 INSTANTIATE_MATH(double)

@@ -28,9 +28,8 @@ cublasStatus_t CublasGemv(cublasOperation_t t, int m, int n, const float* alpha,
                           int lda, const float* x, const float* beta, float* y) {
   return cublasSgemv(Caffe::cublas_handle(), t, m, n, alpha, A, lda, x, 1, beta, y, 1);
 }
-cublasStatus_t CublasGemv(cublasOperation_t t, int m, int n, const double* alpha,
-                          const double* A, int lda, const double* x, const double* beta,
-                          double* y) {
+cublasStatus_t CublasGemv(cublasOperation_t t, int m, int n, const double* alpha, const double* A,
+                          int lda, const double* x, const double* beta, double* y) {
   return cublasDgemv(Caffe::cublas_handle(), t, m, n, alpha, A, lda, x, 1, beta, y, 1);
 }
 cublasStatus_t CublasAxpy(int n, const float* alpha, const float* x, float* y) {
@@ -343,37 +342,37 @@ void caffe_gpu_rng_gaussian(int n, Dtype mu, Dtype sigma, Dtype* r) {
   }
 }
 
-#define INSTANTIATE_GPU_MATH(Dtype)                                                             \
-  template void caffe_gpu_gemm<Dtype>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, Dtype,   \
-                                      const Dtype*, const Dtype*, Dtype, Dtype*);              \
+#define INSTANTIATE_GPU_MATH(Dtype)                                                              \
+  template void caffe_gpu_gemm<Dtype>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, Dtype,    \
+                                      const Dtype*, const Dtype*, Dtype, Dtype*);                \
   template void caffe_gpu_gemm_ld<Dtype>(CBLAS_TRANSPOSE, CBLAS_TRANSPOSE, int, int, int, Dtype, \
-                                         const Dtype*, int, const Dtype*, int, Dtype, Dtype*,  \
-                                         int);                                                 \
-  template void caffe_gpu_gemv<Dtype>(CBLAS_TRANSPOSE, int, int, Dtype, const Dtype*,           \
-                                      const Dtype*, Dtype, Dtype*);                            \
-  template void caffe_gpu_axpy<Dtype>(int, Dtype, const Dtype*, Dtype*);                        \
-  template void caffe_gpu_axpby<Dtype>(int, Dtype, const Dtype*, Dtype, Dtype*);                \
-  template void caffe_gpu_copy<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_gpu_set<Dtype>(int, Dtype, Dtype*);                                       \
-  template void caffe_gpu_add_scalar<Dtype>(int, Dtype, Dtype*);                                \
-  template void caffe_gpu_scal<Dtype>(int, Dtype, Dtype*);                                      \
-  template void caffe_gpu_scale<Dtype>(int, Dtype, const Dtype*, Dtype*);                       \
-  template void caffe_gpu_add<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                  \
-  template void caffe_gpu_sub<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                  \
-  template void caffe_gpu_mul<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                  \
-  template void caffe_gpu_div<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                  \
-  template void caffe_gpu_abs<Dtype>(int, const Dtype*, Dtype*);                                \
-  template void caffe_gpu_exp<Dtype>(int, const Dtype*, Dtype*);                                \
-  template void caffe_gpu_log<Dtype>(int, const Dtype*, Dtype*);                                \
-  template void caffe_gpu_sqr<Dtype>(int, const Dtype*, Dtype*);                                \
-  template void caffe_gpu_sqrt<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_gpu_powx<Dtype>(int, const Dtype*, Dtype, Dtype*);                        \
-  template void caffe_gpu_sign<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_gpu_sgnbit<Dtype>(int, const Dtype*, Dtype*);                             \
-  template void caffe_gpu_fabs<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_gpu_dot<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                  \
-  template void caffe_gpu_asum<Dtype>(int, const Dtype*, Dtype*);                               \
-  template void caffe_gpu_rng_uniform<Dtype>(int, Dtype, Dtype, Dtype*);                        \
+                                         const Dtype*, int, const Dtype*, int, Dtype, Dtype*,    \
+                                         int);                                                   \
+  template void caffe_gpu_gemv<Dtype>(CBLAS_TRANSPOSE, int, int, Dtype, const Dtype*,            \
+                                      const Dtype*, Dtype, Dtype*);                              \
+  template void caffe_gpu_axpy<Dtype>(int, Dtype, const Dtype*, Dtype*);                         \
+  template void caffe_gpu_axpby<Dtype>(int, Dtype, const Dtype*, Dtype, Dtype*);                 \
+  template void caffe_gpu_copy<Dtype>(int, const Dtype*, Dtype*);                                \
+  template void caffe_gpu_set<Dtype>(int, Dtype, Dtype*);                                        \
+  template void caffe_gpu_add_scalar<Dtype>(int, Dtype, Dtype*);                                 \
+  template void caffe_gpu_scal<Dtype>(int, Dtype, Dtype*);                                       \
+  template void caffe_gpu_scale<Dtype>(int, Dtype, const Dtype*, Dtype*);                        \
+  template void caffe_gpu_add<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                   \
+  template void caffe_gpu_sub<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                   \
+  template void caffe_gpu_mul<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                   \
+  template void caffe_gpu_div<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                   \
+  template void caffe_gpu_abs<Dtype>(int, const Dtype*, Dtype*);                                 \
+  template void caffe_gpu_exp<Dtype>(int, const Dtype*, Dtype*);                                 \
+  template void caffe_gpu_log<Dtype>(int, const Dtype*, Dtype*);                                 \
+  template void caffe_gpu_sqr<Dtype>(int, const Dtype*, Dtype*);                                 \
+  template void caffe_gpu_sqrt<Dtype>(int, const Dtype*, Dtype*);                                \
+  template void caffe_gpu_powx<Dtype>(int, const Dtype*, Dtype, Dtype*);                         \
+  template void caffe_gpu_sign<Dtype>(int, const Dtype*, Dtype*);                                \
+  template void caffe_gpu_sgnbit<Dtype>(int, const Dtype*, Dtype*);                              \
+  template void caffe_gpu_fabs<Dtype>(int, const Dtype*, Dtype*);                                \
+  template void caffe_gpu_dot<Dtype>(int, const Dtype*, const Dtype*, Dtype*);                   \
+  template void caffe_gpu_asum<Dtype>(int, const Dtype*, Dtype*);                                \
+  template void caffe_gpu_rng_uniform<Dtype>(int, Dtype, Dtype, Dtype*);                         \
   template void caffe_gpu_rng_gaussian<Dtype>(int, Dtype, Dtype, Dtype*)
 
 INSTANTIATE_GPU_MATH(float);

@@ -53,8 +53,7 @@ void DotBlock(const float* const* b, const float* const* a, int K, float sums[RB
 
 // NN: the columns [n0, n0 + width) of C for all M rows, four rows of B at a time, so each C
 // value is loaded and stored once per four products. At holds A transposed (K x M).
-void NNStrip(int M, int N, int K, const float* At, const float* B, float* acc, int n0,
-             int width) {
+void NNStrip(int M, int N, int K, const float* At, const float* B, float* acc, int n0, int width) {
   for (int m = 0; m < M; ++m) std::fill(acc + m * width, acc + (m + 1) * width, 0.f);
   int k = 0;
   for (; k + 4 <= K; k += 4) {
@@ -124,7 +123,8 @@ void SkinnyGemmNN(int M, int N, int K, float alpha, const float* A, const float*
   constexpr int kStrip = 512;
   std::vector<float> At(static_cast<size_t>(K) * M);
   for (int m = 0; m < M; ++m) {
-    for (int k = 0; k < K; ++k) At[static_cast<size_t>(k) * M + m] = A[static_cast<long>(m) * K + k];
+    for (int k = 0; k < K; ++k)
+      At[static_cast<size_t>(k) * M + m] = A[static_cast<long>(m) * K + k];
   }
   const int strips = (N + kStrip - 1) / kStrip;
 #pragma omp parallel

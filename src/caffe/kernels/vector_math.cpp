@@ -26,10 +26,14 @@ bool OnDnnl(Function, Dtype, int, const Dtype*, Dtype*) {
 #ifdef USE_DNNL
 dnnl::algorithm DnnlAlgorithm(Function function) {
   switch (function) {
-    case Function::kExp: return dnnl::algorithm::eltwise_exp;
-    case Function::kTanh: return dnnl::algorithm::eltwise_tanh;
-    case Function::kSigmoid: return dnnl::algorithm::eltwise_logistic;
-    case Function::kElu: return dnnl::algorithm::eltwise_elu;
+    case Function::kExp:
+      return dnnl::algorithm::eltwise_exp;
+    case Function::kTanh:
+      return dnnl::algorithm::eltwise_tanh;
+    case Function::kSigmoid:
+      return dnnl::algorithm::eltwise_logistic;
+    case Function::kElu:
+      return dnnl::algorithm::eltwise_elu;
   }
   return dnnl::algorithm::undef;
 }
@@ -52,8 +56,8 @@ bool OnDnnl<float>(Function function, float alpha, int n, const float* x, float*
   using dnnl::memory;
   const memory::desc desc({n}, memory::data_type::f32, memory::format_tag::a);
   const dnnl::eltwise_forward::primitive_desc forward(
-      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, DnnlAlgorithm(function),
-                                  desc, alpha, 0.f),
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, DnnlAlgorithm(function), desc,
+                                  alpha, 0.f),
       DnnlEngine());
   memory source(desc, DnnlEngine(), const_cast<float*>(x));
   memory destination(desc, DnnlEngine(), y);
@@ -103,7 +107,7 @@ void caffe_elu(int n, Dtype alpha, const Dtype* x, Dtype* y) {
   });
 }
 
-#define INSTANTIATE_VECTOR_MATH(Dtype)                          \
+#define INSTANTIATE_VECTOR_MATH(Dtype)                           \
   template void caffe_exp<Dtype>(int, const Dtype*, Dtype*);     \
   template void caffe_log<Dtype>(int, const Dtype*, Dtype*);     \
   template void caffe_tanh<Dtype>(int, const Dtype*, Dtype*);    \

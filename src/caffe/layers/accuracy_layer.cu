@@ -71,8 +71,8 @@ void AccuracyLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<D
   if (bad_position != INT_MAX) {
     const int label_value = static_cast<int>(bottom[1]->cpu_data()[bad_position]);
     LAYER_THROW() << "label " << label_value << " at position " << bad_position
-                  << " of bottom[1] is out of range; labels must be in [0, " << channels
-                  << ") for " << channels << " classes"
+                  << " of bottom[1] is out of range; labels must be in [0, " << channels << ") for "
+                  << channels << " classes"
                   << (has_ignore_label_ ? "" : " (or set accuracy_param.ignore_label)");
   }
   const int correct = counters[kCorrect];
@@ -84,8 +84,7 @@ void AccuracyLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<D
                         counters + kClassCounters + 2 * channels);
     for (int c = 0; c < channels; ++c) {
       const Dtype class_correct = Dtype(counters[kClassCounters + c]);
-      class_accuracy[c] =
-          class_count_[c] == 0 ? Dtype(0) : class_correct / Dtype(class_count_[c]);
+      class_accuracy[c] = class_count_[c] == 0 ? Dtype(0) : class_correct / Dtype(class_count_[c]);
     }
   }
 }

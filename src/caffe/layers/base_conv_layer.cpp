@@ -206,9 +206,9 @@ void BaseConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blob
   const int columns =
       tile_lines_ > 0 ? tile_lines_ * line_width_ : chunk_images_ * conv_out_spatial_dim_;
   const long col_values = static_cast<long>(kernel_dim_) * group_ * columns;
-  threads_ = std::max(1, std::min({caffe_max_threads(), num_chunks_,
-                                   static_cast<int>(kMaxParallelColumnValues /
-                                                    std::max(col_values, 1L))}));
+  threads_ = std::max(
+      1, std::min({caffe_max_threads(), num_chunks_,
+                   static_cast<int>(kMaxParallelColumnValues / std::max(col_values, 1L))}));
   // Tiny layers stay on one thread: waking the others costs more than the work.
   const long work = static_cast<long>(kernel_dim_) * group_ * conv_out_spatial_dim_ * num_ *
                     std::max(conv_out_channels_ / group_, 1);
@@ -306,8 +306,8 @@ void BaseConvolutionLayer<Dtype>::ImageToOutput(const Dtype* im, int num, const 
     const int n0 = chunk * chunk_images_;
     const int count = std::min(chunk_images_, num - n0);
     const int columns = count * spatial;
-    const Dtype* col = Columns(im + n0 * conv_in_dim_, count,
-                               col_base ? col_base + thread * col_stride : nullptr);
+    const Dtype* col =
+        Columns(im + n0 * conv_in_dim_, count, col_base ? col_base + thread * col_stride : nullptr);
     Dtype* out_chunk = out + n0 * conv_out_dim_;
     Dtype* product = count == 1 ? out_chunk : product_base + thread * product_stride;
     for (int g = 0; g < group_; ++g) {
@@ -414,9 +414,8 @@ void BaseConvolutionLayer<Dtype>::TileColumns(const Dtype* im, int line_begin, i
 }
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::ImageToOutputTiled(const Dtype* im, int num,
-                                                     const Dtype* weights, const Dtype* bias,
-                                                     Dtype* out) {
+void BaseConvolutionLayer<Dtype>::ImageToOutputTiled(const Dtype* im, int num, const Dtype* weights,
+                                                     const Dtype* bias, Dtype* out) {
   const int spatial = conv_out_spatial_dim_;
   const int group_rows = conv_out_channels_ / group_;
   Dtype* col_base = col_buffer_.mutable_cpu_data();
@@ -444,9 +443,9 @@ void BaseConvolutionLayer<Dtype>::ImageToOutputTiled(const Dtype* im, int num,
 }
 
 template <typename Dtype>
-void BaseConvolutionLayer<Dtype>::BackwardGemmTiled(const Dtype* out_diff, const Dtype* im,
-                                                    int num, const Dtype* weights,
-                                                    Dtype* weight_diff, Dtype* im_diff) {
+void BaseConvolutionLayer<Dtype>::BackwardGemmTiled(const Dtype* out_diff, const Dtype* im, int num,
+                                                    const Dtype* weights, Dtype* weight_diff,
+                                                    Dtype* im_diff) {
   const int spatial = conv_out_spatial_dim_;
   const int group_rows = conv_out_channels_ / group_;
   const int weight_count = this->blobs_[0]->count();
@@ -480,13 +479,13 @@ void BaseConvolutionLayer<Dtype>::BackwardGemmTiled(const Dtype* out_diff, const
         for (int g = 0; g < group_; ++g) {
           caffe_cpu_gemm_ld<Dtype>(CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows,
                                    Dtype(1), weights + g * weight_offset_, kernel_dim_,
-                                   diff_tile + static_cast<long>(g) * group_rows * spatial,
-                                   spatial, Dtype(0),
-                                   col + static_cast<long>(g) * kernel_dim_ * columns, columns);
+                                   diff_tile + static_cast<long>(g) * group_rows * spatial, spatial,
+                                   Dtype(0), col + static_cast<long>(g) * kernel_dim_ * columns,
+                                   columns);
         }
-        col2im_nd_lines_add_cpu(col, num_spatial_axes_, conv_input_shape_.data(),
-                                 col_shape_.data(), kernel_shape_.data(), pad_.data(),
-                                 stride_.data(), dilation_.data(), line, line_end, im_image);
+        col2im_nd_lines_add_cpu(col, num_spatial_axes_, conv_input_shape_.data(), col_shape_.data(),
+                                kernel_shape_.data(), pad_.data(), stride_.data(), dilation_.data(),
+                                line, line_end, im_image);
       }
     }
   });
@@ -538,9 +537,10 @@ void BaseConvolutionLayer<Dtype>::AccumulateChannelSums(const Dtype* data, int n
 }
 
 template <typename Dtype>
-bool BaseConvolutionLayer<Dtype>::DeclareMemoryUse(
-    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, MemoryUses* uses) const {
+bool BaseConvolutionLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
+                                                   const Blobs<Dtype>& top,
+                                                   const vector<bool>& propagate_down,
+                                                   MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   // Scratch of the kernels that run, each element written before it is read in the pass: the GPU
   // kernels' column buffer (shaped in Reshape), or the CPU kernels' buffers, whose transposed

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "caffe/layers/base_conv_layer.hpp"
 #include "caffe/kernels/im2col.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/layers/base_conv_layer.hpp"
 
 namespace caffe {
 
@@ -224,11 +224,11 @@ void BaseConvolutionLayer<Dtype>::BackwardGemmTiledGpu(const Dtype* out_diff, co
                             conv_input_shape_.data(), col_shape_.data(), kernel_shape_.data(),
                             pad_.data(), stride_.data(), dilation_.data(), line, line_end, col);
         for (int g = 0; g < group_; ++g) {
-          caffe_gpu_gemm_ld<Dtype>(
-              CblasNoTrans, CblasTrans, group_rows, kernel_dim_, columns, Dtype(1),
-              diff_tile + static_cast<long>(g) * group_rows * spatial, spatial,
-              col + static_cast<long>(g) * kernel_dim_ * columns, columns, Dtype(1),
-              weight_diff + g * weight_offset_, kernel_dim_);
+          caffe_gpu_gemm_ld<Dtype>(CblasNoTrans, CblasTrans, group_rows, kernel_dim_, columns,
+                                   Dtype(1),
+                                   diff_tile + static_cast<long>(g) * group_rows * spatial, spatial,
+                                   col + static_cast<long>(g) * kernel_dim_ * columns, columns,
+                                   Dtype(1), weight_diff + g * weight_offset_, kernel_dim_);
         }
       }
       if (im_image) {

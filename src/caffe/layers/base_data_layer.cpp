@@ -6,8 +6,8 @@
 #include <thread>
 #include <utility>
 
-#include "caffe/memory/pinned_host_allocations.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/memory/pinned_host_allocations.hpp"
 
 namespace caffe {
 
@@ -178,8 +178,8 @@ template <typename Dtype>
 std::unique_ptr<DeviceBatch<Dtype>> BasePrefetchingDataLayer<Dtype>::RoomFor(
     const Batch<Dtype>& batch) const {
   try {
-    return std::make_unique<DeviceBatch<Dtype>>(
-        batch.data_.count(), this->output_labels_ ? batch.label_.count() : 0);
+    return std::make_unique<DeviceBatch<Dtype>>(batch.data_.count(),
+                                                this->output_labels_ ? batch.label_.count() : 0);
   } catch (const Error& error) {
     LOG(WARNING) << this->error_prefix() << "a prefetched batch stays on the host, copied to "
                  << "the GPU as the net reads it: " << error.what();

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "caffe/kernels/gpu_channel_sums.hpp"
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/relu_math.hpp"
 #include "caffe/kernels/stream_copy.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -412,9 +412,9 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
   if (scale_ == nullptr) {
     // The Scale must work in place on this layer's top with one learned scale per channel.
     auto* scale = dynamic_cast<ScaleLayer<Dtype>*>(next);
-    if (scale == nullptr || bottom[0]->num_axes() < 2 ||
-        !scale->ScalesChannels(channels_) || next_bottom.size() != 1 || next_top.size() != 1 ||
-        next_bottom[0] != top[0] || next_top[0] != top[0]) {
+    if (scale == nullptr || bottom[0]->num_axes() < 2 || !scale->ScalesChannels(channels_) ||
+        next_bottom.size() != 1 || next_top.size() != 1 || next_bottom[0] != top[0] ||
+        next_top[0] != top[0]) {
       return false;
     }
     scale_ = scale;
@@ -427,8 +427,7 @@ bool BatchNormLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>&
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>& bottom,
-                                             const Blobs<Dtype>& top) {
+void BatchNormLayer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   Normalize_cpu(*bottom[0], top[0], /*followers=*/true);
   scale_->set_saved_bottom(&x_norm_);  // the Scale's bottom, should it run backward alone

@@ -6,9 +6,9 @@
 // Run with the Scale and ReLU after it (ForwardFused, BackwardFused: see batch_norm_layer.hpp),
 // the same kernels also apply the scale, bias and ReLU, and give the Scale's gradients.
 // Legend as in batch_norm_layer.hpp: N batch, C channels, S spatial; m = N * S.
-#include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/kernels/gpu_channel_sums.cuh"
 #include "caffe/kernels/gpu_relu.cuh"
+#include "caffe/layers/batch_norm_layer.hpp"
 
 namespace caffe {
 
@@ -151,9 +151,8 @@ __global__ void BatchNormBackwardKernel(int count, int channels, int spatial, co
 // not null, this layer's means of dz = scale * dv and of dz * x_norm (channels values each).
 template <typename Dtype>
 __global__ void BatchNormScaleGradientsKernel(int channels, int slices, const double* partials,
-                                              double inv_m, const Dtype* scale,
-                                              Dtype* scale_diff, Dtype* bias_diff,
-                                              Dtype* means) {
+                                              double inv_m, const Dtype* scale, Dtype* scale_diff,
+                                              Dtype* bias_diff, Dtype* means) {
   CUDA_KERNEL_LOOP(c, channels) {
     double sums[2];
     SumChannelSlices(partials, slices, channels, c, sums);
@@ -238,8 +237,7 @@ void BatchNormLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<
 }
 
 template <typename Dtype>
-void BatchNormLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
-                                             const Blobs<Dtype>& top) {
+void BatchNormLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   CHECK(scale_ != nullptr) << this->error_prefix() << "runs with no Scale";
   if (channels_ == 0) return;
   Statistics_gpu(*bottom[0]);
@@ -325,8 +323,8 @@ void BatchNormLayer<Dtype>::BackwardFused_gpu(
   BatchNormBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
       count, channels, spatial_, dy, x_norm, means, means != nullptr ? means + channels : nullptr,
       work.dx ? inv_std_.gpu_data() : nullptr, followers,
-      work.dx ? bottom[0]->mutable_gpu_diff() : nullptr,
-      work.dz ? top_diff : nullptr, work.dv ? top_diff : nullptr);
+      work.dx ? bottom[0]->mutable_gpu_diff() : nullptr, work.dz ? top_diff : nullptr,
+      work.dv ? top_diff : nullptr);
   CUDA_POST_KERNEL_CHECK;
 }
 

@@ -39,8 +39,7 @@ __global__ void BatchReindexBackwardKernel(int count, int item_size, int indices
 }  // namespace
 
 template <typename Dtype>
-void BatchReindexLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
-                                           const Blobs<Dtype>& top) {
+void BatchReindexLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int items = bottom[0]->shape(0);
   const int indices = bottom[1]->count();
   const Dtype* host_index = bottom[1]->cpu_data();

@@ -104,8 +104,7 @@ void BiasLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>&
 
 template <typename Dtype>
 bool BiasLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
-                                        const Blobs<Dtype>& top,
-                                        const vector<bool>& propagate_down,
+                                        const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                         MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (Caffe::mode() == Caffe::GPU && pass == Pass::kBackward) {

@@ -2,8 +2,8 @@
 // over outer and inner per d with ChannelSumsKernel (in double, in a fixed order), copying it to
 // the bottom gradient in the same pass.
 // Legend as in bias_layer.hpp: outer, D = the bias's count, inner.
-#include "caffe/layers/bias_layer.hpp"
 #include "caffe/kernels/gpu_channel_sums.cuh"
+#include "caffe/layers/bias_layer.hpp"
 
 namespace caffe {
 

@@ -60,8 +60,7 @@ __global__ void ContrastiveLossBackwardKernel(int count, int channels, const Dty
 }  // namespace
 
 template <typename Dtype>
-void ContrastiveLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
-                                              const Blobs<Dtype>& top) {
+void ContrastiveLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int num = bottom[0]->shape(0);
   const int channels = bottom[0]->count(1);
   caffe_gpu_sub(bottom[0]->count(), bottom[0]->gpu_data(), bottom[1]->gpu_data(),

@@ -4,9 +4,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "caffe/layer_factory.hpp"
 #include "caffe/kernels/depthwise_convolution.hpp"
 #include "caffe/kernels/im2col.hpp"
+#include "caffe/layer_factory.hpp"
 
 namespace caffe {
 

@@ -3,8 +3,8 @@
 // their own kernels (kernels/depthwise_convolution.cu), as on the CPU.
 #include <vector>
 
-#include "caffe/layers/convolution_layer.hpp"
 #include "caffe/kernels/depthwise_convolution.hpp"
+#include "caffe/layers/convolution_layer.hpp"
 
 namespace caffe {
 

@@ -5,7 +5,6 @@
 
 #include <vector>
 
-
 namespace caffe {
 
 template <typename Dtype>

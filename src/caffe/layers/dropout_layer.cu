@@ -3,9 +3,9 @@
 // 1 - dropout_ratio (exactly 1 for ratio 0); the mask then holds 1 (kept) or 0 (dropped), as on
 // the CPU path, and backward applies the same mask. TEST is the identity. The GPU draws differ
 // from the CPU's (another generator), but the distribution and the scale are the same.
-#include "caffe/layers/dropout_layer.hpp"
-
 #include <algorithm>
+
+#include "caffe/layers/dropout_layer.hpp"
 
 namespace caffe {
 

@@ -1,7 +1,7 @@
 #include "caffe/layers/eltwise_layer.hpp"
 
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/relu_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -214,7 +214,7 @@ bool EltwiseLayer<Dtype>::DeclareMemoryUseFused(
     MemoryUses* uses) const {
   if (pass == Pass::kForward) return DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (!followers_propagate_down[0][0]) return true;  // nothing below wants a gradient
-  uses->AddData(*top[0], kRead);  // the ReLU's output: where its gradient passes
+  uses->AddData(*top[0], kRead);                     // the ReLU's output: where its gradient passes
   uses->AddDiff(*top[0], kReadWrite);
   for (size_t i = 0; i < bottom.size(); ++i) {
     if (propagate_down[i]) uses->AddDiff(*bottom[i], kOverwrite);

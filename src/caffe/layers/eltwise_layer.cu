@@ -4,8 +4,8 @@
 // running maximum and the index of the bottom it came from (max_idx_, BVLC's tie rule), which
 // routes the gradient. A SUM of two with the ReLU after it runs as one (ForwardFused,
 // BackwardFused: see eltwise_layer.hpp).
-#include "caffe/layers/eltwise_layer.hpp"
 #include "caffe/kernels/gpu_relu.cuh"
+#include "caffe/layers/eltwise_layer.hpp"
 
 namespace caffe {
 
@@ -30,8 +30,8 @@ __global__ void EltwiseSumPairKernel(int count, Dtype first_coeff, const Dtype* 
 // With the ReLU after it: top = ReLU(first_coeff * first + second_coeff * second).
 template <typename Dtype>
 __global__ void EltwiseSumReLUKernel(int count, Dtype first_coeff, const Dtype* first,
-                                     Dtype second_coeff, const Dtype* second,
-                                     Dtype negative_slope, Dtype* top_data) {
+                                     Dtype second_coeff, const Dtype* second, Dtype negative_slope,
+                                     Dtype* top_data) {
   CUDA_KERNEL_LOOP(j, count) {
     top_data[j] = ReLUOf(PairSum(first_coeff, first[j], second_coeff, second[j]), negative_slope);
   }
@@ -40,9 +40,8 @@ __global__ void EltwiseSumReLUKernel(int count, Dtype first_coeff, const Dtype* 
 // Backward of the pair: dv = the ReLU's gradient (read from its output, top_data) stored in
 // top_diff, which held dy; each wanted bottom diff (not null) = its coefficient * dv.
 template <typename Dtype>
-__global__ void EltwiseSumReLUBackwardKernel(int count, Dtype negative_slope,
-                                             const Dtype* top_data, Dtype* top_diff,
-                                             Dtype first_coeff, Dtype* first_diff,
+__global__ void EltwiseSumReLUBackwardKernel(int count, Dtype negative_slope, const Dtype* top_data,
+                                             Dtype* top_diff, Dtype first_coeff, Dtype* first_diff,
                                              Dtype second_coeff, Dtype* second_diff) {
   CUDA_KERNEL_LOOP(j, count) {
     const Dtype dv = top_diff[j] * ReLUGradientFactor(top_data[j], negative_slope);
@@ -171,8 +170,7 @@ void EltwiseLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<boo
 }
 
 template <typename Dtype>
-void EltwiseLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
-                                           const Blobs<Dtype>& top) {
+void EltwiseLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
   const int count = top[0]->count();
   if (count == 0) return;
@@ -191,8 +189,8 @@ void EltwiseLayer<Dtype>::BackwardFused_gpu(const Blobs<Dtype>& top,
   const int count = top[0]->count();
   if (count == 0 || !followers_propagate_down[0][0]) return;
   EltwiseSumReLUBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-      count, relu_->negative_slope(), top[0]->gpu_data(), top[0]->mutable_gpu_diff(),
-      coeffs_[0], propagate_down[0] ? bottom[0]->mutable_gpu_diff() : nullptr, coeffs_[1],
+      count, relu_->negative_slope(), top[0]->gpu_data(), top[0]->mutable_gpu_diff(), coeffs_[0],
+      propagate_down[0] ? bottom[0]->mutable_gpu_diff() : nullptr, coeffs_[1],
       propagate_down[1] ? bottom[1]->mutable_gpu_diff() : nullptr);
   CUDA_POST_KERNEL_CHECK;
 }

@@ -6,8 +6,8 @@
 // name one row), so the weight diff's rounding order varies from run to run.
 #include <vector>
 
-#include "caffe/layers/embed_layer.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/layers/embed_layer.hpp"
 
 namespace caffe {
 

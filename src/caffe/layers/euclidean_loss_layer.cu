@@ -5,8 +5,7 @@
 namespace caffe {
 
 template <typename Dtype>
-void EuclideanLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
-                                            const Blobs<Dtype>& top) {
+void EuclideanLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int count = bottom[0]->count();
   caffe_gpu_sub(count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), diff_.mutable_gpu_data());
   Dtype dot = 0;

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "caffe/kernels/math_functions.hpp"
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/vector_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 

@@ -1,8 +1,8 @@
 // Im2col on the GPU: im2col_gpu / col2im_gpu (or their N-D forms) per image, as the CPU path.
 #include <vector>
 
-#include "caffe/layers/im2col_layer.hpp"
 #include "caffe/kernels/im2col.hpp"
+#include "caffe/layers/im2col_layer.hpp"
 
 namespace caffe {
 

@@ -2,8 +2,8 @@
 // Legend as in inner_product_layer.hpp: M examples, K inputs per example, N outputs.
 #include <vector>
 
-#include "caffe/layers/inner_product_layer.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/layers/inner_product_layer.hpp"
 
 namespace caffe {
 

@@ -36,8 +36,8 @@ void LRNLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& to
   // Across channels, images run in parallel, each thread with its own padded squares and one
   // plane of window sums.
   threads_ = across_channels_ ? std::max(1, std::min(caffe_max_threads(), num_)) : 1;
-  scratch_.Reshape({threads_,
-                    std::max(across_channels_ ? (channels_ + size_) * plane : 3 * plane, 1)});
+  scratch_.Reshape(
+      {threads_, std::max(across_channels_ ? (channels_ + size_) * plane : 3 * plane, 1)});
 }
 
 template <typename Dtype>

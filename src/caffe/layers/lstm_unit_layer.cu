@@ -14,8 +14,7 @@ __device__ Dtype LSTMSigmoid(Dtype x) {
 
 template <typename Dtype>
 __global__ void LSTMUnitForwardKernel(int count, int hidden, const Dtype* c_prev,
-                                      const Dtype* gates, const Dtype* cont, Dtype* c,
-                                      Dtype* h) {
+                                      const Dtype* gates, const Dtype* cont, Dtype* c, Dtype* h) {
   CUDA_KERNEL_LOOP(k, count) {
     const int n = k / hidden;
     const int d = k % hidden;
@@ -33,8 +32,8 @@ __global__ void LSTMUnitForwardKernel(int count, int hidden, const Dtype* c_prev
 template <typename Dtype>
 __global__ void LSTMUnitBackwardKernel(int count, int hidden, const Dtype* c_prev,
                                        const Dtype* gates, const Dtype* cont, const Dtype* c,
-                                       const Dtype* c_diff, const Dtype* h_diff,
-                                       Dtype* c_prev_diff, Dtype* gates_diff) {
+                                       const Dtype* c_diff, const Dtype* h_diff, Dtype* c_prev_diff,
+                                       Dtype* gates_diff) {
   CUDA_KERNEL_LOOP(k, count) {
     const int n = k / hidden;
     const int d = k % hidden;
@@ -68,8 +67,7 @@ void LSTMUnitLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<D
 }
 
 template <typename Dtype>
-void LSTMUnitLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
-                                        const vector<bool>& propagate_down,
+void LSTMUnitLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                         const Blobs<Dtype>& bottom) {
   LAYER_CHECK(!propagate_down[2]) << "cannot backpropagate to the sequence indicators (bottom[2])";
   if (!propagate_down[0] && !propagate_down[1]) return;

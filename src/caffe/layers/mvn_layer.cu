@@ -4,8 +4,8 @@
 // Legend as in mvn_layer.hpp: a row is one (n, c) slice (or one n), D its size.
 #include <algorithm>
 
-#include "caffe/layers/mvn_layer.hpp"
 #include "caffe/kernels/gpu_block_reduce.cuh"
+#include "caffe/layers/mvn_layer.hpp"
 
 namespace caffe {
 
@@ -35,8 +35,8 @@ __global__ void MVNForwardKernel(int rows, int size, bool normalize_variance, Dt
 
 template <typename Dtype>
 __global__ void MVNBackwardKernel(int rows, int size, bool normalize_variance,
-                                  const Dtype* top_data, const Dtype* top_diff,
-                                  const Dtype* scale, Dtype* bottom_diff) {
+                                  const Dtype* top_data, const Dtype* top_diff, const Dtype* scale,
+                                  Dtype* bottom_diff) {
   for (int r = blockIdx.x; r < rows; r += gridDim.x) {
     const size_t start = static_cast<size_t>(r) * size;
     const Dtype* y = top_data + start;

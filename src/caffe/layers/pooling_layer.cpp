@@ -246,8 +246,7 @@ void MaxPlaneTiled2x2(const Dtype* x, int out_h, int out_w, Dtype* y, Mask* mask
 // The adjoint of MaxPlaneTiled2x2, writing every input of the plane (each lies in exactly one
 // window): its output's diff where it was the maximum, else 0. No zeroing pass before it.
 template <typename Dtype, typename Mask>
-void MaxBackwardPlaneTiled2x2(const Dtype* dy, const Mask* mask, int out_h, int out_w,
-                              Dtype* dx) {
+void MaxBackwardPlaneTiled2x2(const Dtype* dy, const Mask* mask, int out_h, int out_w, Dtype* dx) {
   const int in_w = 2 * out_w;
   for (int oh = 0; oh < out_h; ++oh) {
     const int top_row = 2 * oh * in_w;
@@ -310,9 +309,9 @@ void RowMaxFullWindows(const Dtype* row, int row_offset, int base, int stride, i
 // row's first maximum, then the first row that reaches the window's maximum, with strict '>').
 // `row_max` and `row_index` hold in_h x pooled[2] values.
 template <typename Dtype, typename Mask>
-void MaxPlaneByRows(const Dtype* x, const int* pooled, int in_h, int in_w,
-                    const AxisBounds* axes, int kernel_w, int stride_w, Dtype* y, Mask* mask,
-                    Dtype* row_max, int* row_index) {
+void MaxPlaneByRows(const Dtype* x, const int* pooled, int in_h, int in_w, const AxisBounds* axes,
+                    int kernel_w, int stride_w, Dtype* y, Mask* mask, Dtype* row_max,
+                    int* row_index) {
   const AxisBounds& wh = axes[1];
   const AxisBounds& ww = axes[2];
   const int out_w = pooled[2];
@@ -437,8 +436,8 @@ void AvePlaneByRows(const Dtype* x, const int* pooled, int in_w, const AxisBound
     } else if (stride_w == 2) {
       AveRowSums<2>(x, in_w, h_begin, h_end, full.base, 2, kernel_w, full.begin, full.end, sum);
     } else {
-      AveRowSums<0>(x, in_w, h_begin, h_end, full.base, stride_w, kernel_w, full.begin,
-                    full.end, sum);
+      AveRowSums<0>(x, in_w, h_begin, h_end, full.base, stride_w, kernel_w, full.begin, full.end,
+                    sum);
     }
     const auto clipped = [&](int begin, int end) {
       for (int ow = begin; ow < end; ++ow) {
@@ -550,7 +549,8 @@ void PoolingLayer<Dtype>::ForwardMax(const Dtype* bottom_data, Dtype* top_data, 
   const int row_values = input_[1] * pooled_[2];
   const bool tiled_2x2 = TiledByTwoByTwo();
   // Planes are independent: one thread per share of them.
-#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
+#pragma omp parallel for schedule(static) if (static_cast <long>(planes_) * in_plane >= \
+                                              kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
     const long out_offset = static_cast<long>(plane) * out_plane;
@@ -584,7 +584,8 @@ void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) 
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
   const bool by_rows = AveByRows();
   // Planes are independent: one thread per share of them.
-#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
+#pragma omp parallel for schedule(static) if (static_cast <long>(planes_) * in_plane >= \
+                                              kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* x = bottom_data + static_cast<long>(plane) * in_plane;
     Dtype* y = top_data + static_cast<long>(plane) * out_plane;
@@ -629,7 +630,8 @@ void PoolingLayer<Dtype>::BackwardMax(const Dtype* top_diff, const Mask* mask,
   const int out_plane = pooled_[0] * pooled_[1] * pooled_[2];
   const bool tiled_2x2 = TiledByTwoByTwo();
   // Planes are independent: one thread per share of them.
-#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
+#pragma omp parallel for schedule(static) if (static_cast <long>(planes_) * in_plane >= \
+                                              kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
     const Mask* m = mask + static_cast<long>(plane) * out_plane;
@@ -656,7 +658,8 @@ void PoolingLayer<Dtype>::BackwardAve(const Dtype* top_diff, Dtype* bottom_diff)
   const bool depth = input_[0] > 1 || pooled_[0] > 1;
   const bool by_rows = AveByRows();
   // Planes are independent: one thread per share of them.
-#pragma omp parallel for schedule(static) if (static_cast<long>(planes_) * in_plane >= kParallelMinElements)
+#pragma omp parallel for schedule(static) if (static_cast <long>(planes_) * in_plane >= \
+                                              kParallelMinElements)
   for (int plane = 0; plane < planes_; ++plane) {
     const Dtype* dy = top_diff + static_cast<long>(plane) * out_plane;
     Dtype* dx = bottom_diff + static_cast<long>(plane) * in_plane;
@@ -698,9 +701,10 @@ void PoolingLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<boo
 }
 
 template <typename Dtype>
-bool PoolingLayer<Dtype>::DeclareMemoryUse(
-    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, MemoryUses* uses) const {
+bool PoolingLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
+                                           const Blobs<Dtype>& top,
+                                           const vector<bool>& propagate_down,
+                                           MemoryUses* uses) const {
   // The windows' recorded choices: MAX's argmax (here when top[1] does not hold it) and
   // STOCHASTIC's sampled positions (GPU, TRAIN phase), written whole forward, read backward.
   const auto choices = pass == Pass::kForward ? kOverwrite : kRead;

@@ -9,8 +9,8 @@
 #include <cfloat>
 #include <vector>
 
-#include "caffe/layers/pooling_layer.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/layers/pooling_layer.hpp"
 
 namespace caffe {
 

@@ -1,9 +1,9 @@
 // Power on the GPU: one thread per element, with the CPU path's special cases (a constant top when
 // power * scale == 0, the identity-like power 1, the linear gradient of power 2, and the shift-0
 // form), which decide its rounding.
-#include "caffe/layers/power_layer.hpp"
-
 #include <cmath>
+
+#include "caffe/layers/power_layer.hpp"
 
 namespace caffe {
 

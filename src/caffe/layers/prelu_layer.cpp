@@ -6,8 +6,8 @@
 
 #include "caffe/filler.hpp"
 #include "caffe/kernels/gpu_channel_sums.hpp"
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/relu_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 

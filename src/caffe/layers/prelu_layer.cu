@@ -2,8 +2,8 @@
 // sums over the batch and the spatial positions per channel with ChannelSumsKernel (in double, in
 // a fixed order, so repeated runs agree bit for bit), writing the bottom gradient in the same pass.
 // Legend as in prelu_layer.hpp: N batch, C channels, S = product of the axes after the channels.
-#include "caffe/layers/prelu_layer.hpp"
 #include "caffe/kernels/gpu_channel_sums.cuh"
+#include "caffe/layers/prelu_layer.hpp"
 
 namespace caffe {
 

@@ -1,7 +1,7 @@
 // Python.h first, as CPython requires.
-#include <Python.h>
-
 #include "caffe/layers/python_layer.hpp"
+
+#include <Python.h>
 
 #include <mutex>
 #include <string>
@@ -148,8 +148,7 @@ void PythonLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   PyRef module(PyImport_ImportModule(param.module().c_str()));
   if (!module) {
     LAYER_THROW() << "cannot import python_param.module '" << param.module()
-                  << "' (is its folder on PYTHONPATH?)"
-                  << ColonAndPythonError();
+                  << "' (is its folder on PYTHONPATH?)" << ColonAndPythonError();
   }
   PyRef layer_class(PyObject_GetAttrString(module.get(), param.layer().c_str()));
   if (!layer_class) {
@@ -158,9 +157,9 @@ void PythonLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtyp
                   << "' (python_param.layer)";
   }
   PyRef base(PyObject_GetAttrString(caffe_module.get(), "Layer"));
-  const int derived =
-      base && PyType_Check(layer_class.get()) ? PyObject_IsSubclass(layer_class.get(), base.get())
-                                              : 0;
+  const int derived = base && PyType_Check(layer_class.get())
+                          ? PyObject_IsSubclass(layer_class.get(), base.get())
+                          : 0;
   if (derived != 1) {
     PyErr_Clear();
     LAYER_THROW() << class_name() << " is not a subclass of caffe.Layer";
@@ -171,9 +170,9 @@ void PythonLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtyp
   PyRef pb2(PyImport_ImportModule("caffe.proto.caffe_pb2"));
   PyRef message_class(pb2 ? PyObject_GetAttrString(pb2.get(), "LayerParameter") : nullptr);
   PyRef bytes(PyBytes_FromStringAndSize(serialized.data(), serialized.size()));
-  PyRef layer_param(message_class && bytes ? PyObject_CallMethod(message_class.get(), "FromString",
-                                                                 "O", bytes.get())
-                                           : nullptr);
+  PyRef layer_param(message_class && bytes
+                        ? PyObject_CallMethod(message_class.get(), "FromString", "O", bytes.get())
+                        : nullptr);
   if (!layer_param) {
     LAYER_THROW() << "cannot convert the LayerParameter for Python" << ColonAndPythonError();
   }

@@ -38,7 +38,7 @@ void RecurrentLayer<Dtype>::AddInputTransform(const string& g, int dim,
                                               LayerParameter** cont_slice_param,
                                               LayerParameter** x_slice_param) const {
   const string w_x = "W_x" + g;  // W_xc (LSTM) or W_xh (RNN)
-  LayerParameter slice_param;       // splits into timesteps
+  LayerParameter slice_param;    // splits into timesteps
   slice_param.set_type("Slice");
   slice_param.mutable_slice_param()->set_axis(0);
   *cont_slice_param = net_param->add_layer();

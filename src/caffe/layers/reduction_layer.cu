@@ -3,8 +3,8 @@
 // Legend as in reduction_layer.hpp: M outputs, D values reduced into each.
 #include <algorithm>
 
-#include "caffe/layers/reduction_layer.hpp"
 #include "caffe/kernels/gpu_block_reduce.cuh"
+#include "caffe/layers/reduction_layer.hpp"
 
 namespace caffe {
 
@@ -72,9 +72,8 @@ void ReductionLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<
       LAYER_THROW() << "unknown reduction_param.operation " << op_;
   }
   if (outer_ == 0) return;
-  ReductionForwardKernel<Dtype>
-      <<<std::min(outer_, kMaxReductionBlocks), kBlockReduceThreads>>>(
-          outer_, inner_, op_, coeff_, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
+  ReductionForwardKernel<Dtype><<<std::min(outer_, kMaxReductionBlocks), kBlockReduceThreads>>>(
+      outer_, inner_, op_, coeff_, bottom[0]->gpu_data(), top[0]->mutable_gpu_data());
   CUDA_POST_KERNEL_CHECK;
 }
 

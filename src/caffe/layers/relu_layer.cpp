@@ -1,7 +1,7 @@
 #include "caffe/layers/relu_layer.hpp"
 
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/relu_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -16,9 +16,7 @@ void ReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype
   Dtype* top_data = top[0]->mutable_cpu_data();
   const int count = bottom[0]->count();
   const Dtype negative_slope = negative_slope_;
-  caffe_parallel_for(count, [=](int i) {
-    top_data[i] = ReLUOf(bottom_data[i], negative_slope);
-  });
+  caffe_parallel_for(count, [=](int i) { top_data[i] = ReLUOf(bottom_data[i], negative_slope); });
 }
 
 template <typename Dtype>

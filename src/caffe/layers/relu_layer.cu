@@ -1,6 +1,6 @@
 // ReLU on the GPU: one thread per element, the CPU path's formulas (gpu_relu.cuh).
-#include "caffe/layers/relu_layer.hpp"
 #include "caffe/kernels/gpu_relu.cuh"
+#include "caffe/layers/relu_layer.hpp"
 
 namespace caffe {
 

@@ -4,8 +4,8 @@
 
 #include "caffe/filler.hpp"
 #include "caffe/kernels/gpu_channel_sums.hpp"
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/stream_copy.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 

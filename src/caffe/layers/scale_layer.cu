@@ -3,8 +3,8 @@
 // bias gradients per d with ChannelSumsKernel (in double, in a fixed order) and writes the
 // bottom gradient in the same pass, so top_diff is read once.
 // Legend as in scale_layer.hpp: outer, D = the scale's count, inner.
-#include "caffe/layers/scale_layer.hpp"
 #include "caffe/kernels/gpu_channel_sums.cuh"
+#include "caffe/layers/scale_layer.hpp"
 
 namespace caffe {
 
@@ -92,9 +92,9 @@ void ScaleLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>
     }
     return;
   }
-  const Dtype* bottom_data =
-      scale_diff == nullptr ? nullptr
-                            : (bottom[0] == top[0] ? saved_bottom_ : bottom[0])->gpu_data();
+  const Dtype* bottom_data = scale_diff == nullptr
+                                 ? nullptr
+                                 : (bottom[0] == top[0] ? saved_bottom_ : bottom[0])->gpu_data();
   const ChannelSumsGrid grid(outer_, scale_dim_, inner_);
   double* partials = partials_.mutable_gpu_data();
   ChannelSumsKernel<2><<<grid.blocks, grid.threads>>>(

@@ -89,8 +89,7 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 }
 
 template <typename Dtype>
-bool SigmoidCrossEntropyLossLayer<Dtype>::DeclareMemoryUse(Pass pass,
-                                                           const Blobs<Dtype>& bottom,
+bool SigmoidCrossEntropyLossLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
                                                            const Blobs<Dtype>& top,
                                                            const vector<bool>& propagate_down,
                                                            MemoryUses* uses) const {

@@ -47,8 +47,8 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom
   if (count > 0) {
     SigmoidCrossEntropyLossForwardKernel<Dtype>
         <<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-            count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), has_ignore_label_,
-            ignore_label_, value_loss_.mutable_gpu_data(), value_counted_.mutable_gpu_data());
+            count, bottom[0]->gpu_data(), bottom[1]->gpu_data(), has_ignore_label_, ignore_label_,
+            value_loss_.mutable_gpu_data(), value_counted_.mutable_gpu_data());
     CUDA_POST_KERNEL_CHECK;
     // Ignored values hold 0, so the dot with the flags is the plain sum (with its sign).
     caffe_gpu_dot(count, value_loss_.gpu_data(), value_counted_.gpu_data(), &loss);
@@ -70,9 +70,8 @@ void SigmoidCrossEntropyLossLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
   Dtype* bottom_diff = bottom[0]->mutable_gpu_diff();
   caffe_gpu_sub(count, sigmoid_output_.gpu_data(), target, bottom_diff);
   if (has_ignore_label_ && count > 0) {
-    SigmoidCrossEntropyLossIgnoreKernel<Dtype>
-        <<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(count, target, ignore_label_,
-                                                              bottom_diff);
+    SigmoidCrossEntropyLossIgnoreKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
+        count, target, ignore_label_, bottom_diff);
     CUDA_POST_KERNEL_CHECK;
   }
   caffe_gpu_scal(count, top[0]->cpu_diff()[0] / normalizer_, bottom_diff);

@@ -1,7 +1,7 @@
 #include "caffe/layers/sigmoid_layer.hpp"
 
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/vector_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 

@@ -33,8 +33,8 @@ template <typename Task>
 void ForEachPositionRun(int outer, int channels, int inner, Task task) {
   const int runs = (inner + kPositionsPerTask - 1) / kPositionsPerTask;
   const long tasks = static_cast<long>(outer) * runs;
-  const bool parallel = tasks > 1 && tasks * channels * std::min(inner, kPositionsPerTask) >=
-                                          kParallelMinElements;
+  const bool parallel =
+      tasks > 1 && tasks * channels * std::min(inner, kPositionsPerTask) >= kParallelMinElements;
 #pragma omp parallel for schedule(static) if (parallel)
   for (long t = 0; t < tasks; ++t) {
     const int begin = static_cast<int>(t % runs) * kPositionsPerTask;

@@ -4,8 +4,8 @@
 // Legend as in softmax_layer.hpp: outer, C classes along the axis, inner.
 #include <algorithm>
 
-#include "caffe/layers/softmax_layer.hpp"
 #include "caffe/kernels/gpu_block_reduce.cuh"
+#include "caffe/layers/softmax_layer.hpp"
 
 namespace caffe {
 
@@ -101,9 +101,8 @@ void SoftmaxLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dt
   const Dtype* bottom_data = bottom[0]->gpu_data();
   Dtype* top_data = top[0]->mutable_gpu_data();
   if (inner_num_ == 1) {
-    SoftmaxRowForwardKernel<Dtype>
-        <<<std::min(outer_num_, kMaxRowBlocks), kBlockReduceThreads>>>(outer_num_, channels_,
-                                                                       bottom_data, top_data);
+    SoftmaxRowForwardKernel<Dtype><<<std::min(outer_num_, kMaxRowBlocks), kBlockReduceThreads>>>(
+        outer_num_, channels_, bottom_data, top_data);
   } else {
     const int positions = outer_num_ * inner_num_;
     SoftmaxColumnForwardKernel<Dtype><<<CAFFE_GET_BLOCKS(positions), CAFFE_CUDA_NUM_THREADS>>>(
@@ -121,9 +120,8 @@ void SoftmaxLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<boo
   const Dtype* top_diff = top[0]->gpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_gpu_diff();
   if (inner_num_ == 1) {
-    SoftmaxRowBackwardKernel<Dtype>
-        <<<std::min(outer_num_, kMaxRowBlocks), kBlockReduceThreads>>>(
-            outer_num_, channels_, top_data, top_diff, bottom_diff);
+    SoftmaxRowBackwardKernel<Dtype><<<std::min(outer_num_, kMaxRowBlocks), kBlockReduceThreads>>>(
+        outer_num_, channels_, top_data, top_diff, bottom_diff);
   } else {
     const int positions = outer_num_ * inner_num_;
     SoftmaxColumnBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(positions), CAFFE_CUDA_NUM_THREADS>>>(

@@ -111,9 +111,10 @@ void SoftmaxWithLossLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
 }
 
 template <typename Dtype>
-bool SoftmaxWithLossLayer<Dtype>::DeclareMemoryUse(
-    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, MemoryUses* uses) const {
+bool SoftmaxWithLossLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
+                                                   const Blobs<Dtype>& top,
+                                                   const vector<bool>& propagate_down,
+                                                   MemoryUses* uses) const {
   Layer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   if (pass == Pass::kForward) {
     // Forward runs the inner Softmax layer into prob_.

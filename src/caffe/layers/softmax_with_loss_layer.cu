@@ -14,11 +14,10 @@ namespace caffe {
 namespace {
 
 template <typename Dtype>
-__global__ void SoftmaxLossForwardKernel(int positions, int channels, int inner,
-                                         const Dtype* prob, const Dtype* label,
-                                         bool has_ignore_label, int ignore_label,
-                                         Dtype* position_loss, Dtype* position_counted,
-                                         int* first_bad_label) {
+__global__ void SoftmaxLossForwardKernel(int positions, int channels, int inner, const Dtype* prob,
+                                         const Dtype* label, bool has_ignore_label,
+                                         int ignore_label, Dtype* position_loss,
+                                         Dtype* position_counted, int* first_bad_label) {
   CUDA_KERNEL_LOOP(position, positions) {
     position_loss[position] = 0;
     position_counted[position] = 0;
@@ -72,8 +71,7 @@ void SoftmaxWithLossLayer<Dtype>::ThrowIfBadLabelOnGpu(const Blob<Dtype>& label)
 }
 
 template <typename Dtype>
-void SoftmaxWithLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
-                                              const Blobs<Dtype>& top) {
+void SoftmaxWithLossLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   softmax_layer_->Forward(softmax_bottom_vec_, softmax_top_vec_);
   const int positions = outer_num_ * inner_num_;
   first_bad_label_.mutable_cpu_data()[0] = INT_MAX;  // none yet
@@ -109,17 +107,15 @@ void SoftmaxWithLossLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
   Dtype valid_count = 0;
   if (positions > 0) {
     SoftmaxLossBackwardKernel<Dtype><<<CAFFE_GET_BLOCKS(positions), CAFFE_CUDA_NUM_THREADS>>>(
-        positions, channels_, inner_num_, bottom[1]->gpu_data(), has_ignore_label_,
-        ignore_label_, bottom_diff, position_counted_.mutable_gpu_data(),
-        first_bad_label_.mutable_gpu_data());
+        positions, channels_, inner_num_, bottom[1]->gpu_data(), has_ignore_label_, ignore_label_,
+        bottom_diff, position_counted_.mutable_gpu_data(), first_bad_label_.mutable_gpu_data());
     CUDA_POST_KERNEL_CHECK;
     ThrowIfBadLabelOnGpu(*bottom[1]);
     caffe_gpu_asum(positions, position_counted_.gpu_data(), &valid_count);
   }
-  const Dtype scale =
-      top[0]->cpu_diff()[0] / LossLayer<Dtype>::GetNormalizer(normalization_, outer_num_,
-                                                               inner_num_,
-                                                               static_cast<int>(valid_count));
+  const Dtype scale = top[0]->cpu_diff()[0] /
+                      LossLayer<Dtype>::GetNormalizer(normalization_, outer_num_, inner_num_,
+                                                      static_cast<int>(valid_count));
   caffe_gpu_scal(prob_.count(), scale, bottom_diff);
 }
 

@@ -1,8 +1,8 @@
 #include "caffe/layers/swish_layer.hpp"
 
 #include "caffe/kernels/math_functions.hpp"
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/kernels/vector_math.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 

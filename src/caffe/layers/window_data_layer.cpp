@@ -37,8 +37,7 @@ class Tokens {
   int line() const { return done() ? (tokens_.empty() ? 0 : tokens_.back().line) : Peek().line; }
   /// The next token, which `what` describes in the error when the file has ended.
   string Word(const string& what) {
-    CAFFE_CHECK(!done()) << "window file '" << filename_ << "' ends where " << what
-                         << " should be";
+    CAFFE_CHECK(!done()) << "window file '" << filename_ << "' ends where " << what << " should be";
     return tokens_[next_++].text;
   }
   /// The next token as a number (an integer where `integer`).
@@ -121,12 +120,11 @@ void WindowDataLayer<Dtype>::ReadWindowFile(const string& source) {
       CAFFE_CHECK(0 <= window.x1 && window.x1 <= window.x2 && window.x2 < image.width &&
                   0 <= window.y1 && window.y1 <= window.y2 && window.y2 < image.height)
           << where(line) << "the window (" << window.x1 << ", " << window.y1 << ") to ("
-          << window.x2 << ", " << window.y2 << ") does not lie in image '" << image.path
-          << "' of " << image.width << " x " << image.height << " (corners are inclusive)";
+          << window.x2 << ", " << window.y2 << ") does not lie in image '" << image.path << "' of "
+          << image.width << " x " << image.height << " (corners are inclusive)";
       if (window.overlap >= param.fg_threshold()) {
-        CAFFE_CHECK_GT(label, 0) << where(line) << "a foreground window (overlap "
-                                 << window.overlap << ") has class " << label
-                                 << "; class 0 is the background";
+        CAFFE_CHECK_GT(label, 0) << where(line) << "a foreground window (overlap " << window.overlap
+                                 << ") has class " << label << "; class 0 is the background";
         window.label = label;
         fg_windows_.push_back(window);
         ++class_counts[label];
@@ -141,13 +139,12 @@ void WindowDataLayer<Dtype>::ReadWindowFile(const string& source) {
   }
   CAFFE_CHECK(!images_.empty()) << "window file '" << source << "' lists no images";
   LOG_IF(INFO, Caffe::root_solver())
-      << "Window file '" << source << "': " << images_.size() << " images, "
-      << fg_windows_.size() << " foreground windows (overlap >= " << param.fg_threshold()
-      << "), " << bg_windows_.size() << " background windows (overlap < "
-      << param.bg_threshold() << ")";
+      << "Window file '" << source << "': " << images_.size() << " images, " << fg_windows_.size()
+      << " foreground windows (overlap >= " << param.fg_threshold() << "), " << bg_windows_.size()
+      << " background windows (overlap < " << param.bg_threshold() << ")";
   for (const auto& count : class_counts) {
-    LOG_IF(INFO, Caffe::root_solver()) << "class " << count.first << " has " << count.second
-                                       << " samples";
+    LOG_IF(INFO, Caffe::root_solver())
+        << "class " << count.first << " has " << count.second << " samples";
   }
 }
 
@@ -168,9 +165,8 @@ void WindowDataLayer<Dtype>::DataLayerSetUp(const Blobs<Dtype>& bottom, const Bl
   LAYER_CHECK_LT(2 * param.context_pad(), static_cast<uint32_t>(crop_size_))
       << "window_data_param.context_pad " << param.context_pad()
       << " leaves no room for the window in a crop of " << crop_size_;
-  LAYER_CHECK(ImageSupportAvailable())
-      << "reading the images of window file '" << param.source() << "' needs "
-      << ImageSupportProblem();
+  LAYER_CHECK(ImageSupportAvailable()) << "reading the images of window file '" << param.source()
+                                       << "' needs " << ImageSupportProblem();
   try {
     ReadWindowFile(param.source());
   } catch (const Error& error) {
@@ -221,9 +217,8 @@ void WindowDataLayer<Dtype>::DataLayerSetUp(const Blobs<Dtype>& bottom, const Bl
   const vector<int> data_shape{batch_size, channels_, crop_size_, crop_size_};
   top[0]->Reshape(data_shape);
   for (auto& batch : this->prefetch_) batch->data_.Reshape(data_shape);
-  LOG_IF(INFO, Caffe::root_solver())
-      << "output data size: " << batch_size << "," << channels_ << "," << crop_size_ << ","
-      << crop_size_;
+  LOG_IF(INFO, Caffe::root_solver()) << "output data size: " << batch_size << "," << channels_
+                                     << "," << crop_size_ << "," << crop_size_;
   const vector<int> label_shape(1, batch_size);
   top[1]->Reshape(label_shape);
   for (auto& batch : this->prefetch_) batch->label_.Reshape(label_shape);
@@ -327,7 +322,8 @@ void WindowDataLayer<Dtype>::load_batch(Batch<Dtype>* batch) {
   Dtype* labels = batch->label_.mutable_cpu_data();
   caffe_set(batch->data_.count(), Dtype(0), data);  // the padding
   // Each batch's draws depend only on the seed and its number, so a resumed run repeats them.
-  std::seed_seq seeds{seed_, static_cast<uint32_t>(batches_), static_cast<uint32_t>(batches_ >> 32)};
+  std::seed_seq seeds{seed_, static_cast<uint32_t>(batches_),
+                      static_cast<uint32_t>(batches_ >> 32)};
   std::mt19937 generator(seeds);
   ++batches_;
   const bool mirror = this->layer_param_.transform_param().mirror();

@@ -118,8 +118,7 @@ void Block::ToDevice(bool overwrite) {
 void Block::CopyToHost() {
   if (Head(memory_) != SyncedMemory::HEAD_AT_GPU) return;
   EnsureHome();
-  WaitForCopiesUpTo(
-      manager_->device_->CopyToHostAsync(HostPtr(memory_), device_, memory_->size()));
+  WaitForCopiesUpTo(manager_->device_->CopyToHostAsync(HostPtr(memory_), device_, memory_->size()));
   manager_->stats_.bytes_out += memory_->size();
   ++manager_->stats_.swaps_out;
   Head(memory_) = SyncedMemory::SYNCED;
@@ -156,8 +155,8 @@ void Block::Evict(bool discard) {
   // The home is current now, or will be once its copy lands (or the device copy was stale:
   // HEAD_AT_CPU already). Discarded scratch keeps whatever its home holds; one that never had a
   // home starts afresh.
-  Head(memory_) = HostPtr(memory_) != nullptr ? SyncedMemory::HEAD_AT_CPU
-                                                : SyncedMemory::UNINITIALIZED;
+  Head(memory_) =
+      HostPtr(memory_) != nullptr ? SyncedMemory::HEAD_AT_CPU : SyncedMemory::UNINITIALIZED;
 }
 
 void* Block::BeginHostView(SyncedMemory* memory, unsigned access, void** saved_ptr, bool* saved_own,
@@ -183,7 +182,7 @@ void Block::EndHostView(SyncedMemory* memory, unsigned access, void* saved_ptr, 
   OwnsHost(memory) = saved_own;
   HostPinned(memory) = saved_pinned;
   Head(memory) = (access & kWrite) ? SyncedMemory::HEAD_AT_GPU
-                                    : static_cast<SyncedMemory::SyncedHead>(saved_head);
+                                   : static_cast<SyncedMemory::SyncedHead>(saved_head);
 }
 
 HostView::HostView(SyncedMemory* memory, unsigned access) : memory_(memory), access_(access) {
@@ -435,9 +434,8 @@ std::string MemoryManager::StatsLine() const {
        << " blocks dropped without a copy (clean or scratch), " << stats_.overwrites
        << " copies in skipped (overwritten whole), " << stats_.evictions << " evictions";
   if (stats_.undeclared > 0) line << ", " << stats_.undeclared << " undeclared uses";
-  line << "; stalled "
-       << stats_.stall_seconds * 1000.0 << " ms; peak device memory " << allocator_.peak_reserved()
-       << " of " << allocator_.budget() << " bytes";
+  line << "; stalled " << stats_.stall_seconds * 1000.0 << " ms; peak device memory "
+       << allocator_.peak_reserved() << " of " << allocator_.budget() << " bytes";
   return line.str();
 }
 

@@ -2,9 +2,7 @@
 
 namespace caffe {
 
-PushStream::PushStream() {
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-}
+PushStream::PushStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
 
 PushStream::~PushStream() { cudaStreamDestroy(stream_); }
 
@@ -16,8 +14,7 @@ constexpr const char* kWhat = "a data layer's prefetched batch";
 template <typename Dtype>
 void CopyInAsync(const Dtype* host, size_t count, Dtype* device, cudaStream_t stream) {
   if (count == 0) return;
-  CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(Dtype), cudaMemcpyHostToDevice,
-                             stream));
+  CUDA_CHECK(cudaMemcpyAsync(device, host, count * sizeof(Dtype), cudaMemcpyHostToDevice, stream));
 }
 
 // The held `count` values from `device` into `top` (`top_count` values), queued on the default
@@ -26,8 +23,8 @@ template <typename Dtype>
 void CopyOutAsync(const Dtype* device, size_t count, Dtype* top, size_t top_count) {
   CHECK_EQ(top_count, count) << "the top is not shaped like the batch";
   if (count == 0) return;
-  CUDA_CHECK(cudaMemcpyAsync(top, device, count * sizeof(Dtype), cudaMemcpyDeviceToDevice,
-                             nullptr));
+  CUDA_CHECK(
+      cudaMemcpyAsync(top, device, count * sizeof(Dtype), cudaMemcpyDeviceToDevice, nullptr));
 }
 
 }  // namespace

@@ -32,8 +32,8 @@ DeviceBuffer<Dtype>::DeviceBuffer(size_t count, const char* what)
   CUDA_CHECK(cudaGetDevice(&device_));
   // Made on a thread with a policy: the solvers' gradient buffers and the data layers' device
   // batches (the communication and prefetch threads have none).
-  void* memory = policy_ ? policy_->AllocateScratch(bytes, what)
-                         : GpuMemory::Allocate(bytes, device_);
+  void* memory =
+      policy_ ? policy_->AllocateScratch(bytes, what) : GpuMemory::Allocate(bytes, device_);
   data_ = static_cast<Dtype*>(memory);
   CUDA_CHECK(cudaMemset(data_, 0, bytes));
 }

@@ -99,8 +99,8 @@ void* GpuMemory::Allocate(size_t bytes, int device) {
     DeviceSlot& slot = Slot(device);
     std::lock_guard<std::mutex> lock(slot.mutex);
     const DeviceAllocator& allocator = *slot.allocator;
-    CAFFE_THROW() << "out of GPU memory: could not allocate " << HumanBytes(bytes) << " ("
-                  << bytes << " bytes) on " << slot.device->name() << ", with "
+    CAFFE_THROW() << "out of GPU memory: could not allocate " << HumanBytes(bytes) << " (" << bytes
+                  << " bytes) on " << slot.device->name() << ", with "
                   << HumanBytes(allocator.in_use()) << " in use by Caffe, budget "
                   << HumanBytes(allocator.budget())
                   << "; use a smaller batch, Large Model Support (-lms), or another GPU";

@@ -86,9 +86,8 @@ std::string StrayLayerParams(const LayerParameter& param) {
   param.GetReflection()->ListFields(param, &fields);
   for (const auto* field : fields) {
     const std::string& name = field->name();
-    const bool is_layer_param =
-        field->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE &&
-        name.size() > 6 && name.compare(name.size() - 6, 6, "_param") == 0;
+    const bool is_layer_param = field->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE &&
+                                name.size() > 6 && name.compare(name.size() - 6, 6, "_param") == 0;
     if (!is_layer_param) continue;
     if (std::find(allowed->begin(), allowed->end(), name) != allowed->end()) continue;
     std::ostringstream reads;

@@ -213,14 +213,14 @@ void Net<Dtype>::ToHDF5(const string& filename, bool write_diff) const {
 }
 
 // The members defined here, for the types Net is instantiated with (net.cpp).
-#define INSTANTIATE_NET_WEIGHTS(Dtype)                                                      \
-  template void Net<Dtype>::CheckCanShareTrainedLayersWith(const Net&) const;              \
-  template void Net<Dtype>::ShareTrainedLayersWith(const Net*);                             \
-  template int Net<Dtype>::CopyTrainedLayersFrom(const NetParameter&);                      \
-  template void Net<Dtype>::CopyTrainedLayersFrom(const string&);                           \
-  template void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const string&);                \
-  template void Net<Dtype>::CopyTrainedLayersFromHDF5(const string&);                       \
-  template void Net<Dtype>::ToProto(NetParameter*, bool) const;                             \
+#define INSTANTIATE_NET_WEIGHTS(Dtype)                                        \
+  template void Net<Dtype>::CheckCanShareTrainedLayersWith(const Net&) const; \
+  template void Net<Dtype>::ShareTrainedLayersWith(const Net*);               \
+  template int Net<Dtype>::CopyTrainedLayersFrom(const NetParameter&);        \
+  template void Net<Dtype>::CopyTrainedLayersFrom(const string&);             \
+  template void Net<Dtype>::CopyTrainedLayersFromBinaryProto(const string&);  \
+  template void Net<Dtype>::CopyTrainedLayersFromHDF5(const string&);         \
+  template void Net<Dtype>::ToProto(NetParameter*, bool) const;               \
   template void Net<Dtype>::ToHDF5(const string&, bool) const
 INSTANTIATE_NET_WEIGHTS(float);
 INSTANTIATE_NET_WEIGHTS(double);

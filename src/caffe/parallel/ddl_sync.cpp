@@ -11,7 +11,6 @@
 
 #include "caffe/parallel/mpi_util.hpp"
 
-
 namespace caffe {
 
 namespace {
@@ -246,8 +245,8 @@ void DdlSync<Dtype>::Dump(int iteration) {
     text << "DDL dump at iteration " << iteration << " (mean of " << dump_iterations_
          << " iterations): allreduce end-to-end " << dump_end_to_end_ / dump_iterations_ * 1e3
          << " ms for " << Megabytes(gradients_->count() * sizeof(Dtype)) << " in "
-         << gradients_->buckets().size() << " bucket(s); training waited " << dump_waited_ / dump_iterations_ * 1e3
-         << " ms for communication";
+         << gradients_->buckets().size() << " bucket(s); training waited "
+         << dump_waited_ / dump_iterations_ * 1e3 << " ms for communication";
     const auto& stages = comm_->stages();
     for (size_t s = 0; s < stages.size(); ++s) {
       static const char* const kNames[] = {"X (inside a host)", "Y (across hosts)",

@@ -19,8 +19,8 @@ GradientOrder BackwardGradientOrder(const Net<Dtype>& net) {
     for (const auto& blob : net.layers()[layer]->blobs()) {
       auto found = net_param_index.find(blob.get());
       if (found == net_param_index.end()) continue;
-      const int owner = net.param_owners()[found->second] < 0 ? found->second
-                                                              : net.param_owners()[found->second];
+      const int owner =
+          net.param_owners()[found->second] < 0 ? found->second : net.param_owners()[found->second];
       const int index = learnable_index.at(net.params()[owner].get());
       result.ready[index] = std::min(result.ready[index], static_cast<int>(layer));
     }

@@ -34,8 +34,8 @@ bool NcclGroupHasDistinctGpus(const MpiGroup& group, std::string* shared) {
   const std::string mine = CurrentGpuUuid();
   constexpr int kLength = 32;
   std::vector<char> all(static_cast<size_t>(kLength) * group.size());
-  MPI_CHECK(MPI_Allgather(mine.data(), kLength, MPI_CHAR, all.data(), kLength, MPI_CHAR,
-                          group.comm()));
+  MPI_CHECK(
+      MPI_Allgather(mine.data(), kLength, MPI_CHAR, all.data(), kLength, MPI_CHAR, group.comm()));
   for (int a = 0; a < group.size(); ++a) {
     for (int b = a + 1; b < group.size(); ++b) {
       if (std::equal(all.begin() + a * kLength, all.begin() + (a + 1) * kLength,

@@ -13,13 +13,13 @@ namespace caffe {
 namespace {
 
 // NCCL and CUDA failures become CommErrors naming the call, the library's text and `where`.
-#define CAFFE_COMM_LIBRARY_CHECK(call, success, describe, where)                           \
-  do {                                                                                     \
-    const auto caffe_comm_status_ = (call);                                                \
-    if (caffe_comm_status_ != (success)) {                                                 \
-      throw CommError(std::string(#call) + " failed: " + describe(caffe_comm_status_) +    \
-                      " (" + (where) + ")");                                               \
-    }                                                                                      \
+#define CAFFE_COMM_LIBRARY_CHECK(call, success, describe, where)                               \
+  do {                                                                                         \
+    const auto caffe_comm_status_ = (call);                                                    \
+    if (caffe_comm_status_ != (success)) {                                                     \
+      throw CommError(std::string(#call) + " failed: " + describe(caffe_comm_status_) + " (" + \
+                      (where) + ")");                                                          \
+    }                                                                                          \
   } while (0)
 #define CAFFE_NCCL_CHECK(call, where) \
   CAFFE_COMM_LIBRARY_CHECK(call, ncclSuccess, ncclGetErrorString, where)
@@ -48,8 +48,8 @@ NcclCommunicator<Dtype>::NcclCommunicator(const std::string& uid, int rank, int 
     : rank_(rank), size_(size), where_(std::move(where)) {
   ncclUniqueId id;
   CAFFE_CHECK_EQ(uid.size(), sizeof(id.internal))
-      << "the NCCL unique id has " << uid.size() << " bytes; expected the "
-      << sizeof(id.internal) << " of NCCL.new_uid()";
+      << "the NCCL unique id has " << uid.size() << " bytes; expected the " << sizeof(id.internal)
+      << " of NCCL.new_uid()";
   CAFFE_CHECK(rank >= 0 && rank < size) << "NCCL member " << rank << " of " << size;
   std::memcpy(id.internal, uid.data(), sizeof(id.internal));
   CAFFE_COMM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), where_);
@@ -77,8 +77,8 @@ std::vector<std::unique_ptr<NcclCommunicator<Dtype>>> NcclCommunicator<Dtype>::F
     // Each member's stream on its own device.
     CAFFE_COMM_CUDA_CHECK(cudaSetDevice(devices[rank]), "this process");
     members.emplace_back(new NcclCommunicator(
-        comms[rank], rank, size, "solver thread " + std::to_string(rank) + " on GPU " +
-                                     std::to_string(devices[rank])));
+        comms[rank], rank, size,
+        "solver thread " + std::to_string(rank) + " on GPU " + std::to_string(devices[rank])));
   }
   CAFFE_COMM_CUDA_CHECK(cudaSetDevice(current), "this process");
   return members;
@@ -111,8 +111,8 @@ void NcclCommunicator<Dtype>::Synchronize() {
 template <typename Dtype>
 void NcclCommunicator<Dtype>::Allreduce(Dtype* buffer, size_t count) {
   if (size_ == 1 || count == 0) return;
-  CAFFE_NCCL_CHECK(
-      ncclAllReduce(buffer, buffer, count, NcclType<Dtype>(), ncclSum, comm_, stream_), where_);
+  CAFFE_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, NcclType<Dtype>(), ncclSum, comm_, stream_),
+                   where_);
   Synchronize();
 }
 
@@ -121,8 +121,8 @@ void NcclCommunicator<Dtype>::AllreduceAfterCompute(Dtype* buffer, size_t count)
   if (size_ == 1 || count == 0) return;
   CAFFE_COMM_CUDA_CHECK(cudaEventRecord(compute_done_, nullptr), where_);
   CAFFE_COMM_CUDA_CHECK(cudaStreamWaitEvent(stream_, compute_done_, 0), where_);
-  CAFFE_NCCL_CHECK(
-      ncclAllReduce(buffer, buffer, count, NcclType<Dtype>(), ncclSum, comm_, stream_), where_);
+  CAFFE_NCCL_CHECK(ncclAllReduce(buffer, buffer, count, NcclType<Dtype>(), ncclSum, comm_, stream_),
+                   where_);
 }
 
 template <typename Dtype>
@@ -140,8 +140,7 @@ void NcclCommunicator<Dtype>::ReduceScatter(Dtype* buffer, const Blocks& blocks)
   if (size_ == 1) return;
   if (EqualBlocks(blocks)) {
     CAFFE_NCCL_CHECK(ncclReduceScatter(buffer + blocks.offset[0], buffer + blocks.offset[rank_],
-                                       blocks.count[0], NcclType<Dtype>(), ncclSum, comm_,
-                                       stream_),
+                                       blocks.count[0], NcclType<Dtype>(), ncclSum, comm_, stream_),
                      where_);
   } else {
     CAFFE_NCCL_CHECK(ncclGroupStart(), where_);
@@ -168,9 +167,9 @@ void NcclCommunicator<Dtype>::Allgather(Dtype* buffer, const Blocks& blocks) {
     CAFFE_NCCL_CHECK(ncclGroupStart(), where_);
     for (int root = 0; root < blocks.parts(); ++root) {
       Dtype* block = buffer + blocks.offset[root];
-      CAFFE_NCCL_CHECK(ncclBroadcast(block, block, blocks.count[root], NcclType<Dtype>(), root,
-                                     comm_, stream_),
-                       where_);
+      CAFFE_NCCL_CHECK(
+          ncclBroadcast(block, block, blocks.count[root], NcclType<Dtype>(), root, comm_, stream_),
+          where_);
     }
     CAFFE_NCCL_CHECK(ncclGroupEnd(), where_);
   }

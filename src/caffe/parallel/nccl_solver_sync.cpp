@@ -31,8 +31,8 @@ NcclSolverSync<Dtype>::NcclSolverSync(Solver<Dtype>* solver, const std::string& 
       << "solver rank " << rank_ << " of " << size_
       << ": call caffe.set_solver_count() and set_solver_rank() before making the solver";
   comm_ = std::make_unique<Comm>();
-  comm_->nccl = std::make_unique<NcclCommunicator<Dtype>>(
-      uid, rank_, size_, "solver rank " + std::to_string(rank_));
+  comm_->nccl = std::make_unique<NcclCommunicator<Dtype>>(uid, rank_, size_,
+                                                          "solver rank " + std::to_string(rank_));
   // A bucket per param, so what a layer completes is one range of buckets.
   gradients_ = std::make_unique<GradientBuffer<Dtype>>(solver_->net().get(), true, 1);
 }
@@ -105,8 +105,7 @@ std::string NcclSolverSync<Dtype>::NewUid() {
   NoNccl();
 }
 template <typename Dtype>
-NcclSolverSync<Dtype>::NcclSolverSync(Solver<Dtype>* solver, const std::string&)
-    : solver_(solver) {
+NcclSolverSync<Dtype>::NcclSolverSync(Solver<Dtype>* solver, const std::string&) : solver_(solver) {
   NoNccl();
 }
 template <typename Dtype>

@@ -23,11 +23,11 @@ __global__ void AdamUpdateKernel(int n, Dtype* g, Dtype* m, Dtype* v, Dtype beta
 }  // namespace
 
 template <typename Dtype>
-void adam_update_gpu(int n, Dtype* g, Dtype* m, Dtype* v, Dtype beta1, Dtype beta2,
-                     Dtype eps_hat, Dtype corrected_rate) {
+void adam_update_gpu(int n, Dtype* g, Dtype* m, Dtype* v, Dtype beta1, Dtype beta2, Dtype eps_hat,
+                     Dtype corrected_rate) {
   if (n <= 0) return;
-  AdamUpdateKernel<Dtype><<<CAFFE_GET_BLOCKS(n), CAFFE_CUDA_NUM_THREADS>>>(
-      n, g, m, v, beta1, beta2, eps_hat, corrected_rate);
+  AdamUpdateKernel<Dtype><<<CAFFE_GET_BLOCKS(n), CAFFE_CUDA_NUM_THREADS>>>(n, g, m, v, beta1, beta2,
+                                                                           eps_hat, corrected_rate);
   CUDA_POST_KERNEL_CHECK;
 }
 

@@ -8,8 +8,7 @@ namespace caffe {
 namespace {
 
 template <typename Dtype>
-__global__ void NesterovUpdateKernel(int n, Dtype* g, Dtype* h, Dtype momentum,
-                                     Dtype local_rate) {
+__global__ void NesterovUpdateKernel(int n, Dtype* g, Dtype* h, Dtype momentum, Dtype local_rate) {
   CUDA_KERNEL_LOOP(i, n) {
     const Dtype previous = h[i];
     const Dtype current = local_rate * g[i] + momentum * previous;

@@ -22,8 +22,7 @@ void RMSPropSolver<Dtype>::ComputeUpdateValue(int param_id, Dtype rate) {
 #ifndef CPU_ONLY
   if (Caffe::mode() == Caffe::GPU) {
     rmsprop_update_gpu(count, param->mutable_gpu_diff(),
-                       this->history_[param_id]->mutable_gpu_data(), rms_decay, delta,
-                       local_rate);
+                       this->history_[param_id]->mutable_gpu_data(), rms_decay, delta, local_rate);
     return;
   }
 #endif

@@ -21,8 +21,7 @@ __global__ void RMSPropUpdateKernel(int n, Dtype* g, Dtype* h, Dtype rms_decay, 
 }  // namespace
 
 template <typename Dtype>
-void rmsprop_update_gpu(int n, Dtype* g, Dtype* h, Dtype rms_decay, Dtype delta,
-                        Dtype local_rate) {
+void rmsprop_update_gpu(int n, Dtype* g, Dtype* h, Dtype rms_decay, Dtype delta, Dtype local_rate) {
   if (n <= 0) return;
   RMSPropUpdateKernel<Dtype>
       <<<CAFFE_GET_BLOCKS(n), CAFFE_CUDA_NUM_THREADS>>>(n, g, h, rms_decay, delta, local_rate);

@@ -6,13 +6,13 @@
 #include <typeinfo>
 #include <vector>
 
-#include "caffe/sgd_solvers.hpp"
-#include "caffe/solvers/gpu_updates.hpp"
 #include "caffe/io/hdf5.hpp"
 #include "caffe/io/io.hpp"
-#include "caffe/kernels/math_functions.hpp"
-#include "caffe/util/cpu_threads.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/sgd_solvers.hpp"
+#include "caffe/solvers/gpu_updates.hpp"
+#include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
 
@@ -40,8 +40,8 @@ void SgdUpdateInOnePass(int count, Dtype decay, Dtype rate, Dtype momentum, Dtyp
 // (after the nets' setup and, with test_initialization, a whole test pass): SGDSolver's
 // constructors pass the parameters through this to Solver's, which builds the nets.
 const SolverParameter& CheckLrPolicy(const SolverParameter& param) {
-  static const vector<string> known = {"fixed", "step", "exp", "inv", "multistep", "poly",
-                                       "sigmoid"};
+  static const vector<string> known = {"fixed",     "step", "exp",    "inv",
+                                       "multistep", "poly", "sigmoid"};
   const string& policy = param.lr_policy();
   CAFFE_CHECK(std::find(known.begin(), known.end(), policy) != known.end())
       << "solver: "
@@ -88,7 +88,8 @@ Dtype SGDSolver<Dtype>::GetLearningRate() {
   }
   if (lr_policy == "sigmoid") {
     return base_lr *
-           (Dtype(1) / (Dtype(1) + std::exp(-gamma * (Dtype(iter) - Dtype(this->param_.stepsize())))));
+           (Dtype(1) /
+            (Dtype(1) + std::exp(-gamma * (Dtype(iter) - Dtype(this->param_.stepsize())))));
   }
   CAFFE_THROW() << "lr_policy \"" << lr_policy << "\" passed CheckLrPolicy but has no rule here";
 }
@@ -142,14 +143,12 @@ void SGDSolver<Dtype>::ApplyUpdate() {
     Normalize(static_cast<int>(param_id));
     if (one_pass) {
       Blob<Dtype>* param = params[param_id];
-      const Dtype decay =
-          this->param_.weight_decay() * this->net_->params_weight_decay()[param_id];
+      const Dtype decay = this->param_.weight_decay() * this->net_->params_weight_decay()[param_id];
       const Dtype local_rate = rate * this->net_->params_lr()[param_id];
       const auto update =
           decay ? SgdUpdateInOnePass<Dtype, true> : SgdUpdateInOnePass<Dtype, false>;
-      update(param->count(), decay, local_rate, this->param_.momentum(),
-             param->mutable_cpu_data(), param->mutable_cpu_diff(),
-             history_[param_id]->mutable_cpu_data());
+      update(param->count(), decay, local_rate, this->param_.momentum(), param->mutable_cpu_data(),
+             param->mutable_cpu_diff(), history_[param_id]->mutable_cpu_data());
       continue;
     }
     Regularize(static_cast<int>(param_id));
@@ -198,8 +197,7 @@ void SGDSolver<Dtype>::Regularize(int param_id) {
     caffe_axpy(param->count(), local_decay, param->cpu_data(), param->mutable_cpu_diff());
   } else {
     caffe_cpu_sign(param->count(), param->cpu_data(), temp_[param_id]->mutable_cpu_data());
-    caffe_axpy(param->count(), local_decay, temp_[param_id]->cpu_data(),
-               param->mutable_cpu_diff());
+    caffe_axpy(param->count(), local_decay, temp_[param_id]->cpu_data(), param->mutable_cpu_diff());
   }
 }
 

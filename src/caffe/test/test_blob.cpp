@@ -1,5 +1,4 @@
 #include "caffe/blob.hpp"
-
 #include "caffe/filler.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -44,8 +43,7 @@ TYPED_TEST(BlobTest, RejectsNegativeAndOverflowingShapes) {
   EXPECT_THROW(this->blob_.Reshape(vector<int>{2, -1}), Error);
   EXPECT_THROW(this->blob_.Reshape(vector<int>{65536, 65536}), Error);
   // The message states the whole shape's count, not the product of the dims checked so far.
-  const string error =
-      ErrorOf([this] { this->blob_.Reshape(vector<int>{100000, 100000, 1000}); });
+  const string error = ErrorOf([this] { this->blob_.Reshape(vector<int>{100000, 100000, 1000}); });
   EXPECT_NE(error.find("blob shape 100000 100000 1000 (10000000000000) has dims whose product "
                        "exceeds INT_MAX (10000000000000 vs. 2147483647)"),
             string::npos)
@@ -56,7 +54,9 @@ TYPED_TEST(BlobTest, RejectsNegativeAndOverflowingShapes) {
                       "(9223372036854775807 vs. 2147483647)"),
             string::npos);
   // An empty blob's other dims must fit too: count(1) of this shape would overflow.
-  EXPECT_NE(ErrorOf([this] { this->blob_.Reshape(vector<int>{0, 1 << 16, 1 << 16}); })
+  EXPECT_NE(ErrorOf([this] {
+              this->blob_.Reshape(vector<int>{0, 1 << 16, 1 << 16});
+            })
                 .find("blob shape 0 65536 65536 (0) has dims whose product exceeds INT_MAX "
                       "(4294967296 vs. 2147483647)"),
             string::npos);

@@ -11,11 +11,11 @@
 
 #include "caffe/blob.hpp"
 #include "caffe/data_transformer.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
-#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 namespace {
@@ -159,7 +159,8 @@ TYPED_TEST(DataTransformerTest, MeanFileWithTooFewValuesIsAnErrorNamingIt) {
   WriteProtoToBinaryFile(proto, mean_file);
   const string error = ErrorOf(
       [&] { DataTransformer<TypeParam>(MakeParam("mean_file: '" + mean_file + "'"), TEST); });
-  EXPECT_NE(error.find("mean file '" + mean_file + "': the file's blob of shape 2 3 (6) holds 1 "
+  EXPECT_NE(error.find("mean file '" + mean_file +
+                       "': the file's blob of shape 2 3 (6) holds 1 "
                        "values, not the 6 its shape has"),
             string::npos)
       << error;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "caffe/filler.hpp"
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 

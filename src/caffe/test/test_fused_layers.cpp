@@ -11,11 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "caffe/io/io.hpp"
+#include "caffe/memory/gpu_memory.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/memory/gpu_memory.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 
@@ -31,13 +31,16 @@ std::string FusionNet(const std::string& middle, const std::string& out = "conv"
     name: "Fusion"
     state { phase: TRAIN }
     layer { name: "data" type: "Input" top: "data" top: "target"
-      input_param { shape { dim: 4 dim: 3 )" + spatial + R"( }
-                    shape { dim: 4 dim: 8 )" + spatial + R"( } } }
+      input_param { shape { dim: 4 dim: 3 )" +
+         spatial + R"( }
+                    shape { dim: 4 dim: 8 )" +
+         spatial + R"( } } }
     layer { name: "conv" type: "Convolution" bottom: "data" top: "conv"
       convolution_param { num_output: 8 kernel_size: 3 pad: 1 engine: CAFFE
         weight_filler { type: "gaussian" std: 0.3 }
         bias_filler { type: "constant" value: 0.7 } } }
-  )" + middle + "\nlayer { name: 'relu' type: '" + after + "' bottom: '" + out + "' top: '" + out +
+  )" + middle +
+         "\nlayer { name: 'relu' type: '" + after + "' bottom: '" + out + "' top: '" + out +
          "' }\nlayer { name: 'loss' type: 'EuclideanLoss' bottom: '" + out +
          "' bottom: 'target' top: 'loss' }\n";
 }
@@ -289,16 +292,19 @@ TEST_P(FusedLayersTest, GroupOnTheInputRunsLikeTheLayersApart) {
     state { phase: TRAIN }
     layer { name: "data" type: "Input" top: "data" top: "target"
       input_param { shape { dim: 4 dim: 3 dim: 5 dim: 7 } shape { dim: 4 dim: 3 dim: 5 dim: 7 } } }
-    layer { name: "bn" type: "BatchNorm" bottom: "data" top: "data" )" + bn_params + R"( }
+    layer { name: "bn" type: "BatchNorm" bottom: "data" top: "data" )" +
+           bn_params + R"( }
     layer { name: "scale" type: "Scale" bottom: "data" top: "data"
       scale_param { bias_term: true filler { type: "uniform" min: 0.5 max: 1.5 }
                     bias_filler { type: "gaussian" std: 0.5 } } }
-    )" + after + R"(
+    )" + after +
+           R"(
     layer { name: "loss" type: "EuclideanLoss" bottom: "data" bottom: "target" top: "loss" }
   )";
   };
-  for (const std::string bn_params : {"", "param { lr_mult: 0 } param { lr_mult: 0 } "
-                                          "param { lr_mult: 0 }"}) {
+  for (const std::string bn_params : {"",
+                                      "param { lr_mult: 0 } param { lr_mult: 0 } "
+                                      "param { lr_mult: 0 }"}) {
     for (const std::string after :
          {"", "layer { name: 'relu' type: 'ReLU' bottom: 'data' top: 'data' }"}) {
       SCOPED_TRACE(bn_params + " " + after);
@@ -320,9 +326,9 @@ TEST_P(FusedLayersTest, GroupOnTheInputRunsLikeTheLayersApart) {
 // forward the Scale's backward alone finds its bottom in the BatchNorm's normalized values, and
 // the ReLU's its output in the top.
 TEST_P(FusedLayersTest, PassesThatStopInsideTheGroupRunEachLayerAlone) {
-  for (const auto& [text, split] : {std::pair(FusionNet(kInPlacePair), "bn"),
-                                    std::pair(FusionNet(kInPlacePair), "scale"),
-                                    std::pair(FusionNet(kStoredStatisticsPair), "bn")}) {
+  for (const auto& [text, split] :
+       {std::pair(FusionNet(kInPlacePair), "bn"), std::pair(FusionNet(kInPlacePair), "scale"),
+        std::pair(FusionNet(kStoredStatisticsPair), "bn")}) {
     SCOPED_TRACE(std::string("stopping after ") + split);
     std::unique_ptr<Net<float>> apart = MakeNet(text, "0");
     std::unique_ptr<Net<float>> fused = MakeNet(text, "1");
@@ -431,11 +437,13 @@ TEST_P(FusedLayersTest, PairBeforeAReLUThatRunsAloneRunsLikeTheLayersApart) {
 std::string ResidualNet(const std::string& eltwise = "operation: SUM",
                         const std::string& conv2_params = "", const std::string& after = "ReLU") {
   return FusionNet(R"(
-    layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2" )" + conv2_params + R"(
+    layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2" )" +
+                       conv2_params + R"(
       convolution_param { num_output: 8 kernel_size: 1 engine: CAFFE
         weight_filler { type: "gaussian" std: 0.5 } bias_filler { type: "constant" value: -0.9 } } }
     layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" top: "sum"
-      eltwise_param { )" + eltwise + R"( } })",
+      eltwise_param { )" +
+                       eltwise + R"( } })",
                    "sum", after);
 }
 
@@ -446,15 +454,14 @@ TEST_P(FusedLayersTest, EltwiseSumAndItsReLURunLikeTheLayersApart) {
 
 // A leaky ReLU after the sum (a TanH after it, as a ReLU there would cut what leaks).
 TEST_P(FusedLayersTest, EltwiseSumAndALeakyReLURunLikeTheLayersApart) {
-  ExpectFusedLikeApart(
-      FusionNet(R"(
+  ExpectFusedLikeApart(FusionNet(R"(
     layer { name: "conv2" type: "Convolution" bottom: "data" top: "conv2"
       convolution_param { num_output: 8 kernel_size: 1 engine: CAFFE
         weight_filler { type: "gaussian" std: 0.5 } } }
     layer { name: "sum" type: "Eltwise" bottom: "conv" bottom: "conv2" top: "sum" }
     layer { name: "leaky" type: "ReLU" bottom: "sum" top: "sum" relu_param { negative_slope: 0.1 } })",
-                "sum", "TanH"),
-      1, "sum");
+                                 "sum", "TanH"),
+                       1, "sum");
 }
 
 // A frozen second convolution on the data: no gradient to its top, only to the first bottom.
@@ -506,8 +513,10 @@ TEST_P(FusedLayersTest, OnlyASumOfTwoAndItsInPlaceReLUFuse) {
 std::string CuDNNConvNet(const std::string& params = "", const std::string& convolution = "",
                          const std::string& after_it = "", const std::string& after = "ReLU") {
   return FusionNet(R"(
-    layer { name: "conv2" type: "Convolution" bottom: "conv" top: "conv2" )" + params + R"(
-      convolution_param { num_output: 8 kernel_size: 3 pad: 1 engine: CUDNN )" + convolution + R"(
+    layer { name: "conv2" type: "Convolution" bottom: "conv" top: "conv2" )" +
+                       params + R"(
+      convolution_param { num_output: 8 kernel_size: 3 pad: 1 engine: CUDNN )" +
+                       convolution + R"(
         weight_filler { type: "gaussian" std: 0.3 } bias_filler { type: "gaussian" std: 0.5 } } }
     )" + after_it,
                    "conv2", after);

@@ -14,11 +14,11 @@
 #include <tuple>
 #include <vector>
 
+#include "caffe/diagnostics/reference_check.hpp"
+#include "caffe/layer_engine.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/layer_engine.hpp"
-#include "caffe/diagnostics/reference_check.hpp"
 
 namespace caffe {
 
@@ -35,8 +35,8 @@ constexpr double kRelativeTolerance = 1e-4;
 // test_dnnl_convolution_layer, and this folder passes at 1e-4 on Caffe's engine.
 std::map<std::string, double> CaffenetSmallOnDnnl() {
   std::map<std::string, double> tolerances;
-  for (const char* blob : {"conv1", "pool1", "norm1", "conv2", "pool2", "norm2", "conv3", "conv4",
-                           "conv5"}) {
+  for (const char* blob :
+       {"conv1", "pool1", "norm1", "conv2", "pool2", "norm2", "conv3", "conv4", "conv5"}) {
     tolerances[std::string("backward/") + blob] = 1;
   }
   for (const char* layer : {"conv1", "conv2", "conv3", "conv4", "conv5"}) {

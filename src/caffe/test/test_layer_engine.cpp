@@ -1,13 +1,13 @@
 // Which CPU engine a layer gets: its own engine enum first, then Intel Caffe's layer-level engine
-// string, then the default (oneDNN where built) unless CAFFE_CPU_ENGINE=caffe; an unknown name is an
-// error naming the layer.
+// string, then the default (oneDNN where built) unless CAFFE_CPU_ENGINE=caffe; an unknown name is
+// an error naming the layer.
 #include <cstdlib>
 #include <string>
 
+#include "caffe/layer_engine.hpp"
 #include "caffe/proto/caffe.pb.h"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/layer_engine.hpp"
 #include "caffe/util/error.hpp"
 
 namespace caffe {

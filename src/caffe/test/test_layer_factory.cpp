@@ -1,11 +1,10 @@
-#include "caffe/layer_factory.hpp"
-
 #include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "caffe/layer.hpp"
+#include "caffe/layer_factory.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {

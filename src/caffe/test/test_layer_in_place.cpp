@@ -29,11 +29,11 @@ struct Fill {
 
 struct InPlaceCase {
   const char* name;
-  std::string layer;   // LayerParameter text, without bottoms and tops
+  std::string layer;  // LayerParameter text, without bottoms and tops
   std::vector<Fill> bottoms;
   int tops = 1;
-  int in_place = 0;       // the bottom that top[0] replaces
-  bool backward = true;   // false for layers without gradients
+  int in_place = 0;          // the bottom that top[0] replaces
+  bool backward = true;      // false for layers without gradients
   bool fill_params = false;  // parameters U(0.5, 1.5) instead of their fillers (global stats)
 };
 
@@ -59,32 +59,45 @@ std::vector<InPlaceCase> Cases() {
       {"ArgMax", "type: 'ArgMax'", {Values({2, 5})}, 1, 0, false},
       {"BNLL", "type: 'BNLL'", {Values(kImage, -3, 3)}},
       {"BatchNorm", "type: 'BatchNorm'", {Values(kImage)}},
-      {"BatchNorm global stats", "type: 'BatchNorm' batch_norm_param { use_global_stats: true }",
-       {Values(kImage)}, 1, 0, true, true},
+      {"BatchNorm global stats",
+       "type: 'BatchNorm' batch_norm_param { use_global_stats: true }",
+       {Values(kImage)},
+       1,
+       0,
+       true,
+       true},
       {"BatchReindex", "type: 'BatchReindex'", {Values({4, 3, 2}), Labels({4}, 4)}},
       {"Bias", "type: 'Bias' bias_param { " + uniform + " }", {Values(kImage)}},
       {"Bias of two bottoms", "type: 'Bias'", {Values(kImage), Values({3})}},
       {"Clip", "type: 'Clip' clip_param { min: -0.5 max: 0.5 }", {Values(kImage)}},
       {"Concat", "type: 'Concat'", {Values({2, 3, 4}), Values({2, 2, 4})}},
-      {"ContrastiveLoss", "type: 'ContrastiveLoss'",
+      {"ContrastiveLoss",
+       "type: 'ContrastiveLoss'",
        {Values({4, 3}), Values({4, 3}), Labels({4, 1, 1, 1}, 2)}},
       {"Convolution", std::string("type: 'Convolution' ") + kConv, {Values(kImage)}},
       {"Convolution of 16 channels",
        "type: 'Convolution' convolution_param { num_output: 16 kernel_size: 3 pad: 1 "
        "weight_filler { type: 'gaussian' std: 0.1 } }",
        {Values({1, 16, 5, 5})}},
-      {"Crop", "type: 'Crop' crop_param { axis: 2 offset: 1 }",
+      {"Crop",
+       "type: 'Crop' crop_param { axis: 2 offset: 1 }",
        {Values(kImage), Fill{{2, 3, 3, 2}, -1, 1, false, false}}},
       {"Deconvolution", std::string("type: 'Deconvolution' ") + kConv, {Values(kImage)}},
       {"Dropout", "type: 'Dropout' dropout_param { dropout_ratio: 0.3 }", {Values(kImage)}},
       {"ELU", "type: 'ELU' elu_param { alpha: 0.5 }", {Values(kImage, -2, 2)}},
-      {"Eltwise SUM", "type: 'Eltwise' eltwise_param { coeff: 1 coeff: -2 }",
+      {"Eltwise SUM",
+       "type: 'Eltwise' eltwise_param { coeff: 1 coeff: -2 }",
        {Values(kImage), Values(kImage)}},
-      {"Eltwise SUM on the second", "type: 'Eltwise' eltwise_param { coeff: 1 coeff: -2 }",
-       {Values(kImage), Values(kImage)}, 1, 1},
-      {"Eltwise PROD", "type: 'Eltwise' eltwise_param { operation: PROD }",
+      {"Eltwise SUM on the second",
+       "type: 'Eltwise' eltwise_param { coeff: 1 coeff: -2 }",
+       {Values(kImage), Values(kImage)},
+       1,
+       1},
+      {"Eltwise PROD",
+       "type: 'Eltwise' eltwise_param { operation: PROD }",
        {Values(kImage, 0.5, 2), Values(kImage, 0.5, 2)}},
-      {"Eltwise MAX", "type: 'Eltwise' eltwise_param { operation: MAX }",
+      {"Eltwise MAX",
+       "type: 'Eltwise' eltwise_param { operation: MAX }",
        {Values(kImage), Values(kImage)}},
       {"Embed",
        "type: 'Embed' embed_param { input_dim: 5 num_output: 3 "
@@ -96,7 +109,8 @@ std::vector<InPlaceCase> Cases() {
       {"Flatten", "type: 'Flatten'", {Values(kImage)}},
       {"HingeLoss", "type: 'HingeLoss'", {Values({4, 5}), Labels({4}, 5)}},
       {"Im2col", "type: 'Im2col' convolution_param { kernel_size: 2 }", {Values(kImage)}},
-      {"InfogainLoss", "type: 'InfogainLoss'",
+      {"InfogainLoss",
+       "type: 'InfogainLoss'",
        {Values({4, 5}, 0.1, 1), Labels({4}, 5), Fill{{1, 1, 5, 5}, 0, 1, false, false}}},
       {"InnerProduct",
        "type: 'InnerProduct' inner_product_param { num_output: 4 "
@@ -107,20 +121,26 @@ std::vector<InPlaceCase> Cases() {
        "type: 'LSTM' recurrent_param { num_output: 4 "
        "weight_filler { type: 'uniform' min: -0.5 max: 0.5 } }",
        {Values({3, 2, 4}), Labels({3, 2}, 2)}},
-      {"LSTMUnit", "type: 'LSTMUnit'",
-       {Values({1, 2, 3}), Values({1, 2, 12}), Labels({1, 2}, 2)}, 2},
+      {"LSTMUnit",
+       "type: 'LSTMUnit'",
+       {Values({1, 2, 3}), Values({1, 2, 12}), Labels({1, 2}, 2)},
+       2},
       {"Log", "type: 'Log' log_param { base: 2 scale: 0.5 shift: 0.1 }", {Values(kImage, 0.5, 2)}},
       {"MVN", "type: 'MVN'", {Values(kImage)}},
-      {"MultinomialLogisticLoss", "type: 'MultinomialLogisticLoss'",
+      {"MultinomialLogisticLoss",
+       "type: 'MultinomialLogisticLoss'",
        {Values({4, 5}, 0.1, 1), Labels({4}, 5)}},
-      {"PReLU", "type: 'PReLU' prelu_param { filler { type: 'uniform' min: -1 max: 1 } }",
+      {"PReLU",
+       "type: 'PReLU' prelu_param { filler { type: 'uniform' min: -1 max: 1 } }",
        {Values(kImage)}},
-      {"Pooling MAX", "type: 'Pooling' pooling_param { kernel_size: 3 stride: 1 pad: 1 }",
+      {"Pooling MAX",
+       "type: 'Pooling' pooling_param { kernel_size: 3 stride: 1 pad: 1 }",
        {Values(kImage)}},
       {"Pooling AVE",
        "type: 'Pooling' pooling_param { pool: AVE kernel_size: 3 stride: 1 pad: 1 }",
        {Values(kImage)}},
-      {"Pooling 2x2", "type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 }",
+      {"Pooling 2x2",
+       "type: 'Pooling' pooling_param { kernel_size: 2 stride: 2 }",
        {Values(kImage)}},
       {"Power", "type: 'Power' power_param { power: 2 scale: 0.5 shift: 0.1 }", {Values(kImage)}},
       {"Power of 1", "type: 'Power' power_param { scale: 0.5 shift: 0.1 }", {Values(kImage)}},
@@ -130,15 +150,16 @@ std::vector<InPlaceCase> Cases() {
        {Values({3, 2, 4}), Labels({3, 2}, 2)}},
       {"ReLU", "type: 'ReLU' relu_param { negative_slope: 0.1 }", {Values(kImage)}},
       {"ReLU, Caffe's engine", "type: 'ReLU' relu_param { engine: CAFFE }", {Values(kImage)}},
-      {"Reduction", "type: 'Reduction' reduction_param { axis: 1 operation: SUMSQ }",
+      {"Reduction",
+       "type: 'Reduction' reduction_param { axis: 1 operation: SUMSQ }",
        {Values(kImage)}},
       {"Reshape", "type: 'Reshape' reshape_param { shape { dim: 0 dim: -1 } }", {Values(kImage)}},
       {"SPP", "type: 'SPP' spp_param { pyramid_height: 2 }", {Values(kImage)}},
-      {"Scale", "type: 'Scale' scale_param { bias_term: true " + uniform + " }",
-       {Values(kImage)}},
+      {"Scale", "type: 'Scale' scale_param { bias_term: true " + uniform + " }", {Values(kImage)}},
       {"Scale of two bottoms", "type: 'Scale'", {Values(kImage), Values({3})}},
       {"Sigmoid", "type: 'Sigmoid'", {Values(kImage, -3, 3)}},
-      {"SigmoidCrossEntropyLoss", "type: 'SigmoidCrossEntropyLoss'",
+      {"SigmoidCrossEntropyLoss",
+       "type: 'SigmoidCrossEntropyLoss'",
        {Values({4, 3}), Fill{{4, 3}, 0, 1, false, false}}},
       {"Slice", "type: 'Slice' slice_param { slice_point: 2 }", {Values({2, 4, 3})}, 2},
       {"Softmax", "type: 'Softmax'", {Values(kImage)}},
@@ -146,17 +167,21 @@ std::vector<InPlaceCase> Cases() {
       {"Split", "type: 'Split'", {Values(kImage)}, 2},
       {"Swish", "type: 'Swish' swish_param { beta: 1.5 }", {Values(kImage, -3, 3)}},
       {"TanH", "type: 'TanH'", {Values(kImage, -3, 3)}},
-      {"Threshold", "type: 'Threshold' threshold_param { threshold: 0.2 }", {Values(kImage)}, 1,
-       0, false},
+      {"Threshold",
+       "type: 'Threshold' threshold_param { threshold: 0.2 }",
+       {Values(kImage)},
+       1,
+       0,
+       false},
       {"Tile", "type: 'Tile' tile_param { axis: 1 tiles: 2 }", {Values(kImage)}},
   };
 }
 
 // Types no case covers: those that take no bottom or make no top, so nothing can be in place, and
 // Python, whose in place is what the user's code makes of it (allowed, as in BVLC).
-const std::set<std::string> kWithoutInPlace = {
-    "Data",   "DummyData", "HDF5Data", "HDF5Output", "ImageData", "Input",
-    "MemoryData", "Parameter", "Python", "Silence", "WindowData"};
+const std::set<std::string> kWithoutInPlace = {"Data",      "DummyData", "HDF5Data",   "HDF5Output",
+                                               "ImageData", "Input",     "MemoryData", "Parameter",
+                                               "Python",    "Silence",   "WindowData"};
 
 template <typename Dtype>
 void FillBlob(Blob<Dtype>* blob, const Fill& fill, unsigned int seed) {
@@ -226,8 +251,7 @@ bool Run(const InPlaceCase& test_case, bool in_place, vector<shared_ptr<Blob<Dty
   *refusal = ErrorOf([&] { layer->Forward(bottom, top); });
   if (!refusal->empty()) return false;
   for (size_t j = 0; j < top.size(); ++j) {
-    outcome->Add("top " + std::to_string(j), top[j]->shape(), top[j]->cpu_data(),
-                 top[j]->count());
+    outcome->Add("top " + std::to_string(j), top[j]->shape(), top[j]->cpu_data(), top[j]->count());
   }
   if (!test_case.backward) return true;
   std::vector<bool> propagate;

@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 #include "caffe/net.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/hdf5.hpp"
-#include "caffe/io/io.hpp"
-#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 
@@ -40,13 +40,18 @@ const fs::path kModelsDir = kSourceDir / "models";
 const char* const kModelFiles[] = {"deploy.prototxt", "train_val.prototxt", "solver.prototxt",
                                    "readme.md"};
 // The models we ship; the BVLC ones come with released weights.
-const std::set<std::string> kExpectedModels = {
-    "bvlc_alexnet",     "bvlc_reference_caffenet",      "bvlc_googlenet",
-    "resnet50",         "vgg16",                        "squeezenet_v1.1",
-    "unet3d",           "bvlc_reference_rcnn_ilsvrc13", "finetune_flickr_style"};
-const std::set<std::string> kModelsWithWeights = {
-    "bvlc_alexnet", "bvlc_reference_caffenet", "bvlc_googlenet", "bvlc_reference_rcnn_ilsvrc13",
-    "finetune_flickr_style"};
+const std::set<std::string> kExpectedModels = {"bvlc_alexnet",
+                                               "bvlc_reference_caffenet",
+                                               "bvlc_googlenet",
+                                               "resnet50",
+                                               "vgg16",
+                                               "squeezenet_v1.1",
+                                               "unet3d",
+                                               "bvlc_reference_rcnn_ilsvrc13",
+                                               "finetune_flickr_style"};
+const std::set<std::string> kModelsWithWeights = {"bvlc_alexnet", "bvlc_reference_caffenet",
+                                                  "bvlc_googlenet", "bvlc_reference_rcnn_ilsvrc13",
+                                                  "finetune_flickr_style"};
 // Released as a deploy net only (R-CNN was fine-tuned outside Caffe's solvers).
 const std::set<std::string> kDeployOnlyModels = {"bvlc_reference_rcnn_ilsvrc13"};
 const std::set<std::string> kDataLayerTypes = {"Data", "ImageData", "HDF5Data"};
@@ -206,7 +211,8 @@ TEST(ModelsTest, EveryModelFolderHasItsFourFiles) {
   for (const std::string& model : folders) {
     for (const char* file : kModelFiles) {
       const bool expected = !kDeployOnlyModels.count(model) ||
-                            std::string(file) == "deploy.prototxt" || std::string(file) == "readme.md";
+                            std::string(file) == "deploy.prototxt" ||
+                            std::string(file) == "readme.md";
       EXPECT_EQ(fs::is_regular_file(ModelFile(model, file)), expected)
           << "models/" << model << "/" << file;
     }
@@ -349,8 +355,8 @@ TEST(ModelsTest, FlickrStyleFineTunesFromCaffeNetsLayers) {
   auto caffenet_shapes = LearnedShapes(caffenet);
   auto flickr_shapes = LearnedShapes(flickr);
   ASSERT_EQ(caffenet_shapes.erase("fc8"), 1u);
-  ASSERT_EQ(flickr_shapes.at("fc8_flickr"), (std::vector<std::string>{"20 4096 (81920)",
-                                                                      "20 (20)"}));
+  ASSERT_EQ(flickr_shapes.at("fc8_flickr"),
+            (std::vector<std::string>{"20 4096 (81920)", "20 (20)"}));
   flickr_shapes.erase("fc8_flickr");
   EXPECT_EQ(flickr_shapes, caffenet_shapes);
 }

@@ -1,5 +1,3 @@
-#include "caffe/net.hpp"
-
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,11 +7,12 @@
 #include <vector>
 
 #include "caffe/filler.hpp"
-#include "caffe/layer_factory.hpp"
-#include "caffe/test/gradient_check_util.hpp"
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/hdf5.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/layer_factory.hpp"
+#include "caffe/net.hpp"
+#include "caffe/test/gradient_check_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
@@ -176,16 +175,16 @@ TYPED_TEST(NetTest, PropagateDownFalseStopsGradientsIntoABottom) {
   const Blob<Dtype>& weights = *net->layer_by_name("ip")->blobs()[0];
   EXPECT_EQ(weights.asum_diff(), Dtype(0));
   // Nothing below the loss needs backward any more (BVLC's pruning).
-  const int ip = static_cast<int>(std::find(net->layer_names().begin(), net->layer_names().end(),
-                                            "ip") - net->layer_names().begin());
+  const int ip =
+      static_cast<int>(std::find(net->layer_names().begin(), net->layer_names().end(), "ip") -
+                       net->layer_names().begin());
   EXPECT_FALSE(net->layer_need_backward()[ip]);
 }
 
 TYPED_TEST(NetTest, ZeroLrMultMeansNoParamGradient) {
   using Dtype = typename TypeParam::Dtype;
   std::string text = kTinyNet;
-  text.replace(text.find("inner_product_param"), 0,
-               "param { lr_mult: 0 } param { lr_mult: 0 } ");
+  text.replace(text.find("inner_product_param"), 0, "param { lr_mult: 0 } param { lr_mult: 0 } ");
   auto net = this->MakeNet(text);
   net->ForwardBackward();
   EXPECT_EQ(net->layer_by_name("ip")->blobs()[0]->asum_diff(), Dtype(0));
@@ -428,9 +427,10 @@ TYPED_TEST(NetTest, WeightsFileMatchingNoLayerIsAnErrorNamingBothSides) {
   for (const std::string file : {"other.caffemodel", "other.caffemodel.h5", "empty.caffemodel"}) {
     const std::string error = ErrorOf([&] { net->CopyTrainedLayersFrom(dir + "/" + file); });
     const std::string file_layers = file == "empty.caffemodel" ? "none" : "fc";
-    EXPECT_NE(error.find("weights file '" + dir + "/" + file + "' matches no layer of net "
-                         "'TinyNet': its layers with weights are " + file_layers +
-                         ", the net's are ip (weights are copied by layer name)"),
+    EXPECT_NE(error.find("weights file '" + dir + "/" + file +
+                         "' matches no layer of net "
+                         "'TinyNet': its layers with weights are " +
+                         file_layers + ", the net's are ip (weights are copied by layer name)"),
               std::string::npos)
         << error;
   }

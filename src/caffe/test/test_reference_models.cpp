@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
-#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 
@@ -77,9 +77,7 @@ std::vector<std::string> OurSetupLines(const std::string& prototxt, Phase phase)
   const int saved_level = FLAGS_minloglevel;
   FLAGS_minloglevel = 0;
   google::AddLogSink(&sink);
-  {
-    Net<float> net(prototxt, phase);
-  }
+  { Net<float> net(prototxt, phase); }
   google::RemoveLogSink(&sink);
   FLAGS_minloglevel = saved_level;
   return sink.lines();
@@ -185,8 +183,8 @@ TEST_P(SetupLogTest, TopShapesAndMemoryMatchBvlcsLog) {
 INSTANTIATE_TEST_SUITE_P(
     BvlcLogs, SetupLogTest,
     ::testing::Values(
-        SetupLogCase{"bvlc_alexnet_deploy.log", "reference/bvlc/models/bvlc_alexnet/deploy.prototxt",
-                     TRAIN},
+        SetupLogCase{"bvlc_alexnet_deploy.log",
+                     "reference/bvlc/models/bvlc_alexnet/deploy.prototxt", TRAIN},
         SetupLogCase{"bvlc_reference_caffenet_deploy.log",
                      "reference/bvlc/models/bvlc_reference_caffenet/deploy.prototxt", TRAIN},
         SetupLogCase{"bvlc_googlenet_deploy.log",
@@ -198,8 +196,8 @@ INSTANTIATE_TEST_SUITE_P(
                      TEST},
         SetupLogCase{"golden_caffenet_small.log", "fixtures/golden/caffenet_small/net.prototxt",
                      TEST},
-        SetupLogCase{"golden_googlenet_small.log",
-                     "fixtures/golden/googlenet_small/net.prototxt", TEST},
+        SetupLogCase{"golden_googlenet_small.log", "fixtures/golden/googlenet_small/net.prototxt",
+                     TEST},
         SetupLogCase{"golden_layerzoo.log", "fixtures/golden/layerzoo/net.prototxt", TEST, true},
         // Published nets, run as BVLC ran them (reference/published/INDEX.md).
         SetupLogCase{"../../reference/published/resnet50/bvlc_setup.log",

@@ -1,5 +1,3 @@
-#include "caffe/solver.hpp"
-
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,10 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "caffe/sgd_solvers.hpp"
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/io.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/sgd_solvers.hpp"
+#include "caffe/solver.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
@@ -28,8 +27,10 @@ namespace {
 std::string SolverText(const std::string& prefix, const std::string& extra, int max_iter = 20) {
   return R"(
     base_lr: 0.05 lr_policy: "step" gamma: 0.5 stepsize: 7 momentum: 0.9 weight_decay: 0.01
-    display: 0 random_seed: 1701 solver_mode: CPU max_iter: )" + std::to_string(max_iter) + R"(
-    snapshot_prefix: ")" + prefix + R"(" )" + extra + R"(
+    display: 0 random_seed: 1701 solver_mode: CPU max_iter: )" +
+         std::to_string(max_iter) + R"(
+    snapshot_prefix: ")" +
+         prefix + R"(" )" + extra + R"(
     net_param {
       name: "ResumeNet"
       layer { name: "data" type: "DummyData" top: "data" top: "label"
@@ -204,13 +205,13 @@ TEST_F(SolverTest, ATestNetThatCannotShareTheTrainedWeightsIsRefusedAtOnce) {
             }),
             prefix + "learned blob 0 is 5 10 (50) in the TEST net and 4 10 (40) in the TRAIN net" +
                 same_weights);
-  EXPECT_EQ(ErrorOf([&] {
-              MakeSolver(SolverWithTestNet(dir_ + "/s", R"(
+  EXPECT_EQ(
+      ErrorOf([&] {
+        MakeSolver(SolverWithTestNet(dir_ + "/s", R"(
                 layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
                   inner_product_param { num_output: 4 bias_term: false } })"));
-            }),
-            prefix + "it has 1 learned blobs in the TEST net and 2 in the TRAIN net" +
-                same_weights);
+      }),
+      prefix + "it has 1 learned blobs in the TEST net and 2 in the TRAIN net" + same_weights);
   // Two layers named ip2 in the test net: the message says so.
   EXPECT_EQ(ErrorOf([&] {
               MakeSolver(SolverWithTestNet(dir_ + "/s", R"(
@@ -304,9 +305,8 @@ TEST_F(SolverTest, ResumingFromAWeightsFileIsAClearError) {
 TEST_F(SolverTest, StopRequestEndsTrainingWithASnapshot) {
   auto solver = MakeSolver(SolverText(dir_ + "/stopped", ""));
   int polls = 0;
-  solver->SetActionFunction([&polls] {
-    return ++polls == 3 ? SolverAction::STOP : SolverAction::NONE;
-  });
+  solver->SetActionFunction(
+      [&polls] { return ++polls == 3 ? SolverAction::STOP : SolverAction::NONE; });
   solver->Solve();
   EXPECT_EQ(solver->iter(), 3);
   EXPECT_TRUE(solver->requested_early_exit());
@@ -316,9 +316,8 @@ TEST_F(SolverTest, StopRequestEndsTrainingWithASnapshot) {
 TEST_F(SolverTest, SnapshotRequestWritesASnapshotAndGoesOn) {
   auto solver = MakeSolver(SolverText(dir_ + "/asked", " snapshot_after_train: false", 6));
   int polls = 0;
-  solver->SetActionFunction([&polls] {
-    return ++polls == 2 ? SolverAction::SNAPSHOT : SolverAction::NONE;
-  });
+  solver->SetActionFunction(
+      [&polls] { return ++polls == 2 ? SolverAction::SNAPSHOT : SolverAction::NONE; });
   solver->Solve();
   EXPECT_EQ(solver->iter(), 6);
   EXPECT_TRUE(FileExists(dir_ + "/asked_iter_2.caffemodel"));
@@ -457,10 +456,13 @@ std::string RegressionSolverText(const std::string& base_lr, const std::string& 
     net_param {
       layer { name: "data" type: "DummyData" top: "data" top: "t"
         dummy_data_param { shape { dim: 4 dim: 3 } shape { dim: 4 dim: 2 }
-          data_filler { type: "constant" value: )" + data_value + R"( }
+          data_filler { type: "constant" value: )" +
+         data_value + R"( }
           data_filler { type: "constant" value: 0 } } }
-      )" + (layers.empty() ? R"(layer { name: "x" type: "Split" bottom: "data" top: "x" })"
-                           : layers) + R"(
+      )" +
+         (layers.empty() ? R"(layer { name: "x" type: "Split" bottom: "data" top: "x" })"
+                         : layers) +
+         R"(
       layer { name: "ip" type: "InnerProduct" bottom: "x" top: "ip"
         inner_product_param { num_output: 2 weight_filler { type: "constant" value: 1 } } }
       layer { name: "loss" type: "EuclideanLoss" bottom: "ip" bottom: "t" top: "loss" }
@@ -515,13 +517,17 @@ TEST_F(SolverTest, LearnersNameThemselvesAndOnlyTheRootBlamesTheSharedWeights) {
     ASSERT_EQ(warnings.size(), rank == 0 ? 2u : 1u) << "rank " << rank;
     EXPECT_EQ(warnings[0].rfind("learner " + std::to_string(rank) +
                                     ": the training loss at iteration 0 is nan; where it came "
-                                    "from: the data layer 'data'", 0), 0u) << warnings[0];
+                                    "from: the data layer 'data'",
+                                0),
+              0u)
+        << warnings[0];
     if (rank == 0) {
       EXPECT_NE(warnings[1].find("the weights of 'ip' are not finite (param 0: 1 of 6 values). "
                                  "An update made them so, from gradients that overflowed or "
                                  "were not finite (backward reaches the last layer named "
                                  "first): lower base_lr (0.1) or set clip_gradients."),
-                std::string::npos) << warnings[1];
+                std::string::npos)
+          << warnings[1];
     }
   }
 }

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 

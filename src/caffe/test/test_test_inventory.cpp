@@ -25,8 +25,9 @@ const fs::path kTestDir = kLibraryDir / "test";
 // Sources whose tests live in a test named after another source (path relative to src/caffe,
 // then the covering test relative to src/caffe/test). Layers and solvers may not be listed.
 const std::map<std::string, std::string> kCoveredElsewhere = {
-    {"io/db_lmdb.cpp", "io/test_db.cpp"},                  // the DB interface's only backend
-    {"kernels/skinny_gemm.cpp", "kernels/test_math_functions.cpp"},  // reached through caffe_cpu_gemm
+    {"io/db_lmdb.cpp", "io/test_db.cpp"},  // the DB interface's only backend
+    {"kernels/skinny_gemm.cpp",
+     "kernels/test_math_functions.cpp"},      // reached through caffe_cpu_gemm
     {"net/net_weights.cpp", "test_net.cpp"},  // Net's members, tested with the rest of Net
     // The base of the MPI point-to-point algorithms, and NCCL over an MPI group (DDL's).
     {"parallel/mpi_group_communicator.cpp", "parallel/test_ring_communicator.cpp"},

@@ -75,8 +75,8 @@ void MarkTimer::Finish() {
 
 double MarkTimer::Milliseconds(size_t from, size_t to) const {
   CHECK(finished_) << "MarkTimer::Milliseconds before Finish";
-  CHECK(from <= to && to < marks_) << "MarkTimer::Milliseconds(" << from << ", " << to
-                                   << ") with " << marks_ << " marks";
+  CHECK(from <= to && to < marks_)
+      << "MarkTimer::Milliseconds(" << from << ", " << to << ") with " << marks_ << " marks";
   if (!gpu_) {
     return std::chrono::duration<double, std::milli>(host_marks_[to] - host_marks_[from]).count();
   }

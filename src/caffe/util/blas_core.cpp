@@ -19,9 +19,9 @@ constexpr char kCoreTypeVariable[] = "OPENBLAS_CORETYPE";
 // OpenBLAS's x86 cores whose kernels stop short of AVX2: the generic fallback for CPUs its table
 // lacks ("Prescott", or "Unknown") and the Intel cores before Haswell. AMD's cores are left alone:
 // OpenBLAS knows their families and picks kernels for them that it has tuned.
-constexpr const char* kCoresWithoutAvx2[] = {
-    "Unknown", "Katmai",  "Coppermine", "Northwood",  "Prescott", "Banias",
-    "Atom",    "Core2",   "Penryn",     "Dunnington", "Nehalem",  "Sandybridge"};
+constexpr const char* kCoresWithoutAvx2[] = {"Unknown",  "Katmai",     "Coppermine", "Northwood",
+                                             "Prescott", "Banias",     "Atom",       "Core2",
+                                             "Penryn",   "Dunnington", "Nehalem",    "Sandybridge"};
 
 // Its cores with AVX2 kernels but none for AVX-512.
 constexpr const char* kAvx2Cores[] = {"Haswell", "Zen", "Excavator"};
@@ -154,9 +154,9 @@ std::string DescribeBlasCoreFit(const BlasCoreFit& fit) {
            " kernels instead (" + kCoreTypeVariable + " chooses otherwise)";
   }
   if (!fit.core_type.empty() && !fit.unused.empty()) {
-    return std::string(kCoreTypeVariable) + "=" + fit.core_type + " runs OpenBLAS's " +
-           fit.chosen + " kernels, which leave this CPU's " + fit.unused +
-           " unused (GEMM runs slower; unset " + kCoreTypeVariable + " to let Caffe choose)";
+    return std::string(kCoreTypeVariable) + "=" + fit.core_type + " runs OpenBLAS's " + fit.chosen +
+           " kernels, which leave this CPU's " + fit.unused + " unused (GEMM runs slower; unset " +
+           kCoreTypeVariable + " to let Caffe choose)";
   }
   return "OpenBLAS runs its " + fit.chosen + " kernels";
 }

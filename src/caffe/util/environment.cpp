@@ -32,17 +32,15 @@ namespace {
 bool SwitchOnByDefault(const char* name, const char* on_means, const char* off_means) {
   const char* text = std::getenv(name);
   if (text == nullptr || std::string(text) == "1") return true;
-  CAFFE_CHECK(std::string(text) == "0")
-      << name << " is \"" << text << "\"; expected 1 (" << on_means << ", the default) or 0 ("
-      << off_means << ")";
+  CAFFE_CHECK(std::string(text) == "0") << name << " is \"" << text << "\"; expected 1 ("
+                                        << on_means << ", the default) or 0 (" << off_means << ")";
   return false;
 }
 
 }  // namespace
 
 bool FusionFromEnvironment() {
-  return SwitchOnByDefault("CAFFE_FUSION", "layers that can run as one do so",
-                           "every layer alone");
+  return SwitchOnByDefault("CAFFE_FUSION", "layers that can run as one do so", "every layer alone");
 }
 
 bool FlushDenormalsFromEnvironment() {

@@ -60,8 +60,7 @@ SolverAction::Enum ParseSolverAction(const std::string& value, const std::string
                 << "; expected stop, snapshot or none";
 }
 
-SignalHandler::SignalHandler(SolverAction::Enum sigint_action,
-                             SolverAction::Enum sighup_action)
+SignalHandler::SignalHandler(SolverAction::Enum sigint_action, SolverAction::Enum sighup_action)
     : sigint_action_(sigint_action), sighup_action_(sighup_action) {
   got_sigint = false;
   got_sighup = false;

@@ -27,11 +27,16 @@ double Activate(const cudnnActivationStruct& f, double x) {
     return f.nan == CUDNN_PROPAGATE_NAN ? x : 0.0;
   }
   switch (f.mode) {
-    case CUDNN_ACTIVATION_SIGMOID: return 1 / (1 + std::exp(-x));
-    case CUDNN_ACTIVATION_RELU: return x > 0 ? x : 0.0;
-    case CUDNN_ACTIVATION_TANH: return std::tanh(x);
-    case CUDNN_ACTIVATION_CLIPPED_RELU: return std::min(x > 0 ? x : 0.0, f.coef);
-    case CUDNN_ACTIVATION_ELU: return x > 0 ? x : f.coef * std::expm1(x);
+    case CUDNN_ACTIVATION_SIGMOID:
+      return 1 / (1 + std::exp(-x));
+    case CUDNN_ACTIVATION_RELU:
+      return x > 0 ? x : 0.0;
+    case CUDNN_ACTIVATION_TANH:
+      return std::tanh(x);
+    case CUDNN_ACTIVATION_CLIPPED_RELU:
+      return std::min(x > 0 ? x : 0.0, f.coef);
+    case CUDNN_ACTIVATION_ELU:
+      return x > 0 ? x : f.coef * std::expm1(x);
   }
   return x;
 }
@@ -40,11 +45,16 @@ double Activate(const cudnnActivationStruct& f, double x) {
 // at x, sigmoid, tanh and ELU's negative side at y.
 double ActivateBackward(const cudnnActivationStruct& f, double x, double y, double dy) {
   switch (f.mode) {
-    case CUDNN_ACTIVATION_SIGMOID: return dy * y * (1 - y);
-    case CUDNN_ACTIVATION_RELU: return x > 0 ? dy : 0.0;
-    case CUDNN_ACTIVATION_TANH: return dy * (1 - y * y);
-    case CUDNN_ACTIVATION_CLIPPED_RELU: return x > 0 && x < f.coef ? dy : 0.0;
-    case CUDNN_ACTIVATION_ELU: return x > 0 ? dy : dy * (y + f.coef);
+    case CUDNN_ACTIVATION_SIGMOID:
+      return dy * y * (1 - y);
+    case CUDNN_ACTIVATION_RELU:
+      return x > 0 ? dy : 0.0;
+    case CUDNN_ACTIVATION_TANH:
+      return dy * (1 - y * y);
+    case CUDNN_ACTIVATION_CLIPPED_RELU:
+      return x > 0 && x < f.coef ? dy : 0.0;
+    case CUDNN_ACTIVATION_ELU:
+      return x > 0 ? dy : dy * (y + f.coef);
   }
   return dy;
 }

@@ -23,7 +23,6 @@ std::vector<long> BroadcastIndices(const std::vector<int>& from, const std::vect
   return walk.Offsets();
 }
 
-
 }  // namespace
 }  // namespace caffe_emu
 

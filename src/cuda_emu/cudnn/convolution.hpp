@@ -28,7 +28,7 @@ struct cudnnConvolutionStruct {
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 
-namespace caffe_emu __attribute__((visibility("hidden"))) {
+namespace CAFFE_EMU_HIDDEN caffe_emu {
 
 // A convolution as cuDNN checks it, with every shape in row-major order and 2-D convolutions
 // given a leading unit axis, so that the loops always run over three spatial axes.

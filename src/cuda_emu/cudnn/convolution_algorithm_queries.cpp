@@ -108,9 +108,8 @@ cudnnStatus_t FindAlgorithms(const char* call, Pass pass, cudnnHandle_t handle,
                              cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
                              cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y,
                              const std::array<const char*, 3>& names,
-                             const std::array<const void*, 3>& data, int requested,
-                             int* returned, Perf* results, void* workspace,
-                             size_t workspace_bytes) {
+                             const std::array<const void*, 3>& data, int requested, int* returned,
+                             Perf* results, void* workspace, size_t workspace_bytes) {
   ConvPlan plan;
   CAFFE_EMU_RETURN_IF_FAILED(
       PlanQuery(call, handle, x, w, conv, y, requested, returned, results, &plan));
@@ -153,8 +152,8 @@ using namespace caffe_emu;  // NOLINT: the C API below only forwards to it
 // ---- Forward ----
 
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
-  return AlgorithmCount("cudnnGetConvolutionForwardAlgorithmMaxCount",
-                        Pass::kForward, handle, count);
+  return AlgorithmCount("cudnnGetConvolutionForwardAlgorithmMaxCount", Pass::kForward, handle,
+                        count);
 }
 
 cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
@@ -178,8 +177,8 @@ cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
 // ---- Backward data ----
 
 cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
-  return AlgorithmCount("cudnnGetConvolutionBackwardDataAlgorithmMaxCount",
-                        Pass::kBackwardData, handle, count);
+  return AlgorithmCount("cudnnGetConvolutionBackwardDataAlgorithmMaxCount", Pass::kBackwardData,
+                        handle, count);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
@@ -203,8 +202,8 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
 // ---- Backward filter ----
 
 cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
-  return AlgorithmCount("cudnnGetConvolutionBackwardFilterAlgorithmMaxCount",
-                        Pass::kBackwardFilter, handle, count);
+  return AlgorithmCount("cudnnGetConvolutionBackwardFilterAlgorithmMaxCount", Pass::kBackwardFilter,
+                        handle, count);
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
@@ -245,8 +244,7 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
     const cudnnTensorDescriptor_t dyDesc, const void* dy,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, void* dx,
     const int requestedAlgoCount, int* returnedAlgoCount,
-    cudnnConvolutionBwdDataAlgoPerf_t* perfResults, void* workSpace,
-    size_t workSpaceSizeInBytes) {
+    cudnnConvolutionBwdDataAlgoPerf_t* perfResults, void* workSpace, size_t workSpaceSizeInBytes) {
   return FindAlgorithms("cudnnFindConvolutionBackwardDataAlgorithmEx", Pass::kBackwardData, handle,
                         dxDesc, wDesc, convDesc, dyDesc, {"dx", "w", "dy"}, {dx, w, dy},
                         requestedAlgoCount, returnedAlgoCount, perfResults, workSpace,

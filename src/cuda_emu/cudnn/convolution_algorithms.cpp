@@ -1,12 +1,13 @@
 // The algorithms of the emulated cuDNN's convolution passes (convolution_algorithms.hpp): the
 // ranking, what each kind runs, its workspace and its modelled time.
+#include "cudnn/convolution_algorithms.hpp"
+
 #include <cudnn.h>
 
 #include <cstddef>
 #include <vector>
 
 #include "cudnn/convolution.hpp"
-#include "cudnn/convolution_algorithms.hpp"
 #include "cudnn/internal.hpp"
 #include "emu_state.hpp"
 
@@ -78,8 +79,10 @@ const char* Unsupported(Kind kind, const ConvPlan& p) {
       return unit && p.kernel[1] == 3 && p.kernel[2] == 3
                  ? nullptr
                  : "needs a 2-D 3x3 convolution with unit strides and dilation";
-    case Kind::kNotImplemented: return "is not implemented";
-    default: return nullptr;
+    case Kind::kNotImplemented:
+      return "is not implemented";
+    default:
+      return nullptr;
   }
 }
 
@@ -92,31 +95,54 @@ size_t WorkspaceBytes(Kind kind, const ConvPlan& p) {
   const size_t planes =
       size_t(p.num) * p.x_channels + p.y_channels * x_group + size_t(p.num) * p.y_channels;
   switch (kind) {
-    case Kind::kIndices: return sizeof(int) * x_group * kernel;
-    case Kind::kIm2col: return element * x_group * kernel * out;
-    case Kind::kPartialSums: return element * p.y_channels * x_group * kernel;
+    case Kind::kIndices:
+      return sizeof(int) * x_group * kernel;
+    case Kind::kIm2col:
+      return element * x_group * kernel * out;
+    case Kind::kPartialSums:
+      return element * p.y_channels * x_group * kernel;
     case Kind::kFft:  // complex planes of the padded input, rounded up to powers of two
       return 2 * element * planes * NextPowerOfTwo(p.in[1] + 2 * p.pad[1]) *
              NextPowerOfTwo(p.in[2] + 2 * p.pad[2]);
-    case Kind::kFftTiling: return 2 * element * planes * 32 * 32;
+    case Kind::kFftTiling:
+      return 2 * element * planes * 32 * 32;
     case Kind::kWinogradNonfused:  // 4x4 transforms of 2x2 output tiles
       return 16 * element * planes * ((p.out[1] + 1) / 2) * ((p.out[2] + 1) / 2);
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
 float ModelledMilliseconds(const Ranked& entry, const ConvPlan& p) {
   double cost = 1;
   switch (entry.kind) {
-    case Kind::kWinograd: cost = 0.5; break;
-    case Kind::kWinogradNonfused: cost = 0.6; break;
-    case Kind::kFftTiling: cost = 0.7; break;
-    case Kind::kFft: cost = 0.8; break;
-    case Kind::kIndices: cost = 1.0; break;
-    case Kind::kPartialSums: cost = 1.1; break;
-    case Kind::kIm2col: cost = 1.2; break;
-    case Kind::kNoWorkspace: cost = 1.4; break;
-    case Kind::kNotImplemented: cost = 0; break;
+    case Kind::kWinograd:
+      cost = 0.5;
+      break;
+    case Kind::kWinogradNonfused:
+      cost = 0.6;
+      break;
+    case Kind::kFftTiling:
+      cost = 0.7;
+      break;
+    case Kind::kFft:
+      cost = 0.8;
+      break;
+    case Kind::kIndices:
+      cost = 1.0;
+      break;
+    case Kind::kPartialSums:
+      cost = 1.1;
+      break;
+    case Kind::kIm2col:
+      cost = 1.2;
+      break;
+    case Kind::kNoWorkspace:
+      cost = 1.4;
+      break;
+    case Kind::kNotImplemented:
+      cost = 0;
+      break;
   }
   if (entry.tensor_op) cost /= 4;
   const double taps = double(p.num) * p.y_channels * (p.x_channels / p.groups) * p.out[0] *

@@ -18,7 +18,7 @@
 
 #include "cudnn/convolution.hpp"
 
-namespace caffe_emu __attribute__((visibility("hidden"))) {
+namespace CAFFE_EMU_HIDDEN caffe_emu {
 
 // What an algorithm needs: its workspace, and which geometries it handles.
 enum class Kind {

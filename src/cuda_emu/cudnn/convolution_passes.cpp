@@ -152,8 +152,8 @@ cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, const void* alp
   CAFFE_EMU_CUDNN_QUEUED(cudnnConvolutionBackwardData, handle, alpha, wDesc, w, dyDesc, dy,
                          convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
   return RunConvolutionPass("cudnnConvolutionBackwardData", Pass::kBackwardData, handle, algo,
-                            dxDesc, wDesc, convDesc, dyDesc, workSpace, workSpaceSizeInBytes,
-                            alpha, beta, {"dx", "w", "dy"}, {dx, w, dy});
+                            dxDesc, wDesc, convDesc, dyDesc, workSpace, workSpaceSizeInBytes, alpha,
+                            beta, {"dx", "w", "dy"}, {dx, w, dy});
 }
 
 // dw = the gradient of sum(dy * conv(x, w)) by w.
@@ -166,9 +166,9 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* a
                                              const cudnnFilterDescriptor_t dwDesc, void* dw) {
   CAFFE_EMU_CUDNN_QUEUED(cudnnConvolutionBackwardFilter, handle, alpha, xDesc, x, dyDesc, dy,
                          convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
-  return RunConvolutionPass("cudnnConvolutionBackwardFilter", Pass::kBackwardFilter, handle,
-                            algo, xDesc, dwDesc, convDesc, dyDesc, workSpace,
-                            workSpaceSizeInBytes, alpha, beta, {"x", "dw", "dy"}, {x, dw, dy});
+  return RunConvolutionPass("cudnnConvolutionBackwardFilter", Pass::kBackwardFilter, handle, algo,
+                            xDesc, dwDesc, convDesc, dyDesc, workSpace, workSpaceSizeInBytes, alpha,
+                            beta, {"x", "dw", "dy"}, {x, dw, dy});
 }
 
 // db[k] = the sum of dy over images and positions of channel k.

@@ -50,8 +50,10 @@ struct cudnnFilterStruct {
   } while (0)
 
 // Hidden: internal to the library and not exported, as when these were file-local (and so
-// non-interposable under -fPIC).
-namespace caffe_emu __attribute__((visibility("hidden"))) {
+// non-interposable under -fPIC). A macro, as clang-format misreads an attribute in a namespace's
+// head when it writes the closing comment.
+#define CAFFE_EMU_HIDDEN __attribute__((visibility("hidden")))
+namespace CAFFE_EMU_HIDDEN caffe_emu {
 
 inline constexpr cudnnStatus_t kSuccess = CUDNN_STATUS_SUCCESS;
 inline constexpr cudnnStatus_t kBadParam = CUDNN_STATUS_BAD_PARAM;

@@ -165,4 +165,3 @@ cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, cudnnLRNDescrip
   Store(dx_out, dxs, scaling);
   return kSuccess;
 }
-

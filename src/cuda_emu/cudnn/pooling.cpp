@@ -240,4 +240,3 @@ cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cudnnPoolingDescr
   Store(dx_out, dxs, scaling);
   return kSuccess;
 }
-

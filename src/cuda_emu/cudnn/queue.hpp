@@ -15,7 +15,7 @@
 #include "emu_state.hpp"
 #include "streams.hpp"
 
-namespace caffe_emu __attribute__((visibility("hidden"))) {
+namespace CAFFE_EMU_HIDDEN caffe_emu {
 
 /// How a computing call entered now runs on this thread: as the program's call (to be checked and
 /// queued), for its checks only, or whole (queued work running, or CAFFE_CUDA_EMU_SYNC=1).
@@ -23,15 +23,15 @@ enum class CuDNNRun { kCall, kChecks, kWhole };
 extern thread_local CuDNNRun cudnn_run;
 
 /// Opens a computing call: unless RunOrQueue is running it, hands it to RunOrQueue.
-#define CAFFE_EMU_CUDNN_QUEUED(call, handle, ...)                         \
-  if (::caffe_emu::cudnn_run == ::caffe_emu::CuDNNRun::kCall) {           \
-    return ::caffe_emu::RunOrQueue(&call, handle, __VA_ARGS__);           \
-  }                                                                       \
+#define CAFFE_EMU_CUDNN_QUEUED(call, handle, ...)               \
+  if (::caffe_emu::cudnn_run == ::caffe_emu::CuDNNRun::kCall) { \
+    return ::caffe_emu::RunOrQueue(&call, handle, __VA_ARGS__); \
+  }                                                             \
   static_assert(true, "")
 
 /// Ends a computing call's checks: returns success when only those were asked for, else opens
 /// device memory to the computation.
-#define CAFFE_EMU_CUDNN_COMPUTE                                                       \
+#define CAFFE_EMU_CUDNN_COMPUTE                                                  \
   if (::caffe_emu::cudnn_run == ::caffe_emu::CuDNNRun::kChecks) return kSuccess; \
   ::caffe_emu::DeviceAccess caffe_emu_access_
 
@@ -57,9 +57,8 @@ template <typename T>
 auto Keep(T value, size_t) {
   return Kept<T>{value};
 }
-template <typename Struct,
-          typename = std::enable_if_t<std::is_class_v<Struct> &&
-                                      !std::is_same_v<Struct, cudnnContext>>>
+template <typename Struct, typename = std::enable_if_t<std::is_class_v<Struct> &&
+                                                       !std::is_same_v<Struct, cudnnContext>>>
 auto Keep(Struct* descriptor, size_t) {
   return KeptDescriptor<Struct>{descriptor ? std::make_shared<Struct>(*descriptor) : nullptr};
 }

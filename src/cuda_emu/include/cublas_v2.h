@@ -37,21 +37,19 @@ cublasStatus_t cublasSgemv(cublasHandle_t handle, cublasOperation_t trans, int m
                            const float* alpha, const float* A, int lda, const float* x, int incx,
                            const float* beta, float* y, int incy);
 cublasStatus_t cublasDgemv(cublasHandle_t handle, cublasOperation_t trans, int m, int n,
-                           const double* alpha, const double* A, int lda, const double* x,
-                           int incx, const double* beta, double* y, int incy);
+                           const double* alpha, const double* A, int lda, const double* x, int incx,
+                           const double* beta, double* y, int incy);
 cublasStatus_t cublasSaxpy(cublasHandle_t handle, int n, const float* alpha, const float* x,
                            int incx, float* y, int incy);
 cublasStatus_t cublasDaxpy(cublasHandle_t handle, int n, const double* alpha, const double* x,
                            int incx, double* y, int incy);
 cublasStatus_t cublasSscal(cublasHandle_t handle, int n, const float* alpha, float* x, int incx);
-cublasStatus_t cublasDscal(cublasHandle_t handle, int n, const double* alpha, double* x,
-                           int incx);
+cublasStatus_t cublasDscal(cublasHandle_t handle, int n, const double* alpha, double* x, int incx);
 cublasStatus_t cublasSdot(cublasHandle_t handle, int n, const float* x, int incx, const float* y,
                           int incy, float* result);
-cublasStatus_t cublasDdot(cublasHandle_t handle, int n, const double* x, int incx,
-                          const double* y, int incy, double* result);
+cublasStatus_t cublasDdot(cublasHandle_t handle, int n, const double* x, int incx, const double* y,
+                          int incy, double* result);
 cublasStatus_t cublasSasum(cublasHandle_t handle, int n, const float* x, int incx, float* result);
-cublasStatus_t cublasDasum(cublasHandle_t handle, int n, const double* x, int incx,
-                           double* result);
+cublasStatus_t cublasDasum(cublasHandle_t handle, int n, const double* x, int incx, double* result);
 
 #endif  // CAFFE_CUDA_EMU_CUBLAS_V2_H_

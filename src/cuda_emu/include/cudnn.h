@@ -237,8 +237,7 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
     const cudnnTensorDescriptor_t dyDesc, const void* y,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t dwDesc, void* dw,
     const int requestedAlgoCount, int* returnedAlgoCount,
-    cudnnConvolutionBwdFilterAlgoPerf_t* perfResults, void* workSpace,
-    size_t workSpaceSizeInBytes);
+    cudnnConvolutionBwdFilterAlgoPerf_t* perfResults, void* workSpace, size_t workSpaceSizeInBytes);
 cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void* alpha,
                                              const cudnnTensorDescriptor_t xDesc, const void* x,
                                              const cudnnTensorDescriptor_t dyDesc, const void* dy,

@@ -26,8 +26,7 @@ curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator,
 curandStatus_t curandSetGeneratorOffset(curandGenerator_t generator, unsigned long long offset);
 curandStatus_t curandGenerate(curandGenerator_t generator, unsigned int* output, size_t n);
 curandStatus_t curandGenerateUniform(curandGenerator_t generator, float* output, size_t n);
-curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, double* output,
-                                           size_t n);
+curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, double* output, size_t n);
 curandStatus_t curandGenerateNormal(curandGenerator_t generator, float* output, size_t n,
                                     float mean, float stddev);
 curandStatus_t curandGenerateNormalDouble(curandGenerator_t generator, double* output, size_t n,

@@ -48,13 +48,10 @@ __global__ void SharedLastWriter(int* y) {
 
 }  // namespace
 
-void LaunchIota(int n, int blocks, int threads, int* y) {
-  Iota<<<blocks, threads>>>(n, y);
-}
+void LaunchIota(int n, int blocks, int threads, int* y) { Iota<<<blocks, threads>>>(n, y); }
 
 void LaunchBlockSums(const float* x, int blocks, int threads, float* sums) {
-  BlockSums<<<blocks, threads>>>(x,
-                                 sums);
+  BlockSums<<<blocks, threads>>>(x, sums);
 }
 
 void LaunchDivergentBarrier(int* y) { DivergentBarrier<<<1, 4>>>(y); }

@@ -10,8 +10,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <numeric>
 #include <cstdlib>
+#include <numeric>
 #include <thread>
 #include <vector>
 

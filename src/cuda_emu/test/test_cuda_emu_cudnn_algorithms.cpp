@@ -106,18 +106,18 @@ TYPED_TEST(CuDNNEmuTypedTest, FindTimesAlgorithmsWithinTheWorkspaceGiven) {
   DeviceArray<char> workspace(kWorkspace);
   int returned = 0;
   std::vector<cudnnConvolutionFwdAlgoPerf_t> forward(16), listed(16);
-  ASSERT_EQ(cudnnFindConvolutionForwardAlgorithmEx(
-                this->handle_, x_desc.get(), x_dev.get(), w_desc.get(), w_dev.get(), conv.get(),
-                y_desc.get(), y_dev.get(), 16, &returned, forward.data(), workspace.get(),
-                kWorkspace),
+  ASSERT_EQ(cudnnFindConvolutionForwardAlgorithmEx(this->handle_, x_desc.get(), x_dev.get(),
+                                                   w_desc.get(), w_dev.get(), conv.get(),
+                                                   y_desc.get(), y_dev.get(), 16, &returned,
+                                                   forward.data(), workspace.get(), kWorkspace),
             CUDNN_STATUS_SUCCESS);
   const int forward_runs = expect_timed_order(forward, returned, kWorkspace);
   ExpectNear(g.Forward(x, w), y_dev.Read(), "y");
   int listed_count = 0;
-  ASSERT_EQ(cudnnGetConvolutionForwardAlgorithm_v7(this->handle_, x_desc.get(), w_desc.get(),
-                                                   conv.get(), y_desc.get(), 16, &listed_count,
-                                                   listed.data()),
-            CUDNN_STATUS_SUCCESS);
+  ASSERT_EQ(
+      cudnnGetConvolutionForwardAlgorithm_v7(this->handle_, x_desc.get(), w_desc.get(), conv.get(),
+                                             y_desc.get(), 16, &listed_count, listed.data()),
+      CUDNN_STATUS_SUCCESS);
   EXPECT_EQ(returned, listed_count) << "Find returns the algorithms the getter lists";
   EXPECT_NE(forward[0].algo, listed[0].algo) << "timing and the heuristics agree: no choice";
 
@@ -133,8 +133,8 @@ TYPED_TEST(CuDNNEmuTypedTest, FindTimesAlgorithmsWithinTheWorkspaceGiven) {
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> backward_filter(16);
   ASSERT_EQ(cudnnFindConvolutionBackwardFilterAlgorithmEx(
                 this->handle_, x_desc.get(), x_dev.get(), y_desc.get(), dy_dev.get(), conv.get(),
-                w_desc.get(), dw_dev.get(), 16, &returned, backward_filter.data(),
-                workspace.get(), kWorkspace),
+                w_desc.get(), dw_dev.get(), 16, &returned, backward_filter.data(), workspace.get(),
+                kWorkspace),
             CUDNN_STATUS_SUCCESS);
   expect_timed_order(backward_filter, returned, kWorkspace);
   ExpectNear(g.BackwardFilter(x, dy), dw_dev.Read(), "dw");

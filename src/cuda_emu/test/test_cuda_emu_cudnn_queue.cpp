@@ -32,8 +32,7 @@ TEST_F(CuDNNEmuTest, CallsAreQueuedOnTheHandlesStreamAsTheyWereMade) {
             CUDNN_STATUS_SUCCESS);
   alpha = 100;
   beta = 0;
-  ASSERT_EQ(cudnnSetActivationDescriptor(activation, CUDNN_ACTIVATION_TANH, CUDNN_PROPAGATE_NAN,
-                                         0),
+  ASSERT_EQ(cudnnSetActivationDescriptor(activation, CUDNN_ACTIVATION_TANH, CUDNN_PROPAGATE_NAN, 0),
             CUDNN_STATUS_SUCCESS);
   EXPECT_EQ(y.Read(), std::vector<float>(6, 10)) << "the default stream does not wait for it";
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);

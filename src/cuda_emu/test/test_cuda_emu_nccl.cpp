@@ -3,8 +3,8 @@
 // processes; and the mistakes NCCL punishes (two ranks on one GPU, host buffers, ranks calling
 // different collectives, a peer that died or left) are errors rather than hangs. Its main
 // (emu_test_main.cpp) makes two emulated GPUs.
-#include <nccl.h>
 #include <gtest/gtest.h>
+#include <nccl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,9 +61,9 @@ TEST_F(NcclEmuTest, AllReduceSumsInPlaceAndOutOfPlaceAcrossChunks) {
       ASSERT_EQ(ncclAllReduce(in_place.get(), in_place.get(), count, ncclFloat, ncclSum,
                               comms_[rank], nullptr),
                 ncclSuccess);
-      ASSERT_EQ(ncclAllReduce(send.get(), recv.get(), count, ncclFloat, ncclSum, comms_[rank],
-                              nullptr),
-                ncclSuccess);
+      ASSERT_EQ(
+          ncclAllReduce(send.get(), recv.get(), count, ncclFloat, ncclSum, comms_[rank], nullptr),
+          ncclSuccess);
       const std::vector<float> a = in_place.Read(), b = recv.Read(), unchanged = send.Read();
       for (size_t i = 0; i < count; ++i) {
         ASSERT_EQ(a[i], Value(0, i) + Value(1, i)) << "count " << count << " i " << i;
@@ -109,8 +109,8 @@ TEST_F(NcclEmuTest, GroupOfReducesAndBroadcastsWithOneRootPerBlock) {
     ASSERT_EQ(ncclGroupStart(), ncclSuccess);
     for (int root = 0; root < kRanks; ++root) {
       float* part = buffer.get() + offsets[root];
-      ASSERT_EQ(ncclReduce(part, part, offsets[root + 1] - offsets[root], ncclFloat, ncclSum,
-                           root, comms_[rank], nullptr),
+      ASSERT_EQ(ncclReduce(part, part, offsets[root + 1] - offsets[root], ncclFloat, ncclSum, root,
+                           comms_[rank], nullptr),
                 ncclSuccess);
     }
     ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
@@ -138,9 +138,9 @@ TEST_F(NcclEmuTest, TheResultIsWrittenOnTheStreamNotAtTheCall) {
     const std::vector<float> mine = {Value(rank, 0), Value(rank, 1), Value(rank, 2)};
     DeviceArray<float> buffer(mine.size()), gathered(mine.size() * kRanks);
     buffer.Write(mine);
-    ASSERT_EQ(ncclAllGather(buffer.get(), gathered.get(), mine.size(), ncclFloat, comms_[rank],
-                            stream),
-              ncclSuccess);
+    ASSERT_EQ(
+        ncclAllGather(buffer.get(), gathered.get(), mine.size(), ncclFloat, comms_[rank], stream),
+        ncclSuccess);
     ASSERT_EQ(ncclAllReduce(buffer.get(), buffer.get(), mine.size(), ncclFloat, ncclSum,
                             comms_[rank], stream),
               ncclSuccess);
@@ -180,9 +180,9 @@ TEST_F(NcclEmuTest, RanksCallingDifferentCollectivesFailTogether) {
   OnRanks([&](int rank) {
     DeviceArray<float> buffer(16);
     const size_t count = rank == 0 ? 10 : 11;
-    EXPECT_EQ(ncclAllReduce(buffer.get(), buffer.get(), count, ncclFloat, ncclSum, comms_[rank],
-                            nullptr),
-              ncclInvalidUsage);
+    EXPECT_EQ(
+        ncclAllReduce(buffer.get(), buffer.get(), count, ncclFloat, ncclSum, comms_[rank], nullptr),
+        ncclInvalidUsage);
     ncclResult_t async_error = ncclSuccess;
     ASSERT_EQ(ncclCommGetAsyncError(comms_[rank], &async_error), ncclSuccess);
     EXPECT_EQ(async_error, ncclInvalidUsage) << "the communicator stays broken";
@@ -199,9 +199,9 @@ TEST_F(NcclEmuTest, HostMemoryAndAnotherGpusMemoryAreRefused) {
   EXPECT_EQ(ncclAllReduce(on_gpu1.get(), on_gpu1.get(), 8, ncclFloat, ncclSum, comms_[0], nullptr),
             ncclInvalidArgument);
   DeviceArray<float> too_short(4);
-  EXPECT_EQ(ncclAllReduce(too_short.get(), too_short.get(), 8, ncclFloat, ncclSum, comms_[0],
-                          nullptr),
-            ncclInvalidArgument);
+  EXPECT_EQ(
+      ncclAllReduce(too_short.get(), too_short.get(), 8, ncclFloat, ncclSum, comms_[0], nullptr),
+      ncclInvalidArgument);
 }
 
 TEST_F(NcclEmuTest, APeerThatDestroyedItsCommunicatorIsAnErrorNotAHang) {
@@ -273,10 +273,9 @@ TEST(NcclEmuProcessTest, ProcessesJoinByUniqueIdAndSum) {
   ForkRankOne(id, [](ncclComm_t comm) {
     DeviceArray<float> buffer(3);
     buffer.Write({1, 2, 3});
-    const bool ok =
-        ncclAllReduce(buffer.get(), buffer.get(), 3, ncclFloat, ncclSum, comm, nullptr) ==
-            ncclSuccess &&
-        buffer.Read() == std::vector<float>({11, 22, 33});
+    const bool ok = ncclAllReduce(buffer.get(), buffer.get(), 3, ncclFloat, ncclSum, comm,
+                                  nullptr) == ncclSuccess &&
+                    buffer.Read() == std::vector<float>({11, 22, 33});
     ncclCommDestroy(comm);
     return ok ? 0 : 1;
   });

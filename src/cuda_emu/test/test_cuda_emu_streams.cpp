@@ -82,11 +82,11 @@ TEST_F(CudaEmuStreamsTest, ABlockingStreamIsOrderedWithTheDefaultStream) {
   DeviceArray<float> x(1);
   SetDevice(&x, 1);
   Pinned copy(0);
-  LaunchIncrement(x.get());                                     // default stream: 2
+  LaunchIncrement(x.get());  // default stream: 2
   ASSERT_EQ(cudaMemcpyAsync(copy.get(), x.get(), sizeof(float), cudaMemcpyDeviceToHost, blocking),
-            cudaSuccess);                                       // waits for it
-  LaunchIncrement(x.get(), blocking);                           // 3
-  LaunchIncrement(x.get());                                     // default, after the above: 4
+            cudaSuccess);              // waits for it
+  LaunchIncrement(x.get(), blocking);  // 3
+  LaunchIncrement(x.get());            // default, after the above: 4
   ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
   EXPECT_EQ(copy.value(), 2);
   EXPECT_EQ(x.Read()[0], 4);

@@ -24,10 +24,10 @@
 #include <cudnn.h>
 
 // A failed cuDNN call is a caffe::Error with the call and cuDNN's description of the failure.
-#define CUDNN_CHECK(condition)                                                                 \
-  do {                                                                                         \
-    cudnnStatus_t caffe_cudnn_status_ = (condition);                                           \
-    CAFFE_CHECK(caffe_cudnn_status_ == CUDNN_STATUS_SUCCESS)                                   \
+#define CUDNN_CHECK(condition)                                                                \
+  do {                                                                                        \
+    cudnnStatus_t caffe_cudnn_status_ = (condition);                                          \
+    CAFFE_CHECK(caffe_cudnn_status_ == CUDNN_STATUS_SUCCESS)                                  \
         << "cuDNN call failed: " #condition ": " << cudnnGetErrorString(caffe_cudnn_status_); \
   } while (0)
 

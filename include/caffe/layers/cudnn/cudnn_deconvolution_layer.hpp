@@ -11,8 +11,8 @@
 
 #ifdef USE_CUDNN
 
-#include "caffe/layers/deconvolution_layer.hpp"
 #include "caffe/layers/cudnn/cudnn.hpp"
+#include "caffe/layers/deconvolution_layer.hpp"
 
 namespace caffe {
 

@@ -9,8 +9,8 @@
 
 #ifdef USE_CUDNN
 
-#include "caffe/layers/lrn_layer.hpp"
 #include "caffe/layers/cudnn/cudnn.hpp"
+#include "caffe/layers/lrn_layer.hpp"
 
 namespace caffe {
 

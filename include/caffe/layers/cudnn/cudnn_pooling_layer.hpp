@@ -16,8 +16,8 @@
 
 #include <vector>
 
-#include "caffe/layers/pooling_layer.hpp"
 #include "caffe/layers/cudnn/cudnn.hpp"
+#include "caffe/layers/pooling_layer.hpp"
 
 namespace caffe {
 

@@ -6,8 +6,8 @@
 
 #ifdef USE_CUDNN
 
-#include "caffe/layers/relu_layer.hpp"
 #include "caffe/layers/cudnn/cudnn.hpp"
+#include "caffe/layers/relu_layer.hpp"
 
 namespace caffe {
 

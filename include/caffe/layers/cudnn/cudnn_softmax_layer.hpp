@@ -9,8 +9,8 @@
 
 #ifdef USE_CUDNN
 
-#include "caffe/layers/softmax_layer.hpp"
 #include "caffe/layers/cudnn/cudnn.hpp"
+#include "caffe/layers/softmax_layer.hpp"
 
 namespace caffe {
 

@@ -1,7 +1,6 @@
 // cuDNN's per-thread handle and workspace, tensor descriptors from Caffe's shapes, and the
 // convolution plan Convolution and Deconvolution share (include/caffe/layers/cudnn/cudnn.hpp).
 // Legend as there: x image side, y output side, w filters, N images, C channels, G group.
-#include "caffe/util/environment.hpp"
 #include "caffe/layers/cudnn/cudnn.hpp"
 
 #include <cstdlib>
@@ -14,6 +13,7 @@
 
 #include "caffe/memory/device_memory_policy.hpp"
 #include "caffe/memory/gpu_memory.hpp"
+#include "caffe/util/environment.hpp"
 
 namespace caffe {
 
@@ -27,8 +27,8 @@ namespace {
 
 // Device memory on `device` from the allocator that holds the GPU's budget (-gpu_mem_limit):
 // `policy` (the thread's device memory policy: LMS) where there is one, else Caffe's caching
-// allocator for the GPU. With `may_fail`, null where the budget cannot give `bytes` now; else that is the
-// out-of-memory error, naming `what`.
+// allocator for the GPU. With `may_fail`, null where the budget cannot give `bytes` now; else that
+// is the out-of-memory error, naming `what`.
 void* AllocateInBudget(size_t bytes, bool may_fail, int device, DeviceMemoryPolicy* policy,
                        const char* what) {
   if (policy != nullptr) {
@@ -49,7 +49,8 @@ void FreeInBudget(void* memory, int device, DeviceMemoryPolicy* policy) {
 // One thread's cuDNN state on one GPU. A thread that moves to another GPU drops it (handles and
 // memory belong to the GPU they were made on) and makes a new one there.
 // The workspace comes from the allocator that holds the GPU's budget (-gpu_mem_limit): the
-// thread's device memory policy (LMS) when one is installed, else Caffe's caching allocator for the GPU.
+// thread's device memory policy (LMS) when one is installed, else Caffe's caching allocator for the
+// GPU.
 struct ThreadCuDNN {
   int device = -1;
   cudnnHandle_t handle = nullptr;
@@ -327,7 +328,7 @@ size_t CuDNNWorkspaceLimit() {
 
 CuDNNAlgoSearch CuDNNAlgorithmSearch() {
   return CuDNNAlgoFromEnvironment() == "time" ? CuDNNAlgoSearch::kTime
-                                                : CuDNNAlgoSearch::kHeuristic;
+                                              : CuDNNAlgoSearch::kHeuristic;
 }
 
 size_t CuDNNTimedShapes() {
@@ -443,10 +444,10 @@ bool CuDNNConvolution::Configure(const Geometry& geometry) {
   if (!Succeeded(cudnnSetFilterNdDescriptor(filter_.get(), geometry.type, CUDNN_TENSOR_NCHW, rank,
                                             filter_dims.data()),
                  "cudnnSetFilterNdDescriptor") ||
-      !Succeeded(cudnnSetConvolutionNdDescriptor(convolution_.get(), rank - 2, pad.data(),
-                                                 stride.data(), dilation.data(),
-                                                 CUDNN_CROSS_CORRELATION, geometry.type),
-                 "cudnnSetConvolutionNdDescriptor") ||
+      !Succeeded(
+          cudnnSetConvolutionNdDescriptor(convolution_.get(), rank - 2, pad.data(), stride.data(),
+                                          dilation.data(), CUDNN_CROSS_CORRELATION, geometry.type),
+          "cudnnSetConvolutionNdDescriptor") ||
       !Succeeded(cudnnSetConvolutionGroupCount(convolution_.get(), geometry.group),
                  "cudnnSetConvolutionGroupCount") ||
       !Succeeded(cudnnSetConvolutionMathType(convolution_.get(),
@@ -475,8 +476,8 @@ bool CuDNNConvolution::HeuristicAlgorithms(CuDNNPerfLists* lists) {
              "cudnnGetConvolutionForwardAlgorithm_v7",
              [&](int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* perfs) {
                return cudnnGetConvolutionForwardAlgorithm_v7(handle, image_.get(), filter_.get(),
-                                                             convolution, output_.get(),
-                                                             requested, returned, perfs);
+                                                             convolution, output_.get(), requested,
+                                                             returned, perfs);
              },
              &lists->forward) &&
          FetchPerfs(
@@ -565,8 +566,8 @@ bool CuDNNConvolution::TimedAlgorithms(CuDNNPerfLists* lists) {
           },
           &lists->backward_filter);
   if (!found) return false;
-  VLOG(2) << "cuDNN timed " << key << ": forward " << Timings(lists->forward)
-          << "; backward data " << Timings(lists->backward_data) << "; backward filter "
+  VLOG(2) << "cuDNN timed " << key << ": forward " << Timings(lists->forward) << "; backward data "
+          << Timings(lists->backward_data) << "; backward filter "
           << Timings(lists->backward_filter);
   std::lock_guard<std::mutex> lock(timed.mutex);
   timed.lists.emplace(key, *lists);
@@ -599,28 +600,30 @@ bool CuDNNConvolution::ChooseAlgorithms() {
                                                        convolution, output_.get(), algo, bytes);
       },
       &forward_);
-  const bool backward_data_found = forward_found && ChoosePass(
-      "backward-data", have_timed ? &timed.backward_data : nullptr, heuristic.backward_data,
-      float_data, /*prefer_deterministic=*/true,
-      [&](cudnnConvolutionBwdDataAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
-        const cudnnStatus_t status = with_math(math);
-        if (status != CUDNN_STATUS_SUCCESS) return status;
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(handle, filter_.get(), output_.get(),
-                                                            convolution, image_.get(), algo,
-                                                            bytes);
-      },
-      &backward_data_);
-  const bool backward_filter_found = backward_data_found && ChoosePass(
-      "backward-filter", have_timed ? &timed.backward_filter : nullptr, heuristic.backward_filter,
-      float_data, /*prefer_deterministic=*/true,
-      [&](cudnnConvolutionBwdFilterAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
-        const cudnnStatus_t status = with_math(math);
-        if (status != CUDNN_STATUS_SUCCESS) return status;
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, image_.get(),
-                                                              output_.get(), convolution,
-                                                              filter_.get(), algo, bytes);
-      },
-      &backward_filter_);
+  const bool backward_data_found =
+      forward_found &&
+      ChoosePass(
+          "backward-data", have_timed ? &timed.backward_data : nullptr, heuristic.backward_data,
+          float_data, /*prefer_deterministic=*/true,
+          [&](cudnnConvolutionBwdDataAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
+            const cudnnStatus_t status = with_math(math);
+            if (status != CUDNN_STATUS_SUCCESS) return status;
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(
+                handle, filter_.get(), output_.get(), convolution, image_.get(), algo, bytes);
+          },
+          &backward_data_);
+  const bool backward_filter_found =
+      backward_data_found &&
+      ChoosePass(
+          "backward-filter", have_timed ? &timed.backward_filter : nullptr,
+          heuristic.backward_filter, float_data, /*prefer_deterministic=*/true,
+          [&](cudnnConvolutionBwdFilterAlgo_t algo, cudnnMathType_t math, size_t* bytes) {
+            const cudnnStatus_t status = with_math(math);
+            if (status != CUDNN_STATUS_SUCCESS) return status;
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                handle, image_.get(), output_.get(), convolution, filter_.get(), algo, bytes);
+          },
+          &backward_filter_);
   if (backward_filter_found) {
     VLOG(1) << "cuDNN convolution " << ShapeKey(geometry_, -1) << ": algorithms forward "
             << forward_.front().algo << ", backward data " << backward_data_.front().algo
@@ -664,12 +667,11 @@ void CuDNNConvolution::RunPass(const char* pass, const std::vector<Choice<Algo>>
 }
 
 void CuDNNConvolution::Forward(const void* image, const void* weights, void* output) {
-  RunPass("Forward", forward_,
-          [&](cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t bytes) {
-            CUDNN_CHECK(cudnnConvolutionForward(CuDNNHandle(), One(), image_.get(), image,
-                                                filter_.get(), weights, convolution_.get(), algo,
-                                                workspace, bytes, Zero(), output_.get(), output));
-          });
+  RunPass("Forward", forward_, [&](cudnnConvolutionFwdAlgo_t algo, void* workspace, size_t bytes) {
+    CUDNN_CHECK(cudnnConvolutionForward(CuDNNHandle(), One(), image_.get(), image, filter_.get(),
+                                        weights, convolution_.get(), algo, workspace, bytes, Zero(),
+                                        output_.get(), output));
+  });
 }
 
 void CuDNNConvolution::BackwardData(const void* weights, const void* output_diff,
@@ -702,10 +704,9 @@ void CuDNNConvolution::AddBias(Side side, const void* bias, void* data) {
 
 void CuDNNConvolution::AccumulateBiasDiff(Side side, const void* diff, void* bias_diff) {
   const bool image_side = side == Side::kImage;
-  CUDNN_CHECK(cudnnConvolutionBackwardBias(CuDNNHandle(), One(),
-                                           image_side ? image_.get() : output_.get(), diff, One(),
-                                           image_side ? image_bias_.get() : output_bias_.get(),
-                                           bias_diff));
+  CUDNN_CHECK(cudnnConvolutionBackwardBias(
+      CuDNNHandle(), One(), image_side ? image_.get() : output_.get(), diff, One(),
+      image_side ? image_bias_.get() : output_bias_.get(), bias_diff));
 }
 
 }  // namespace caffe

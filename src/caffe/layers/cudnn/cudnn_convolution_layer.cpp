@@ -1,5 +1,5 @@
-// Setup of CuDNNConvolutionLayer (include/caffe/layers/cudnn/cudnn_convolution_layer.hpp); its passes
-// are in cudnn_convolution_layer.cu. Empty in builds without cuDNN.
+// Setup of CuDNNConvolutionLayer (include/caffe/layers/cudnn/cudnn_convolution_layer.hpp); its
+// passes are in cudnn_convolution_layer.cu. Empty in builds without cuDNN.
 #ifdef USE_CUDNN
 
 #include "caffe/layers/cudnn/cudnn_convolution_layer.hpp"
@@ -24,8 +24,7 @@ void CuDNNConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blo
   geometry.output_channels = this->num_output_;
   geometry.group = this->group_;
   const std::vector<int>& bottom_shape = bottom[0]->shape();
-  geometry.image_spatial.assign(bottom_shape.begin() + this->channel_axis_ + 1,
-                                bottom_shape.end());
+  geometry.image_spatial.assign(bottom_shape.begin() + this->channel_axis_ + 1, bottom_shape.end());
   geometry.output_spatial = this->output_shape_;
   geometry.kernel = this->kernel_shape_;
   geometry.pad = this->pad_;
@@ -36,7 +35,9 @@ void CuDNNConvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blo
 
 template <typename Dtype>
 bool CuDNNConvolutionLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
-    const Blobs<Dtype>& top, const vector<bool>& propagate_down, MemoryUses* uses) const {
+                                                    const Blobs<Dtype>& top,
+                                                    const vector<bool>& propagate_down,
+                                                    MemoryUses* uses) const {
   if (!use_cudnn_) {
     return ConvolutionLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   }

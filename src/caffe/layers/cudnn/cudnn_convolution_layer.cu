@@ -3,9 +3,9 @@
 // run in one kernel each way. Empty in builds without cuDNN.
 #ifdef USE_CUDNN
 
-#include "caffe/layers/cudnn/cudnn_convolution_layer.hpp"
 #include "caffe/kernels/gpu_channel_sums.cuh"
 #include "caffe/kernels/gpu_relu.cuh"
+#include "caffe/layers/cudnn/cudnn_convolution_layer.hpp"
 
 namespace caffe {
 
@@ -46,8 +46,7 @@ void CuDNNConvolutionLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
     Dtype* top_data = top[i]->mutable_gpu_data();
     convolution_.Forward(bottom[i]->gpu_data(), weights, top_data);
     if (this->bias_term_) {
-      convolution_.AddBias(CuDNNConvolution::Side::kOutput, this->blobs_[1]->gpu_data(),
-                           top_data);
+      convolution_.AddBias(CuDNNConvolution::Side::kOutput, this->blobs_[1]->gpu_data(), top_data);
     }
   }
 }
@@ -106,8 +105,8 @@ void CuDNNConvolutionLayer<Dtype>::ForwardFused_gpu(const Blobs<Dtype>& bottom,
   } else {
     ConvolutionLayer<Dtype>::Forward_gpu(bottom, top);  // adds the bias itself
     if (count == 0) return;
-    ReLUForwardKernel<Dtype><<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(
-        count, slope, top_data, top_data);
+    ReLUForwardKernel<Dtype>
+        <<<CAFFE_GET_BLOCKS(count), CAFFE_CUDA_NUM_THREADS>>>(count, slope, top_data, top_data);
   }
   CUDA_POST_KERNEL_CHECK;
 }

@@ -9,8 +9,7 @@
 namespace caffe {
 
 template <typename Dtype>
-void CuDNNDeconvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom,
-                                             const Blobs<Dtype>& top) {
+void CuDNNDeconvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   DeconvolutionLayer<Dtype>::Reshape(bottom, top);
   use_cudnn_ = false;
   if (Caffe::mode() != Caffe::GPU) return;
@@ -34,7 +33,9 @@ void CuDNNDeconvolutionLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom,
 
 template <typename Dtype>
 bool CuDNNDeconvolutionLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
-    const Blobs<Dtype>& top, const vector<bool>& propagate_down, MemoryUses* uses) const {
+                                                      const Blobs<Dtype>& top,
+                                                      const vector<bool>& propagate_down,
+                                                      MemoryUses* uses) const {
   if (!use_cudnn_) {
     return DeconvolutionLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   }

@@ -18,8 +18,7 @@ void CuDNNDeconvolutionLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom,
     Dtype* top_data = top[i]->mutable_gpu_data();
     convolution_.BackwardData(weights, bottom[i]->gpu_data(), top_data);
     if (this->bias_term_) {
-      convolution_.AddBias(CuDNNConvolution::Side::kImage, this->blobs_[1]->gpu_data(),
-                           top_data);
+      convolution_.AddBias(CuDNNConvolution::Side::kImage, this->blobs_[1]->gpu_data(), top_data);
     }
   }
 }

@@ -43,9 +43,9 @@ bool CuDNNLRNLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& botto
 
 INSTANTIATE_CLASS(CuDNNLRNLayer);
 
-// The cuDNN engine of LRN layers (layer_engine.hpp chooses). cuDNN's within-channel normalization is not Caffe's WITHIN_CHANNEL.
-REGISTER_LAYER_ENGINE(LRN, kCuDNN, CuDNNLRNLayer,
-                      [](const ::caffe::LayerParameter& param) {
+// The cuDNN engine of LRN layers (layer_engine.hpp chooses). cuDNN's within-channel normalization
+// is not Caffe's WITHIN_CHANNEL.
+REGISTER_LAYER_ENGINE(LRN, kCuDNN, CuDNNLRNLayer, [](const ::caffe::LayerParameter& param) {
   return param.lrn_param().norm_region() == LRNParameter_NormRegion_ACROSS_CHANNELS;
 });
 

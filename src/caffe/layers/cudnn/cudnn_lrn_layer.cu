@@ -12,16 +12,14 @@ void CuDNNLRNLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<D
     LRNLayer<Dtype>::Forward_gpu(bottom, top);
     return;
   }
-  CUDNN_CHECK(cudnnLRNCrossChannelForward(CuDNNHandle(), lrn_desc_.get(),
-                                          CUDNN_LRN_CROSS_CHANNEL_DIM1, CuDNNOne<Dtype>(),
-                                          tensor_desc_.get(), bottom[0]->gpu_data(),
-                                          CuDNNZero<Dtype>(), tensor_desc_.get(),
-                                          top[0]->mutable_gpu_data()));
+  CUDNN_CHECK(cudnnLRNCrossChannelForward(
+      CuDNNHandle(), lrn_desc_.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1, CuDNNOne<Dtype>(),
+      tensor_desc_.get(), bottom[0]->gpu_data(), CuDNNZero<Dtype>(), tensor_desc_.get(),
+      top[0]->mutable_gpu_data()));
 }
 
 template <typename Dtype>
-void CuDNNLRNLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
-                                        const vector<bool>& propagate_down,
+void CuDNNLRNLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                         const Blobs<Dtype>& bottom) {
   if (!propagate_down[0]) return;
   if (!use_cudnn_) {

@@ -20,8 +20,8 @@ void CuDNNPoolingLayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blob
   kernel_.assign(axes, static_cast<int>(param.kernel_size()));
   pad_.assign(axes, static_cast<int>(param.pad()));
   stride_.assign(axes, static_cast<int>(param.stride()));
-  if (param.has_kernel_h()) kernel_ = {static_cast<int>(param.kernel_h()),
-                                       static_cast<int>(param.kernel_w())};
+  if (param.has_kernel_h())
+    kernel_ = {static_cast<int>(param.kernel_h()), static_cast<int>(param.kernel_w())};
   if (param.has_pad_h()) pad_ = {static_cast<int>(param.pad_h()), static_cast<int>(param.pad_w())};
   if (param.has_stride_h()) {
     stride_ = {static_cast<int>(param.stride_h()), static_cast<int>(param.stride_w())};
@@ -77,9 +77,10 @@ void CuDNNPoolingLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<D
 }
 
 template <typename Dtype>
-bool CuDNNPoolingLayer<Dtype>::DeclareMemoryUse(
-    Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
-    const vector<bool>& propagate_down, MemoryUses* uses) const {
+bool CuDNNPoolingLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom,
+                                                const Blobs<Dtype>& top,
+                                                const vector<bool>& propagate_down,
+                                                MemoryUses* uses) const {
   PoolingLayer<Dtype>::DeclareMemoryUse(pass, bottom, top, propagate_down, uses);
   uses->AddData(max_top_, pass == Pass::kForward ? kOverwrite : kRead);
   // cuDNN's backward takes x and y whatever the method (MAX finds its maxima again from them;
@@ -95,9 +96,9 @@ bool CuDNNPoolingLayer<Dtype>::DeclareMemoryUse(
 
 INSTANTIATE_CLASS(CuDNNPoolingLayer);
 
-// The cuDNN engine of Pooling layers (layer_engine.hpp chooses). cuDNN gives no argmax top, and has no STOCHASTIC pooling.
-REGISTER_LAYER_ENGINE(Pooling, kCuDNN, CuDNNPoolingLayer,
-                      [](const ::caffe::LayerParameter& param) {
+// The cuDNN engine of Pooling layers (layer_engine.hpp chooses). cuDNN gives no argmax top, and has
+// no STOCHASTIC pooling.
+REGISTER_LAYER_ENGINE(Pooling, kCuDNN, CuDNNPoolingLayer, [](const ::caffe::LayerParameter& param) {
   return param.top_size() <= 1 &&
          param.pooling_param().pool() != PoolingParameter_PoolMethod_STOCHASTIC;
 });

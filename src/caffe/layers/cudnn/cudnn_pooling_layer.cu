@@ -34,10 +34,9 @@ void CuDNNPoolingLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
   const bool max = this->layer_param_.pooling_param().pool() == PoolingParameter_PoolMethod_MAX;
   const Dtype* top_data = max ? max_top_.gpu_data() : top[0]->gpu_data();
   CUDNN_CHECK(cudnnPoolingBackward(CuDNNHandle(), pooling_desc_.get(), CuDNNOne<Dtype>(),
-                                   top_desc_.get(), top_data, top_desc_.get(),
-                                   top[0]->gpu_diff(), bottom_desc_.get(), bottom[0]->gpu_data(),
-                                   CuDNNZero<Dtype>(), bottom_desc_.get(),
-                                   bottom[0]->mutable_gpu_diff()));
+                                   top_desc_.get(), top_data, top_desc_.get(), top[0]->gpu_diff(),
+                                   bottom_desc_.get(), bottom[0]->gpu_data(), CuDNNZero<Dtype>(),
+                                   bottom_desc_.get(), bottom[0]->mutable_gpu_diff()));
 }
 
 INSTANTIATE_LAYER_GPU_FUNCS(CuDNNPoolingLayer);

@@ -17,8 +17,7 @@ void CuDNNReLULayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtyp
 INSTANTIATE_CLASS(CuDNNReLULayer);
 
 // The cuDNN engine of ReLU layers (layer_engine.hpp chooses). cuDNN has no leaky ReLU.
-REGISTER_LAYER_ENGINE(ReLU, kCuDNN, CuDNNReLULayer,
-                      [](const ::caffe::LayerParameter& param) {
+REGISTER_LAYER_ENGINE(ReLU, kCuDNN, CuDNNReLULayer, [](const ::caffe::LayerParameter& param) {
   return param.relu_param().negative_slope() == 0;
 });
 

@@ -1,5 +1,5 @@
-// Setup of CuDNNSigmoidLayer (include/caffe/layers/cudnn/cudnn_sigmoid_layer.hpp); its passes are in
-// cudnn_sigmoid_layer.cu. Empty in builds without cuDNN.
+// Setup of CuDNNSigmoidLayer (include/caffe/layers/cudnn/cudnn_sigmoid_layer.hpp); its passes are
+// in cudnn_sigmoid_layer.cu. Empty in builds without cuDNN.
 #ifdef USE_CUDNN
 
 #include "caffe/layers/cudnn/cudnn_sigmoid_layer.hpp"

@@ -12,10 +12,10 @@ void CuDNNSoftmaxLayer<Dtype>::Forward_gpu(const Blobs<Dtype>& bottom, const Blo
     SoftmaxLayer<Dtype>::Forward_gpu(bottom, top);
     return;
   }
-  CUDNN_CHECK(cudnnSoftmaxForward(CuDNNHandle(), CUDNN_SOFTMAX_ACCURATE,
-                                  CUDNN_SOFTMAX_MODE_CHANNEL, CuDNNOne<Dtype>(),
-                                  tensor_desc_.get(), bottom[0]->gpu_data(), CuDNNZero<Dtype>(),
-                                  tensor_desc_.get(), top[0]->mutable_gpu_data()));
+  CUDNN_CHECK(cudnnSoftmaxForward(CuDNNHandle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL,
+                                  CuDNNOne<Dtype>(), tensor_desc_.get(), bottom[0]->gpu_data(),
+                                  CuDNNZero<Dtype>(), tensor_desc_.get(),
+                                  top[0]->mutable_gpu_data()));
 }
 
 template <typename Dtype>
@@ -28,11 +28,10 @@ void CuDNNSoftmaxLayer<Dtype>::Backward_gpu(const Blobs<Dtype>& top,
     return;
   }
   // bottom_diff = (top_diff - sum over C of top_diff * top) * top.
-  CUDNN_CHECK(cudnnSoftmaxBackward(CuDNNHandle(), CUDNN_SOFTMAX_ACCURATE,
-                                   CUDNN_SOFTMAX_MODE_CHANNEL, CuDNNOne<Dtype>(),
-                                   tensor_desc_.get(), top[0]->gpu_data(), tensor_desc_.get(),
-                                   top[0]->gpu_diff(), CuDNNZero<Dtype>(), tensor_desc_.get(),
-                                   bottom[0]->mutable_gpu_diff()));
+  CUDNN_CHECK(cudnnSoftmaxBackward(
+      CuDNNHandle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, CuDNNOne<Dtype>(),
+      tensor_desc_.get(), top[0]->gpu_data(), tensor_desc_.get(), top[0]->gpu_diff(),
+      CuDNNZero<Dtype>(), tensor_desc_.get(), bottom[0]->mutable_gpu_diff()));
 }
 
 INSTANTIATE_LAYER_GPU_FUNCS(CuDNNSoftmaxLayer);

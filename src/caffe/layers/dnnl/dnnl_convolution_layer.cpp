@@ -1,13 +1,12 @@
 #include "caffe/layers/dnnl/dnnl_convolution_layer.hpp"
 
-#include <oneapi/dnnl/dnnl.hpp>
+#include <glog/logging.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
-
-#include <glog/logging.h>
 
 #include "caffe/kernels/dnnl_context.hpp"
 #include "caffe/kernels/math_functions.hpp"
@@ -115,9 +114,7 @@ class Staged {
     return staged;
   }
   /// Where the primitive writes; Out(target, data) then puts (or adds) the values into the blob.
-  memory Target(float* data) const {
-    return same_ ? memory(plain_, DnnlEngine(), data) : Buffer();
-  }
+  memory Target(float* data) const { return same_ ? memory(plain_, DnnlEngine(), data) : Buffer(); }
   void Out(const memory& target, float* data) const {
     if (same_) return;
     memory plain(plain_, DnnlEngine(), data), source = target;
@@ -162,7 +159,7 @@ bool InWholeOneByOneTiles(const memory::desc& desc) {
   for (size_t axis = 2; axis < dims.size(); ++axis) {
     if (dims[axis] != 1) return false;
   }
-  const Tag tag = dims.size() == 3 ? Tag::OIw16i16o
+  const Tag tag = dims.size() == 3   ? Tag::OIw16i16o
                   : dims.size() == 4 ? Tag::OIhw16i16o
                                      : Tag::OIdhw16i16o;
   return desc == memory::desc(dims, memory::data_type::f32, tag);
@@ -198,7 +195,7 @@ struct DnnlConvolutionLayer::Primitives {
   dnnl::convolution_backward_weights backward_weights;
   Staged weights_src, weights_diff_dst, weights_diff_weights;
   bool tiled_weight_diff = false;  // added by AddTiledWeightGradient, not by the reorder
-  std::vector<float> bias_diff;  // one call's bias gradient, before it accumulates
+  std::vector<float> bias_diff;    // one call's bias gradient, before it accumulates
 
   memory::desc Any(const memory::desc& plain) const {
     return memory::desc(plain.dims(), memory::data_type::f32, Tag::any);
@@ -207,12 +204,12 @@ struct DnnlConvolutionLayer::Primitives {
   void MakeForward() {
     const auto kind = dnnl::prop_kind::forward_training;
     const auto algorithm = dnnl::algorithm::convolution_direct;
-    auto desc = bias ? dnnl::convolution_forward::desc(kind, algorithm, Any(src_md),
-                                                       Any(weights_md), bias_md, Any(dst_md),
-                                                       strides, dilates, pad_left, pad_right)
-                     : dnnl::convolution_forward::desc(kind, algorithm, Any(src_md),
-                                                       Any(weights_md), Any(dst_md), strides,
-                                                       dilates, pad_left, pad_right);
+    auto desc =
+        bias ? dnnl::convolution_forward::desc(kind, algorithm, Any(src_md), Any(weights_md),
+                                               bias_md, Any(dst_md), strides, dilates, pad_left,
+                                               pad_right)
+             : dnnl::convolution_forward::desc(kind, algorithm, Any(src_md), Any(weights_md),
+                                               Any(dst_md), strides, dilates, pad_left, pad_right);
     forward_pd = dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), DnnlEngine());
     forward = dnnl::convolution_forward(forward_pd);
     src = Staged(src_md, forward_pd.src_desc(), kSrc);
@@ -223,20 +220,19 @@ struct DnnlConvolutionLayer::Primitives {
   void MakeBackward() {
     const auto algorithm = dnnl::algorithm::convolution_direct;
     data_pd = dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(algorithm, Any(src_md), Any(weights_md),
-                                              Any(dst_md), strides, dilates, pad_left, pad_right),
+        dnnl::convolution_backward_data::desc(algorithm, Any(src_md), Any(weights_md), Any(dst_md),
+                                              strides, dilates, pad_left, pad_right),
         UserScratchpad(), DnnlEngine(), forward_pd);
     backward_data = dnnl::convolution_backward_data(data_pd);
     data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), kDiffDst);
     data_weights = Staged(weights_md, data_pd.weights_desc(), kWeights);
     data_diff_src = Staged(src_md, data_pd.diff_src_desc(), kDst);
-    auto weights_desc =
-        bias ? dnnl::convolution_backward_weights::desc(algorithm, Any(src_md), Any(weights_md),
-                                                        bias_md, Any(dst_md), strides, dilates,
-                                                        pad_left, pad_right)
-             : dnnl::convolution_backward_weights::desc(algorithm, Any(src_md), Any(weights_md),
-                                                        Any(dst_md), strides, dilates, pad_left,
-                                                        pad_right);
+    auto weights_desc = bias ? dnnl::convolution_backward_weights::desc(
+                                   algorithm, Any(src_md), Any(weights_md), bias_md, Any(dst_md),
+                                   strides, dilates, pad_left, pad_right)
+                             : dnnl::convolution_backward_weights::desc(
+                                   algorithm, Any(src_md), Any(weights_md), Any(dst_md), strides,
+                                   dilates, pad_left, pad_right);
     weights_pd = dnnl::convolution_backward_weights::primitive_desc(weights_desc, UserScratchpad(),
                                                                     DnnlEngine(), forward_pd);
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
@@ -269,8 +265,10 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   p->dst_image = top[0]->count(1);
   p->images = ImagesPerCall(num_, std::max(p->src_image, p->dst_image) * sizeof(float));
   memory::dims src_dims{p->images, channels_}, dst_dims{p->images, num_output_}, weights_dims;
-  if (group_ > 1) weights_dims = {group_, num_output_ / group_, channels_ / group_};
-  else weights_dims = {num_output_, channels_};
+  if (group_ > 1)
+    weights_dims = {group_, num_output_ / group_, channels_ / group_};
+  else
+    weights_dims = {num_output_, channels_};
   // A strided 1x1 convolution without padding (ResNet's downsampling ones) reads every
   // stride-th input: oneDNN is shown only those, through a strided view of the input, as a 1x1
   // convolution of stride 1, so the reorder into its layout gathers a quarter of the input at
@@ -348,8 +346,7 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
   DnnlStream().wait();
 }
 
-void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
-                                        const vector<bool>& propagate_down,
+void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top, const vector<bool>& propagate_down,
                                         const Blobs<float>& bottom) {
   if (!primitives_) return ConvolutionLayer<float>::Backward_cpu(top, propagate_down, bottom);
   Primitives& p = *primitives_;
@@ -358,8 +355,7 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
   const bool bias_grad = bias_term_ && param_propagate_down_[1];
   bool any_bottom_grad = false;
   for (size_t i = 0; i < bottom.size(); ++i) any_bottom_grad |= propagate_down[i];
-  const memory data_weights =
-      any_bottom_grad ? p.data_weights.In(blobs_[0]->cpu_data()) : memory();
+  const memory data_weights = any_bottom_grad ? p.data_weights.In(blobs_[0]->cpu_data()) : memory();
   for (size_t i = 0; i < top.size(); ++i) {
     const float* top_diff = top[i]->cpu_diff();
     const float* bottom_data = bottom[i]->cpu_data();
@@ -403,9 +399,9 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top,
             weights_diff_dst && p.data_diff_dst.wanted() == p.weights_diff_dst.wanted();
         p.backward_data.execute(
             DnnlStream(), {{DNNL_ARG_DIFF_DST, reuse ? weights_diff_dst : p.data_diff_dst.In(dy)},
-                       {DNNL_ARG_WEIGHTS, data_weights},
-                       {DNNL_ARG_DIFF_SRC, diff_src},
-                       {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
+                           {DNNL_ARG_WEIGHTS, data_weights},
+                           {DNNL_ARG_DIFF_SRC, diff_src},
+                           {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
         p.data_diff_src.Out(diff_src, dx);
         DnnlStream().wait();
       }

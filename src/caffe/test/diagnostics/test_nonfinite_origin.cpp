@@ -1,13 +1,12 @@
-#include "caffe/diagnostics/nonfinite_origin.hpp"
-
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <memory>
 #include <string>
 
-#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/diagnostics/nonfinite_origin.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 

@@ -1,10 +1,9 @@
-#include "caffe/diagnostics/reference_check.hpp"
-
 #include <cmath>
 #include <string>
 
-#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/diagnostics/reference_check.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
@@ -111,9 +110,7 @@ TEST(ReferenceCheckTest, ANetMatchesItsOwnStoredResultsAndADifferentOneDoesNot) 
 
 TEST(ReferenceCheckTest, MissingInputsAndWrongShapesAreClearErrors) {
   const std::string dir = MakeTempDir("reference_check");
-  {
-    Hdf5File file(dir + "/no_forward.h5", H5F_ACC_TRUNC);
-  }
+  { Hdf5File file(dir + "/no_forward.h5", H5F_ACC_TRUNC); }
   ReferenceData empty(dir + "/no_forward.h5");
   auto net = MakeNet();
   EXPECT_THROW(CompareNetWithReference(net.get(), empty), Error);

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 

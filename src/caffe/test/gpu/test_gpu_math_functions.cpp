@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
-#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 
 namespace caffe {
 
@@ -31,8 +31,7 @@ class GpuMathFunctionsTest : public GpuLayerTest<Dtype> {
   }
   // Compares `y_` (written on the device) with `expected` (computed on the host).
   void ExpectDeviceResult(const char* what, const std::vector<Dtype>& expected) {
-    gpu_check_detail::ExpectClose<Dtype>(what, kCount, expected.data(), y_.cpu_data(),
-                                         Tolerance());
+    gpu_check_detail::ExpectClose<Dtype>(what, kCount, expected.data(), y_.cpu_data(), Tolerance());
   }
 
   Blob<Dtype> a_, b_, y_;
@@ -168,8 +167,7 @@ TYPED_TEST(GpuMathFunctionsTest, GemmAndGemvMatchTheHostInEveryTransposition) {
   caffe_gpu_gemv<Dtype>(CblasTrans, M, K, Dtype(1), A.gpu_data(), xt.gpu_data(), Dtype(0),
                         yt.mutable_gpu_data());
   gpu_check_detail::ExpectClose<Dtype>("gemv", M, expected_y.data(), y.cpu_data(), tolerance);
-  gpu_check_detail::ExpectClose<Dtype>("gemv^T", K, expected_yt.data(), yt.cpu_data(),
-                                       tolerance);
+  gpu_check_detail::ExpectClose<Dtype>("gemv^T", K, expected_yt.data(), yt.cpu_data(), tolerance);
 }
 
 TYPED_TEST(GpuMathFunctionsTest, RandomFillsHaveTheirRangeAndMoments) {
@@ -215,7 +213,7 @@ TYPED_TEST(GpuMathFunctionsTest, KernelsReachEveryElementOfABlobPastTwoToThe30) 
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (free_bytes < 2 * bytes) GTEST_SKIP() << "needs " << 2 * bytes << " bytes free on the GPU";
   Blob<Dtype> big({n});
-  caffe_gpu_set(n, Dtype(1), big.mutable_gpu_data());        // a kernel (not cudaMemset)
+  caffe_gpu_set(n, Dtype(1), big.mutable_gpu_data());         // a kernel (not cudaMemset)
   caffe_gpu_add_scalar(n, Dtype(2), big.mutable_gpu_data());  // another, read-modify-write
   CUDA_CHECK(cudaDeviceSynchronize());
   const Dtype* values = big.cpu_data();

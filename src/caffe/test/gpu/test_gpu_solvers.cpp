@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 
@@ -55,8 +55,8 @@ const Variant kVariants[] = {
 
 SolverParameter MakeSolverParam(const std::string& type, const std::string& settings,
                                 const std::string& extra = "") {
-  const std::string text = "type: '" + type + "' " + BaseSettings(type) + " " + settings + " " +
-                           extra + R"(
+  const std::string text =
+      "type: '" + type + "' " + BaseSettings(type) + " " + settings + " " + extra + R"(
       lr_policy: "step" gamma: 0.5 stepsize: 3 max_iter: 100 display: 0
       snapshot_after_train: false random_seed: 1701
       net_param {
@@ -133,8 +133,8 @@ GpuTolerance TrainingTolerance() {
 
 // Weights and history of `actual` against `expected`, blob by blob.
 template <typename Dtype>
-void ExpectSameState(const std::string& what, SGDSolver<Dtype>* expected,
-                     SGDSolver<Dtype>* actual, const GpuTolerance& tolerance) {
+void ExpectSameState(const std::string& what, SGDSolver<Dtype>* expected, SGDSolver<Dtype>* actual,
+                     const GpuTolerance& tolerance) {
   using gpu_check_detail::ExpectClose;
   const Blobs<Dtype>& want = expected->net()->learnable_params();
   const Blobs<Dtype>& got = actual->net()->learnable_params();
@@ -227,8 +227,8 @@ TYPED_TEST(GpuSolverTest, ResumeOnGpuContinuesLikeAnUninterruptedRun) {
     whole->Step(kIterations);
     first->Step(kIterations / 2);
     first->Snapshot();
-    resumed->Restore((prefix + "_iter_" + std::to_string(kIterations / 2) + ".solverstate")
-                         .c_str());
+    resumed->Restore(
+        (prefix + "_iter_" + std::to_string(kIterations / 2) + ".solverstate").c_str());
     EXPECT_EQ(resumed->iter(), kIterations / 2);
     MoveWeightsToDevice<Dtype>(resumed.get());
     resumed->Step(kIterations - kIterations / 2);

@@ -13,11 +13,11 @@
 #include <memory>
 #include <string>
 
-#include "caffe/test/file_test_util.hpp"
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/db.hpp"
 #include "caffe/io/db_lmdb.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/test/file_test_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 namespace {

@@ -14,13 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/layer.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/resumable_layer.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {
@@ -49,8 +49,7 @@ class LevelDBTest : public ::testing::Test {
   }
 
   /// Writes records `first` .. `last` - 1 into `path` (NEW or WRITE), backwards, in two commits.
-  static void Write(const string& backend, const string& path, db::Mode mode, int first,
-                    int last) {
+  static void Write(const string& backend, const string& path, db::Mode mode, int first, int last) {
     std::unique_ptr<db::DB> database = db::GetDB(backend);
     database->Open(path, mode);
     std::unique_ptr<db::Transaction> txn = database->NewTransaction();
@@ -121,7 +120,7 @@ TEST_F(LevelDBTest, SeveralHandlesInOneProcessShareIt) {
                           third = db::GetDB("leveldb");
   first->Open(path_, db::READ);
   second->Open(path_, db::READ);
-  third->Open(dir_.path() + "/./db", db::WRITE);  // the same folder, spelt otherwise
+  third->Open(dir_.path() + "/./db", db::WRITE);    // the same folder, spelt otherwise
   third->NewTransaction()->Put(Key(9), Record(9));  // not committed: nothing changes
   std::unique_ptr<db::Cursor> a = first->NewCursor(), b = second->NewCursor();
   b->Next();
@@ -150,9 +149,9 @@ TEST_F(LevelDBTest, AnotherProcessHoldingItIsNamed) {
   }
   char byte = 0;
   ASSERT_EQ(read(ready[0], &byte, 1), 1);
-  ExpectError([&] { db::GetDB("leveldb")->Open(path_, db::READ); },
-              {"cannot open LevelDB '" + path_ + "'", "another process has it open",
-               "convert it to LMDB"});
+  ExpectError(
+      [&] { db::GetDB("leveldb")->Open(path_, db::READ); },
+      {"cannot open LevelDB '" + path_ + "'", "another process has it open", "convert it to LMDB"});
   ASSERT_EQ(write(done[1], &byte, 1), 1);
   int status = 0;
   waitpid(child, &status, 0);
@@ -192,8 +191,8 @@ TEST_F(LevelDBTest, DataLayerGivesTheBatchesOfTheSameLMDB) {
     Caffe::set_random_seed(1701);
     const LayerParameter param = ParseLayerParam(
         "name: 'data' type: 'Data' top: 'data' top: 'label' transform_param { mirror: true "
-        "crop_size: 2 } data_param { source: '" + source + "' batch_size: 3 " +
-        (backend.empty() ? "" : "backend: " + backend) + " }");
+        "crop_size: 2 } data_param { source: '" +
+        source + "' batch_size: 3 " + (backend.empty() ? "" : "backend: " + backend) + " }");
     std::shared_ptr<Layer<float>> layer = LayerRegistry<float>::CreateLayer(param);
     layer->SetUp({}, top);
     return layer;

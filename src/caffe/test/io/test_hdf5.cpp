@@ -7,15 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/hdf5.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 template <typename Dtype>
 class Hdf5Test : public ::testing::Test {

@@ -5,9 +5,9 @@
 #include <fstream>
 #include <string>
 
+#include "caffe/io/image_io.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/image_io.hpp"
 
 namespace caffe {
 namespace {

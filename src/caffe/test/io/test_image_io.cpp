@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/image_io.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/image_io.hpp"
 
 namespace caffe {
 namespace {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 

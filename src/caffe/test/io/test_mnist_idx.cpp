@@ -1,10 +1,9 @@
 // IdxFile: MNIST idx headers and items read in any order; every malformed file is one
 // caffe::Error naming it.
-#include "caffe/io/mnist_idx.hpp"
-
 #include <string>
 #include <vector>
 
+#include "caffe/io/mnist_idx.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/util/error.hpp"
@@ -68,7 +67,8 @@ TEST_F(IdxFileTest, MalformedFilesAreOneErrorNamingThem) {
             string::npos);
   Write(2, 2, 2, {/*image=*/2049});
   EXPECT_NE(OpenError(images_, IdxFile::kImages)
-                .find("'" + images_ + "' is not an MNIST image file: its magic number is 2049, "
+                .find("'" + images_ +
+                      "' is not an MNIST image file: its magic number is 2049, "
                       "expected 2051"),
             string::npos);
   EXPECT_NE(OpenError(labels_, IdxFile::kImages).find("magic number is 2049"), string::npos);

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/io.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 

@@ -4,9 +4,9 @@
 #include <functional>
 #include <string>
 
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/io.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 

@@ -1,5 +1,3 @@
-#include "caffe/kernels/denormals.hpp"
-
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "caffe/kernels/denormals.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/util/error.hpp"

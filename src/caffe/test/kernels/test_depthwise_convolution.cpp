@@ -5,12 +5,11 @@
 // of the top gradient (stride 1, one filter per channel) and otherwise added tap by tap; planes
 // wider than a block of 8 outputs with a remainder, and windows that stop short of the input's
 // end. The input gradient overwrites what was there; the weight gradient adds to it.
-#include "caffe/kernels/depthwise_convolution.hpp"
-
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "caffe/kernels/depthwise_convolution.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -162,8 +161,7 @@ TEST(DepthwiseConvolutionTest, TheCasesCoverEveryPath) {
   bool gathered = false, scattered_stride_two = false, scattered_general = false;
   for (const Case& c : Cases()) {
     const DepthwiseGeometry& g = c.g;
-    const bool three = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 &&
-                       g.dilation_w == 1;
+    const bool three = g.kernel_h == 3 && g.kernel_w == 3 && g.dilation_h == 1 && g.dilation_w == 1;
     wide = wide || (g.out_width > 8 && g.out_width % 8 != 0);
     stride_one = stride_one || (three && g.stride_w == 1);
     stride_two = stride_two || (three && g.stride_w == 2);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/kernels/im2col.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 

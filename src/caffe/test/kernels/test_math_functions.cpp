@@ -1,11 +1,10 @@
-#include "caffe/kernels/math_functions.hpp"
-
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/kernels/skinny_gemm.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
@@ -20,11 +19,14 @@ std::vector<double> ReferenceGemm(bool trans_a, bool trans_b, int M, int N, int 
     for (int n = 0; n < N; ++n) {
       double sum = 0;
       for (int k = 0; k < K; ++k) {
-        const double a = trans_a ? A[static_cast<size_t>(k) * M + m] : A[static_cast<size_t>(m) * K + k];
-        const double b = trans_b ? B[static_cast<size_t>(n) * K + k] : B[static_cast<size_t>(k) * N + n];
+        const double a =
+            trans_a ? A[static_cast<size_t>(k) * M + m] : A[static_cast<size_t>(m) * K + k];
+        const double b =
+            trans_b ? B[static_cast<size_t>(n) * K + k] : B[static_cast<size_t>(k) * N + n];
         sum += a * b;
       }
-      result[static_cast<size_t>(m) * N + n] = alpha * sum + beta * C[static_cast<size_t>(m) * N + n];
+      result[static_cast<size_t>(m) * N + n] =
+          alpha * sum + beta * C[static_cast<size_t>(m) * N + n];
     }
   }
   return result;
@@ -42,9 +44,10 @@ void CheckGemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, flo
   const std::vector<float> A = Random(static_cast<size_t>(M) * K, 1);
   const std::vector<float> B = Random(static_cast<size_t>(K) * N, 2);
   std::vector<float> C = Random(static_cast<size_t>(M) * N, 3);
-  const std::vector<double> expected = ReferenceGemm(trans_a, trans_b, M, N, K, alpha, A, B, beta, C);
-  caffe_cpu_gemm<float>(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                        M, N, K, alpha, A.data(), B.data(), beta, C.data());
+  const std::vector<double> expected =
+      ReferenceGemm(trans_a, trans_b, M, N, K, alpha, A, B, beta, C);
+  caffe_cpu_gemm<float>(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M,
+                        N, K, alpha, A.data(), B.data(), beta, C.data());
   double worst = 0;
   for (size_t i = 0; i < C.size(); ++i) worst = std::max(worst, std::fabs(C[i] - expected[i]));
   // float accumulation over K terms of magnitude <= 1.
@@ -81,7 +84,8 @@ TEST(MathFunctionsTest, SkinnyKernelsAgreeWithEachOther) {
   const std::vector<float> A = Random(M * K, 4), B = Random(N * K, 5);
   std::vector<float> Bt(static_cast<size_t>(K) * N);
   for (int n = 0; n < N; ++n) {
-    for (int k = 0; k < K; ++k) Bt[static_cast<size_t>(k) * N + n] = B[static_cast<size_t>(n) * K + k];
+    for (int k = 0; k < K; ++k)
+      Bt[static_cast<size_t>(k) * N + n] = B[static_cast<size_t>(n) * K + k];
   }
   std::vector<float> nt(M * N), nn(M * N);
   SkinnyGemmNT(M, N, K, 1.f, A.data(), B.data(), 0.f, nt.data());

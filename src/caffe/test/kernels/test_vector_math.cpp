@@ -4,17 +4,16 @@
 // kVectorMathMinElements values). The arrays sweep each function's range and put the special
 // values (zeros, infinities, NaN, overflow and underflow) at the start, in the vector body and in
 // the tail, where vector kernels handle the last values apart.
-#include "caffe/kernels/vector_math.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/kernels/vector_math.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 
@@ -26,26 +25,46 @@ constexpr double kAlpha = 1.5;  // ELU's
 
 struct Function {
   std::string name;
-  double low, high;               // the sweep
-  std::vector<double> specials;   // placed among the swept values
-  double absolute;                // error allowed beside 16 ulps of the value (float)
+  double low, high;              // the sweep
+  std::vector<double> specials;  // placed among the swept values
+  double absolute;               // error allowed beside 16 ulps of the value (float)
   double (*reference)(double);
 };
 
 const std::vector<Function>& Functions() {
   static const std::vector<Function> functions = {
-      {"exp", -110, 89, {0, -0.0, 88.7, 89, -87.5, -104, -1e30, 1e30, kInf, -kInf, kNan},
-       0, [](double x) { return std::exp(x); }},
+      {"exp",
+       -110,
+       89,
+       {0, -0.0, 88.7, 89, -87.5, -104, -1e30, 1e30, kInf, -kInf, kNan},
+       0,
+       [](double x) { return std::exp(x); }},
       // Positive inputs only in the sweep: log of a subnormal is left out (oneDNN reads it as the
       // smallest normal float; a net flushes subnormals to zero before any layer sees them).
-      {"log", 1e-30, 1e30, {0, -0.0, -1, 1, 1e-37, 3e38, kInf, -kInf, kNan},
-       1e-7, [](double x) { return std::log(x); }},
-      {"tanh", -12, 12, {0, -0.0, 1e-30, -1e-30, 40, -40, 1e30, kInf, -kInf, kNan},
-       1e-7, [](double x) { return std::tanh(x); }},
-      {"sigmoid", -100, 100, {0, -0.0, 1e-30, -90, 90, -1e30, 1e30, kInf, -kInf, kNan},
-       1e-7, [](double x) { return 1 / (1 + std::exp(-x)); }},
-      {"elu", -30, 30, {0, -0.0, 1e-30, -1e-30, -1e30, 1e30, kInf, -kInf, kNan},
-       2e-7 * kAlpha, [](double x) { return x > 0 ? x : kAlpha * std::expm1(x); }},
+      {"log",
+       1e-30,
+       1e30,
+       {0, -0.0, -1, 1, 1e-37, 3e38, kInf, -kInf, kNan},
+       1e-7,
+       [](double x) { return std::log(x); }},
+      {"tanh",
+       -12,
+       12,
+       {0, -0.0, 1e-30, -1e-30, 40, -40, 1e30, kInf, -kInf, kNan},
+       1e-7,
+       [](double x) { return std::tanh(x); }},
+      {"sigmoid",
+       -100,
+       100,
+       {0, -0.0, 1e-30, -90, 90, -1e30, 1e30, kInf, -kInf, kNan},
+       1e-7,
+       [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {"elu",
+       -30,
+       30,
+       {0, -0.0, 1e-30, -1e-30, -1e30, 1e30, kInf, -kInf, kNan},
+       2e-7 * kAlpha,
+       [](double x) { return x > 0 ? x : kAlpha * std::expm1(x); }},
   };
   return functions;
 }
@@ -114,8 +133,12 @@ class VectorMathTest : public ::testing::Test {
   // Every function at sizes below, at and above the vector kernels' minimum, out of place and in
   // place.
   void CheckAllSizes(const std::string& engine_note) {
-    const int sizes[] = {1, 100, kVectorMathMinElements - 1, kVectorMathMinElements,
-                         2 * kVectorMathMinElements, 8 * kVectorMathMinElements + 13};
+    const int sizes[] = {1,
+                         100,
+                         kVectorMathMinElements - 1,
+                         kVectorMathMinElements,
+                         2 * kVectorMathMinElements,
+                         8 * kVectorMathMinElements + 13};
     for (const Function& function : Functions()) {
       for (int n : sizes) {
         const std::vector<Dtype> x = Inputs<Dtype>(function, n);

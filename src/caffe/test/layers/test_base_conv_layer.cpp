@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/im2col.hpp"
 #include "caffe/layers/base_conv_layer.hpp"
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/kernels/im2col.hpp"
 
 namespace caffe {
 
@@ -560,9 +560,8 @@ void CheckTiledMatchesWhole(const std::vector<int>& shape, const std::string& co
 TYPED_TEST(BaseConvolutionLayerTest, TiledConvolutionMatchesWholeImages2D) {
   using Dtype = typename TypeParam::Dtype;
   // Columns per line: 3 * 3 * 3 rows * 7 columns = 189 values; a budget of 3 lines.
-  CheckTiledMatchesWhole<Dtype, ConvolutionLayer<Dtype>>({2, 3, 9, 7},
-                                                         "num_output: 4 kernel_size: 3 pad: 1",
-                                                         3 * 189);
+  CheckTiledMatchesWhole<Dtype, ConvolutionLayer<Dtype>>(
+      {2, 3, 9, 7}, "num_output: 4 kernel_size: 3 pad: 1", 3 * 189);
 }
 
 TYPED_TEST(BaseConvolutionLayerTest, TiledConvolutionMatchesWholeImages3DWithStrideAndGroups) {

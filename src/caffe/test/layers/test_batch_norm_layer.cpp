@@ -275,8 +275,7 @@ TYPED_TEST(BatchNormLayerTest, LargeBlobsMatchADirectEvaluation) {
     for (int j = 0; j < bottom.count(); ++j) {
       const int c = (j / spatial) % channels;
       const double inv_std = 1 / std::sqrt(layer.blobs()[1]->cpu_data()[c] + this->kEps);
-      ASSERT_NEAR(top.cpu_data()[j], (x[j] - layer.blobs()[0]->cpu_data()[c]) * inv_std, 1e-4)
-          << j;
+      ASSERT_NEAR(top.cpu_data()[j], (x[j] - layer.blobs()[0]->cpu_data()[c]) * inv_std, 1e-4) << j;
       ASSERT_NEAR(bottom.cpu_diff()[j], dy[j] * inv_std, 1e-5) << j;
     }
   }

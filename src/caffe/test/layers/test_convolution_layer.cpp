@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/im2col.hpp"
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/memory/memory_use.hpp"
 #include "caffe/test/column_budget.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/kernels/im2col.hpp"
 
 namespace caffe {
 
@@ -294,8 +294,7 @@ TYPED_TEST(ConvolutionLayerTest, DepthwiseDeclaresNoColumnBuffersToLms) {
     for (const Pass pass : {Pass::kForward, Pass::kBackward}) {
       MemoryUses own, plain;
       ASSERT_TRUE(layer.DeclareMemoryUse(pass, this->bottom_vec_, this->top_vec_, {true}, &own));
-      layer.Layer<Dtype>::DeclareMemoryUse(pass, this->bottom_vec_, this->top_vec_, {true},
-                                           &plain);
+      layer.Layer<Dtype>::DeclareMemoryUse(pass, this->bottom_vec_, this->top_vec_, {true}, &plain);
       if (group == 1) {
         EXPECT_GT(own.uses().size(), plain.uses().size()) << "im2col's column buffer";
       } else {
@@ -361,7 +360,7 @@ TYPED_TEST(ConvolutionLayerTest, ParamDiffsAccumulateAndBottomDiffIsOptional) {
   using Dtype = typename TypeParam::Dtype;
   // Im2col + GEMM, and a depthwise convolution (group = channels), which runs directly.
   const std::vector<std::pair<Geometry, int>> cases{{{{3, 3}, {1, 1}, {1, 1}, {1, 1}}, 2},
-                                                   {{{3, 3}, {1, 1}, {2, 2}, {1, 1}, 3}, 6}};
+                                                    {{{3, 3}, {1, 1}, {2, 2}, {1, 1}, 3}, 6}};
   for (const auto& [geometry, outputs] : cases) {
     ConvolutionLayer<Dtype> layer(ParseLayerParam(ConvParamText(geometry, outputs)));
     layer.SetUp(this->bottom_vec_, this->top_vec_);

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/data_layer.hpp"
 #include "caffe/net.hpp"
@@ -24,8 +26,6 @@
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/io/hdf5.hpp"
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/layers/deconvolution_layer.hpp"
 #include "caffe/test/column_budget.hpp"
 #include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 

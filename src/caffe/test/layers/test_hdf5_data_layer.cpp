@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "caffe/io/hdf5.hpp"
 #include "caffe/layers/hdf5_data_layer.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 namespace {

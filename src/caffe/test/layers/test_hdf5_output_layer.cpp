@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/hdf5.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/layers/hdf5_data_layer.hpp"
 #include "caffe/layers/hdf5_output_layer.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/hdf5.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/image_data_layer.hpp"
 #include "caffe/test/data_layer_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 namespace {

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/layers/infogain_loss_layer.hpp"
 #include "caffe/layers/softmax_with_loss_layer.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 

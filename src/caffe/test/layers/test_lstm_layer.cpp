@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/io/hdf5.hpp"
 #include "caffe/layers/lstm_layer.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/hdf5.hpp"
 
 namespace caffe {
 

@@ -296,14 +296,16 @@ TYPED_TEST(PoolingLayerTest, MaxTiesGoToTheFirstInRowMajorOrder) {
   }
   const std::vector<std::vector<int>> cases = {
       // kernel_h, kernel_w, pad_h, pad_w, stride_h, stride_w
-      {3, 3, 1, 1, 1, 1}, {3, 3, 0, 0, 2, 2}, {5, 3, 2, 1, 2, 1},
-      {3, 4, 1, 0, 1, 3}, {2, 2, 0, 0, 2, 2}};
+      {3, 3, 1, 1, 1, 1},
+      {3, 3, 0, 0, 2, 2},
+      {5, 3, 2, 1, 2, 1},
+      {3, 4, 1, 0, 1, 3},
+      {2, 2, 0, 0, 2, 2}};
   for (const std::vector<int>& c : cases) {
-    const std::string param = "pool: MAX kernel_h: " + std::to_string(c[0]) +
-                              " kernel_w: " + std::to_string(c[1]) + " pad_h: " +
-                              std::to_string(c[2]) + " pad_w: " + std::to_string(c[3]) +
-                              " stride_h: " + std::to_string(c[4]) +
-                              " stride_w: " + std::to_string(c[5]);
+    const std::string param =
+        "pool: MAX kernel_h: " + std::to_string(c[0]) + " kernel_w: " + std::to_string(c[1]) +
+        " pad_h: " + std::to_string(c[2]) + " pad_w: " + std::to_string(c[3]) +
+        " stride_h: " + std::to_string(c[4]) + " stride_w: " + std::to_string(c[5]);
     PoolingLayer<Dtype> layer(PoolParam(param));
     Blobs<Dtype> tops{&this->top_, &this->mask_};
     layer.SetUp(this->bottom_vec_, tops);

@@ -146,7 +146,8 @@ TYPED_TEST(PReLULayerTest, LargeBlobsMatchAReferenceComputedHere) {
   }
   for (int c = 0; c < 5; ++c) {
     EXPECT_NEAR(layer.blobs()[0]->cpu_diff()[c], slope_diff[c],
-                1e-3 + 1e-5 * std::abs(slope_diff[c])) << c;
+                1e-3 + 1e-5 * std::abs(slope_diff[c]))
+        << c;
   }
 }
 

@@ -7,11 +7,11 @@
 #include <thread>
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
 
 #ifdef WITH_PYTHON_LAYER
 #include <cstdlib>
@@ -224,8 +224,8 @@ TEST_F(PythonLayerTest, DoubleNetsAreRejected) {
 #else  // !WITH_PYTHON_LAYER
 
 TEST(PythonLayerTest, TypeIsUnknownWithoutPython) {
-  LayerParameter param = ParseLayerParam(
-      "name: 'py' type: 'Python' python_param { module: 'm' layer: 'L' }");
+  LayerParameter param =
+      ParseLayerParam("name: 'py' type: 'Python' python_param { module: 'm' layer: 'L' }");
   try {
     LayerRegistry<float>::CreateLayer(param);
     FAIL() << "the Python type exists in a build without Python";

@@ -194,11 +194,15 @@ TYPED_TEST(ScaleLayerTest, LargeBlobsMatchADirectEvaluation) {
   const Case cases[] = {
       {"scale_param { filler { type: 'gaussian' } bias_term: true "
        "bias_filler { type: 'gaussian' } }",
-       {4, 8, 36, 36}, 1, 1},
+       {4, 8, 36, 36},
+       1,
+       1},
       {"scale_param { axis: -1 filler { type: 'gaussian' } }", {300, 2, 70}, 2, 1},
       {"scale_param { num_axes: 0 filler { type: 'gaussian' } bias_term: true "
        "bias_filler { type: 'gaussian' } }",
-       {4, 8, 36, 36}, 0, 0},
+       {4, 8, 36, 36},
+       0,
+       0},
       {"scale_param { axis: 0 num_axes: -1 filler { type: 'gaussian' } }", {4, 8, 36, 36}, 0, 4},
       {"", {4, 8, 36, 36}, 1, 1},  // the scale from bottom[1]
   };

@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/io/image_io.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/window_data_layer.hpp"
 #include "caffe/test/data_layer_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/image_io.hpp"
 
 namespace caffe {
 namespace {
@@ -60,10 +60,10 @@ class WindowDataLayerTest : public ::testing::Test {
     Caffe::set_random_seed(seed);
     const LayerParameter param = ParseLayerParam(
         "name: 'windows' type: 'WindowData' top: 'data' top: 'label' phase: TRAIN "
-        "window_data_param { source: '" + source_ + "' root_folder: '" + dir_.path() +
-        "/' batch_size: " + std::to_string(batch_size) +
-        " fg_threshold: 0.5 bg_threshold: 0.3 " + extra + " } transform_param { " + transform +
-        " }");
+        "window_data_param { source: '" +
+        source_ + "' root_folder: '" + dir_.path() +
+        "/' batch_size: " + std::to_string(batch_size) + " fg_threshold: 0.5 bg_threshold: 0.3 " +
+        extra + " } transform_param { " + transform + " }");
     std::shared_ptr<Layer<float>> layer = LayerRegistry<float>::CreateLayer(param);
     layer->SetUp({}, top_);
     layers_.push_back(layer);
@@ -141,9 +141,9 @@ TEST_F(WindowDataLayerTest, WarpsEachForegroundWindowAsOpenCV) {
 // which the mean does not touch.
 TEST_F(WindowDataLayerTest, ContextPaddingBeyondTheImageStaysZero) {
   WriteWindows("# 0\nimg0.png\n3\n20\n24\n1\n2 0.8 0 0 23 19\n");
-  Layer<float>* layer = MakeLayer(
-      2, "fg_fraction: 1 context_pad: 2",
-      "crop_size: 14 mean_value: 10 mean_value: 20 mean_value: 30 scale: 0.5");
+  Layer<float>* layer =
+      MakeLayer(2, "fg_fraction: 1 context_pad: 2",
+                "crop_size: 14 mean_value: 10 mean_value: 20 mean_value: 30 scale: 0.5");
   ForwardBatchLabels(layer, top_);
   const vector<float> expected =
       Expected(cv::Rect(0, 0, kCols, kRows), cv::Size(10, 10), 2, 2, 14, false, {10, 20, 30}, 0.5);
@@ -231,8 +231,8 @@ TEST_F(WindowDataLayerTest, BadWindowFilesAndParametersAreClearErrors) {
     }
     return string("no error");
   };
-  const auto expect_error = [&](const string& windows, const string& extra,
-                                const string& transform, const string& message) {
+  const auto expect_error = [&](const string& windows, const string& extra, const string& transform,
+                                const string& message) {
     const string error = error_of(windows, extra, transform);
     EXPECT_NE(error.find("WindowData layer 'windows'"), string::npos) << error;
     EXPECT_NE(error.find(message), string::npos) << error;
@@ -271,8 +271,7 @@ TEST_F(WindowDataLayerTest, BadWindowFilesAndParametersAreClearErrors) {
     MakeLayer(4, "", "crop_size: 8");
     FAIL() << "set up from a window file that does not exist";
   } catch (const Error& error) {
-    EXPECT_NE(string(error.what()).find("cannot open window file '" + source_ + "'"),
-              string::npos)
+    EXPECT_NE(string(error.what()).find("cannot open window file '" + source_ + "'"), string::npos)
         << error.what();
   }
 }

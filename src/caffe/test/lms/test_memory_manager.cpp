@@ -269,9 +269,10 @@ TEST_F(ManagerTest, AnAllocationThatCannotFitEvictsNothingAndSaysWhereTheMemoryI
     manager_->AllocateScratch(2500, "cuDNN's workspace");
     FAIL() << "expected an out-of-memory error";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("2048 in use (1024 held by the running layer, 0 in "
-                                             "buffers below the -lms threshold, 1024 LMS could "
-                                             "swap out, 0 in workspaces"),
+    EXPECT_NE(std::string(error.what())
+                  .find("2048 in use (1024 held by the running layer, 0 in "
+                        "buffers below the -lms threshold, 1024 LMS could "
+                        "swap out, 0 in workspaces"),
               std::string::npos)
         << error.what();
   }
@@ -292,9 +293,10 @@ TEST_F(ManagerTest, BuffersBelowTheThresholdStayAndLmsOffSaysSo) {
     EXPECT_NE(std::string(error.what()).find("-lms keeps large buffers in host memory"),
               std::string::npos)
         << error.what();
-    EXPECT_NE(std::string(error.what()).find("1536 in use (0 held by the running layer, 1536 in "
-                                             "other buffers, 0 in workspaces and scratch "
-                                             "outside the blobs)"),
+    EXPECT_NE(std::string(error.what())
+                  .find("1536 in use (0 held by the running layer, 1536 in "
+                        "other buffers, 0 in workspaces and scratch "
+                        "outside the blobs)"),
               std::string::npos)
         << error.what();
   }

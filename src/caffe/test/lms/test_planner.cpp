@@ -18,14 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "caffe/diagnostics/reference_check.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/layers/neuron_layer.hpp"
 #include "caffe/lms/planner.hpp"
 #include "caffe/lms/session.hpp"
 #include "caffe/test/log_counter.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
-#include "caffe/diagnostics/reference_check.hpp"
 
 namespace caffe {
 
@@ -321,8 +321,8 @@ struct GpuLmsRun {
 GpuLmsRun RunOnGpuUnderLms(Net<float>* net, int iterations) {
   GpuLmsRun run;
   size_t largest_step = 0;
-  PlanSizes(Planner<float>(net, std::make_shared<MemoryManager>(std::make_unique<FakeDevice>(1),
-                                                                Options())),
+  PlanSizes(Planner<float>(
+                net, std::make_shared<MemoryManager>(std::make_unique<FakeDevice>(1), Options())),
             &run.total, &largest_step);
   Options options;
   options.threshold_kb = 0;
@@ -439,7 +439,8 @@ TEST_F(PlannerTest, OnTheGpuTrainPhaseLayersDeclareWhatTheyKeep) {
 #else
       const int groups = 5;
 #endif
-      EXPECT_EQ(std::accumulate(followers.begin(), followers.end(), 0), fusion[0] == '1' ? groups : 0);
+      EXPECT_EQ(std::accumulate(followers.begin(), followers.end(), 0),
+                fusion[0] == '1' ? groups : 0);
       Caffe::set_random_seed(4242);  // the same dropout masks and stochastic picks
       return net;
     });
@@ -587,8 +588,8 @@ TEST_F(PlannerTest, DefaultDeclarationCoversBottomsTopsAndParams) {
   // A layer that does not say it overwrites its outputs, like the Input layer whose top the
   // user fills, only writes them: their values are copied in.
   MemoryUses input;
-  net->layers()[0]->DeclareMemoryUse(Pass::kForward, net->bottom_vecs()[0], net->top_vecs()[0],
-                                     {}, &input);
+  net->layers()[0]->DeclareMemoryUse(Pass::kForward, net->bottom_vecs()[0], net->top_vecs()[0], {},
+                                     &input);
   ASSERT_EQ(input.uses().size(), 2u);
   EXPECT_EQ(input.uses()[0].access, kWrite);
 }

@@ -69,8 +69,7 @@ TEST(LmsSessionTest, InstallsItsManagerPlansNetsAndUninstallsAtTheEnd) {
     std::shared_ptr<Planner<float>> planner = session.Plan(net.get(), /*attach=*/false);
     ASSERT_NE(planner, nullptr);
     EXPECT_EQ(planner->steps().size(), 2 * net->layers().size());
-    EXPECT_EQ(session.StatsLine().rfind("[LMS] swapped in 0 bytes", 0), 0u)
-        << session.StatsLine();
+    EXPECT_EQ(session.StatsLine().rfind("[LMS] swapped in 0 bytes", 0), 0u) << session.StatsLine();
   }
   EXPECT_EQ(MemoryManager::Current(), nullptr);
 }

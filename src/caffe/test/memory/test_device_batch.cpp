@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/lms/memory_manager.hpp"
 #include "caffe/lms/session.hpp"
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/memory/device_batch.hpp"
-#include "caffe/kernels/math_functions.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
@@ -100,7 +100,8 @@ TYPED_TEST(DeviceBatchTest, APushWaitsForTheNetsCopyOutOfTheRoom) {
   this->data_top_.ReshapeLike(this->data_);
   Fill(&this->data_, TypeParam(100));
   ASSERT_TRUE(PushBlobs(&room, this->data_, nullptr, stream.get()));
-  PullBlobs(&room, &this->data_top_, nullptr);  // queued on the default stream; nothing waits for it
+  PullBlobs(&room, &this->data_top_,
+            nullptr);  // queued on the default stream; nothing waits for it
   // The prefetch thread loads the next batch into the same room at once.
   Fill(&this->data_, TypeParam(200));
   ASSERT_TRUE(PushBlobs(&room, this->data_, nullptr, stream.get()));

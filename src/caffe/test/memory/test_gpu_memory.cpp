@@ -3,10 +3,10 @@
 // naming the layer, the pass and the bytes asked for. Skips without a GPU.
 #include <string>
 
-#include "caffe/net.hpp"
-#include "caffe/memory/syncedmem.hpp"
-#include "caffe/test/gpu_layer_check.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/memory/syncedmem.hpp"
+#include "caffe/net.hpp"
+#include "caffe/test/gpu_layer_check.hpp"
 #ifndef CPU_ONLY
 #include "caffe/memory/gpu_memory.hpp"
 #endif
@@ -42,7 +42,7 @@ TEST_F(GpuMemoryTest, FreedBlocksAreReusedBySizeClass) {
   const size_t in_use = GpuMemory::GetUsage(0).in_use;
   GpuMemory::Free(first, 0);
   EXPECT_EQ(GpuMemory::GetUsage(0).in_use, in_use - 1024);  // 1000 is served from 1024
-  void* second = GpuMemory::Allocate(1010, 0);  // the same size class
+  void* second = GpuMemory::Allocate(1010, 0);              // the same size class
   EXPECT_EQ(second, first);
   GpuMemory::Free(second, 0);
 }

@@ -1,6 +1,5 @@
-#include "caffe/memory/syncedmem.hpp"
-
 #include "caffe/memory/pinned_host_allocations.hpp"
+#include "caffe/memory/syncedmem.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {

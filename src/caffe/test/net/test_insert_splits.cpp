@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "caffe/test/test_caffe_main.hpp"
-#include "caffe/net/insert_splits.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/net/insert_splits.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 

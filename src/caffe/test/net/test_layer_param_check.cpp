@@ -1,8 +1,7 @@
-#include "caffe/net/layer_param_check.hpp"
-
 #include <string>
 
 #include "caffe/layer_factory.hpp"
+#include "caffe/net/layer_param_check.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -14,11 +13,12 @@ std::string StrayFor(const std::string& text) { return StrayLayerParams(ParseLay
 TEST(LayerParamCheckTest, ALayersOwnParametersPass) {
   EXPECT_EQ(StrayFor(R"(name: "c" type: "Convolution" convolution_param { num_output: 2 })"), "");
   EXPECT_EQ(StrayFor(R"(name: "d" type: "Data" data_param { batch_size: 2 }
-                        transform_param { scale: 0.5 })"), "");
-  EXPECT_EQ(StrayFor(R"(name: "l" type: "SoftmaxWithLoss" loss_param { ignore_label: 1 }
-                        softmax_param { axis: 1 })"), "");
-  EXPECT_EQ(StrayFor(R"(name: "d" type: "Deconvolution" convolution_param { num_output: 2 })"),
+                        transform_param { scale: 0.5 })"),
             "");
+  EXPECT_EQ(StrayFor(R"(name: "l" type: "SoftmaxWithLoss" loss_param { ignore_label: 1 }
+                        softmax_param { axis: 1 })"),
+            "");
+  EXPECT_EQ(StrayFor(R"(name: "d" type: "Deconvolution" convolution_param { num_output: 2 })"), "");
 }
 
 TEST(LayerParamCheckTest, AnotherTypesParameterIsReportedByName) {

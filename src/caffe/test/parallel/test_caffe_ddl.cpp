@@ -23,10 +23,10 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "caffe/io/io.hpp"
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 
@@ -115,8 +115,7 @@ class CaffeDdlTest : public ::testing::Test {
   std::vector<std::vector<float>> SingleProcessWeights(int batch, int records,
                                                        const std::string& flags = "");
   /// The run `name`'s last snapshot has `expected`'s weights, within 1e-5 relative.
-  void ExpectFinalWeights(const std::string& name,
-                          const std::vector<std::vector<float>>& expected);
+  void ExpectFinalWeights(const std::string& name, const std::vector<std::vector<float>>& expected);
 #endif
 
   std::string dir_;

@@ -14,12 +14,12 @@
 #include <thread>
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/parallel/ddl_sync.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/mpi_test_main.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 

@@ -3,10 +3,10 @@
 // out their gradient buffers.
 #include <vector>
 
+#include "caffe/io/io.hpp"
 #include "caffe/net.hpp"
 #include "caffe/parallel/gradient_order.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/parallel/in_process_sync.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 
@@ -144,8 +144,8 @@ ThreadedRun TrainInThreads(const std::string& solver_text, int count,
 template <typename Dtype>
 void ExpectBitwiseEqualOnEveryThread(const ThreadedRun& run) {
   for (size_t rank = 1; rank < run.weights.size(); ++rank) {
-    EXPECT_EQ(run.weights[rank], run.weights[0]) << "solver thread " << rank
-                                                 << " drifted from the root";
+    EXPECT_EQ(run.weights[rank], run.weights[0])
+        << "solver thread " << rank << " drifted from the root";
   }
 }
 
@@ -246,8 +246,7 @@ TYPED_TEST(InProcessSyncTest, AStopRequestFromTheRootEndsEveryThreadAtTheSameIte
   options.requests = [&calls] {
     return ++calls == 3 ? SolverAction::STOP : SolverAction::NONE;  // read in iteration 2
   };
-  const ThreadedRun run =
-      TrainInThreads<TypeParam>(SolverText(this->source_, kBatch), 3, options);
+  const ThreadedRun run = TrainInThreads<TypeParam>(SolverText(this->source_, kBatch), 3, options);
   EXPECT_EQ(run.iters, std::vector<int>(3, 3));
   EXPECT_TRUE(run.root_stopped_early);
   ExpectBitwiseEqualOnEveryThread<TypeParam>(run);
@@ -260,8 +259,8 @@ TYPED_TEST(InProcessSyncTest, ResumingGivesTheWeightsOfAnUninterruptedRun) {
       TrainInThreads<TypeParam>(SolverText(this->source_, kBatch, snapshot_fields), 2);
   RunOptions options;
   options.resume_file = prefix + "_iter_4.solverstate";
-  const ThreadedRun resumed = TrainInThreads<TypeParam>(
-      SolverText(this->source_, kBatch, snapshot_fields), 2, options);
+  const ThreadedRun resumed =
+      TrainInThreads<TypeParam>(SolverText(this->source_, kBatch, snapshot_fields), 2, options);
   EXPECT_EQ(resumed.iters, std::vector<int>(2, kIterations));
   ExpectBitwiseEqualOnEveryThread<TypeParam>(resumed);
   EXPECT_EQ(resumed.weights[0], uninterrupted.weights[0]);
@@ -271,8 +270,7 @@ TYPED_TEST(InProcessSyncTest, AWorkerThatCannotBuildItsSolverFailsRunWithItsErro
   RunOptions options;
   options.editor = [](int rank, SolverParameter* param) {
     if (rank != 2) return;
-    param->mutable_net_param()->mutable_layer(0)->mutable_data_param()->set_source(
-        "/no/such/lmdb");
+    param->mutable_net_param()->mutable_layer(0)->mutable_data_param()->set_source("/no/such/lmdb");
   };
   try {
     TrainInThreads<TypeParam>(SolverText(this->source_, kBatch), 3, options);

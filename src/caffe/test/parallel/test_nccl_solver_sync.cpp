@@ -7,11 +7,11 @@
 #include <thread>
 #include <vector>
 
+#include "caffe/io/io.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/parallel/nccl_solver_sync.hpp"
 #include "caffe/solver_factory.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/io.hpp"
-#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 namespace {

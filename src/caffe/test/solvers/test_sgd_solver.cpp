@@ -66,8 +66,8 @@ TYPED_TEST(SGDSolverTest, OnePassUpdateMatchesTheSeparatePasses) {
     ASSERT_EQ(params.size(), 5u);  // w (shared), the two biases, ip3's weight and bias
     for (size_t i = 0; i < params.size(); ++i) {
       const Blob<TypeParam>& history = *solver.history()[i];
-      for (const TypeParam* values : {params[i]->cpu_data(), params[i]->cpu_diff(),
-                                      history.cpu_data()}) {
+      for (const TypeParam* values :
+           {params[i]->cpu_data(), params[i]->cpu_diff(), history.cpu_data()}) {
         state.emplace_back(values, values + params[i]->count());
       }
     }
@@ -77,7 +77,10 @@ TYPED_TEST(SGDSolverTest, OnePassUpdateMatchesTheSeparatePasses) {
   for (size_t k = 0; k < runs[0].size(); ++k) {
     for (size_t i = 0; i < runs[0][k].size(); ++i) {
       EXPECT_NEAR(runs[0][k][i], runs[1][k][i], tolerance * (1 + std::fabs(runs[1][k][i])))
-          << "param " << k / 3 << (k % 3 == 0 ? " data " : k % 3 == 1 ? " diff " : " history ")
+          << "param " << k / 3
+          << (k % 3 == 0   ? " data "
+              : k % 3 == 1 ? " diff "
+                           : " history ")
           << i;
     }
   }

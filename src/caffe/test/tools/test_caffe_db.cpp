@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {
@@ -109,8 +109,7 @@ TEST_F(CaffeDbTest, ConvertCopiesEveryRecordToTheOtherBackend) {
   const string leveldb = dir_.path() + "/leveldb", back = dir_.path() + "/back_lmdb";
   ToolResult result = Run({"--to=leveldb", "convert", db_, leveldb});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(result.out, "converted 3 records of lmdb '" + db_ + "' to leveldb '" + leveldb +
-                            "'\n");
+  EXPECT_EQ(result.out, "converted 3 records of lmdb '" + db_ + "' to leveldb '" + leveldb + "'\n");
   result = Run({"--backend=leveldb", "convert", leveldb, back});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   std::unique_ptr<db::DB> database = db::GetDB("lmdb");

@@ -18,11 +18,11 @@
 #include <cuda_runtime.h>
 #endif
 
-#include "caffe/net.hpp"
-#include "caffe/test/test_caffe_main.hpp"
+#include "caffe/diagnostics/reference_check.hpp"
 #include "caffe/io/hdf5.hpp"
 #include "caffe/io/io.hpp"
-#include "caffe/diagnostics/reference_check.hpp"
+#include "caffe/net.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
@@ -43,7 +43,8 @@ CommandResult RunCommand(const std::string& command_line) {
   if (!pipe) return result;
   std::array<char, 4096> buffer;
   size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
   int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
@@ -107,7 +108,8 @@ void ExpectOneClearError(const CommandResult& result, const std::string& must_co
   EXPECT_NE(result.exit_code, 0) << result.output;
   EXPECT_EQ(CountErrorLines(result.output), 1) << result.output;
   EXPECT_NE(result.output.find(must_contain), std::string::npos)
-      << "expected '" << must_contain << "' in:\n" << result.output;
+      << "expected '" << must_contain << "' in:\n"
+      << result.output;
   EXPECT_EQ(result.output.find("Check failed"), std::string::npos) << result.output;
   EXPECT_EQ(result.output.find("*** "), std::string::npos) << "stack trace:\n" << result.output;
 }
@@ -135,10 +137,11 @@ class CaffeToolTest : public ::testing::Test {
   }
   std::string Solver(int max_iter = 20) {
     const std::string path = dir_ + "/solver.prototxt";
-    WriteFile(path, "net: \"" + net_ + "\"\nbase_lr: 0.1\nlr_policy: \"fixed\"\n"
-                    "test_iter: 2\ntest_interval: 10\ndisplay: 5\nmax_iter: " +
-                    std::to_string(max_iter) + "\nsnapshot_prefix: \"" + dir_ +
-                    "/tool\"\nsolver_mode: GPU\n");
+    WriteFile(path, "net: \"" + net_ +
+                        "\"\nbase_lr: 0.1\nlr_policy: \"fixed\"\n"
+                        "test_iter: 2\ntest_interval: 10\ndisplay: 5\nmax_iter: " +
+                        std::to_string(max_iter) + "\nsnapshot_prefix: \"" + dir_ +
+                        "/tool\"\nsolver_mode: GPU\n");
     return path;
   }
   std::string dir_, net_;
@@ -192,8 +195,9 @@ TEST_F(CaffeToolTest, MalformedPrototxtNamesFileLineAndColumn) {
 
 TEST_F(CaffeToolTest, UnknownLayerTypeNamesTypeAndLayer) {
   const std::string bad = dir_ + "/unknown.prototxt";
-  WriteFile(bad, "layer { name: \"in\" type: \"Input\" top: \"x\" input_param { shape { dim: 1 } } }\n"
-                 "layer { name: \"act\" type: \"Relu\" bottom: \"x\" top: \"x\" }\n");
+  WriteFile(bad,
+            "layer { name: \"in\" type: \"Input\" top: \"x\" input_param { shape { dim: 1 } } }\n"
+            "layer { name: \"act\" type: \"Relu\" bottom: \"x\" top: \"x\" }\n");
   ExpectOneClearError(RunCaffe("time -model " + bad), "unknown layer type \"Relu\" (layer 'act')");
 }
 
@@ -233,18 +237,21 @@ TEST_F(CaffeToolTest, MissingLmdbIsNamed) {
 TEST_F(CaffeToolTest, TrainOnlyFlagsGivenToTimeOrTestAreNamedAsIgnored) {
   CommandResult result = RunCaffe("time -model " + net_ + " -iterations 1 -ddl '-mode r:1'");
   EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_NE(result.output.find("-ddl is for caffe train; caffe time ignores it"),
-            std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("-ddl is for caffe train; caffe time ignores it"), std::string::npos)
+      << result.output;
   result = RunCaffe("time -model " + net_ + " -iterations 1");
   EXPECT_EQ(result.output.find("caffe train"), std::string::npos) << result.output;
-  result = RunCaffe("test -model " + net_ + " -weights " + dir_ + "/missing.caffemodel -bvlc "
+  result = RunCaffe("test -model " + net_ + " -weights " + dir_ +
+                    "/missing.caffemodel -bvlc "
                     "-snapshot s.solverstate");
   EXPECT_NE(result.output.find("-bvlc, -snapshot are for caffe train; caffe test ignores them"),
-            std::string::npos) << result.output;
+            std::string::npos)
+      << result.output;
 }
 
 TEST_F(CaffeToolTest, SnapshotAndWeightsTogetherIsAnError) {
-  ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -snapshot a -weights b"), "not both");
+  ExpectOneClearError(RunCaffe("train -solver " + Solver() + " -snapshot a -weights b"),
+                      "not both");
 }
 
 namespace {
@@ -261,9 +268,9 @@ double SumAfter(const std::string& output, const std::string& key) {
 // `caffe time`'s summary lines, with the per-layer times adding up to each pass's average and
 // the two passes to no more than the whole.
 void ExpectBvlcTimeSummary(const std::string& output) {
-  for (const char* line : {"Average time per layer:", "ip\tforward:", "ip\tbackward:",
-                           "Average Forward pass:", "Average Backward pass:",
-                           "Average Forward-Backward:", "*** Benchmark ends ***"}) {
+  for (const char* line :
+       {"Average time per layer:", "ip\tforward:", "ip\tbackward:", "Average Forward pass:",
+        "Average Backward pass:", "Average Forward-Backward:", "*** Benchmark ends ***"}) {
     EXPECT_NE(output.find(line), std::string::npos) << line << "\n" << output;
   }
   const double forward = SumAfter(output, "Average Forward pass: ");
@@ -297,9 +304,9 @@ std::string WriteBatchNormNet(const std::string& dir) {
 // adds up.
 void ExpectGroupTimedAsOne(const std::string& output) {
   ExpectBvlcTimeSummary(output);
-  for (const char* line : {"bn, scale and relu run as one", "scale\tforward: 0 ms.",
-                           "relu\tforward: 0 ms.", "bn\tbackward: 0 ms.",
-                           "scale\tbackward: 0 ms."}) {
+  for (const char* line :
+       {"bn, scale and relu run as one", "scale\tforward: 0 ms.", "relu\tforward: 0 ms.",
+        "bn\tbackward: 0 ms.", "scale\tbackward: 0 ms."}) {
     EXPECT_NE(output.find(line), std::string::npos) << line << "\n" << output;
   }
 }
@@ -357,8 +364,8 @@ TEST_F(CaffeToolGpuTest, TimeRunsABatchNormAndTheLayersAfterItAsOne) {
 TEST_F(CaffeToolGpuTest, DeviceQueryPrintsTheGpuAndTheLibraryVersions) {
   const CommandResult result = RunCaffe("device_query -gpu 0");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::vector<std::string> lines = {"Name:", "Total global memory:", "CUDA driver / runtime:",
-                                    "Compute mode:"};
+  std::vector<std::string> lines = {
+      "Name:", "Total global memory:", "CUDA driver / runtime:", "Compute mode:"};
 #ifdef USE_CUDNN
   lines.push_back("cuDNN:                         9.");
 #endif
@@ -385,9 +392,8 @@ TEST_F(CaffeToolGpuTest, AGpuThatIsNotThereIsNamed) {
 TEST_F(CaffeToolGpuTest, AGpuAnotherProcessHoldsInExclusiveModeIsNamed) {
   const std::string environment = "TMPDIR=" + dir_ + " CAFFE_CUDA_EMU_EXCLUSIVE=0 ";
   const std::string log = dir_ + "/holder.log";
-  const pid_t holder = StartCaffe(
-      {"time", "-model", net_, "-gpu", "0", "-iterations", "100000000"}, log,
-      {{"TMPDIR", dir_}, {"CAFFE_CUDA_EMU_EXCLUSIVE", "0"}});
+  const pid_t holder = StartCaffe({"time", "-model", net_, "-gpu", "0", "-iterations", "100000000"},
+                                  log, {{"TMPDIR", dir_}, {"CAFFE_CUDA_EMU_EXCLUSIVE", "0"}});
   ASSERT_GE(holder, 0);
   const std::string content = WaitForText(log, "Benchmark begins");
   EXPECT_NE(content.find("Benchmark begins"), std::string::npos) << content;
@@ -415,8 +421,8 @@ TEST_F(CaffeToolGpuTest, GpuAllTrainsOneSolverPerGpu) {
   int gpus = 0;
   ASSERT_EQ(cudaGetDeviceCount(&gpus), cudaSuccess);
   // One GPU is a plain GPU run; several get a solver thread each.
-  const std::string expected = gpus == 1 ? "Use GPU with device ID 0"
-                                         : std::to_string(gpus) + " solver(s) on GPUs 0, 1";
+  const std::string expected =
+      gpus == 1 ? "Use GPU with device ID 0" : std::to_string(gpus) + " solver(s) on GPUs 0, 1";
   EXPECT_NE(train.output.find(expected), std::string::npos) << train.output;
   EXPECT_NE(train.output.find("Optimization Done."), std::string::npos) << train.output;
 }
@@ -466,8 +472,9 @@ TEST_F(CaffeToolGpuTest, TrainUnderLmsEndsWithThePlainRunsWeights) {
     layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
   auto train = [&](const std::string& prefix, const std::string& flags) {
     const std::string solver = dir_ + "/" + prefix + "_solver.prototxt";
-    WriteFile(solver, "net: \"" + net + "\"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: \"fixed\"\n"
-                      "max_iter: 4\ndisplay: 1\nrandom_seed: 7\nsnapshot_prefix: \"" +
+    WriteFile(solver, "net: \"" + net +
+                          "\"\nbase_lr: 0.01\nmomentum: 0.9\nlr_policy: \"fixed\"\n"
+                          "max_iter: 4\ndisplay: 1\nrandom_seed: 7\nsnapshot_prefix: \"" +
                           dir_ + "/" + prefix + "\"\nsolver_mode: GPU\n");
     return RunCaffe("train -solver " + solver + " " + flags);
   };
@@ -539,10 +546,10 @@ TEST_F(CaffeToolTest, BvlcsToolPathsRunTheTools) {
 TEST_F(CaffeToolTest, TrainPrintsBvlcLogLinesAndTestScoresAWeightsFile) {
   CommandResult train = RunCaffe("train -solver " + Solver());
   ASSERT_EQ(train.exit_code, 0) << train.output;
-  for (const char* line : {"Iteration 0, Testing net (#0)", "Test net output #0: accuracy = ",
-                           "Iteration 5 (", " iter/s, ", "s/5 iters), loss = ",
-                           "Train net output #0: loss = ", "Iteration 5, lr = 0.1",
-                           "Snapshotting to binary proto file", "Optimization Done."}) {
+  for (const char* line :
+       {"Iteration 0, Testing net (#0)", "Test net output #0: accuracy = ", "Iteration 5 (",
+        " iter/s, ", "s/5 iters), loss = ", "Train net output #0: loss = ", "Iteration 5, lr = 0.1",
+        "Snapshotting to binary proto file", "Optimization Done."}) {
     EXPECT_NE(train.output.find(line), std::string::npos) << line << "\n" << train.output;
   }
   // solver_mode: GPU on a machine without one falls back to the CPU with a warning.
@@ -568,11 +575,14 @@ TEST_F(CaffeToolTest, TestSaysOnceWhereANonFiniteLossCameFrom) {
       RunCaffe("test -model " + net_ + " -weights " + weights_file + " -iterations 3");
   ASSERT_EQ(test.exit_code, 0) << test.output;
   // Weight 5 is the first output's: every row's first score is NaN.
-  EXPECT_EQ(Count(test.output, "] the loss of batch 0 is nan; where it came from: layer 'ip' "
-                               "(InnerProduct) made 16 of 48 values of its top 'ip' non-finite; "
-                               "the weights of 'ip' are not finite (param 0: 1 of 24 values). "
-                               "They came with the weights: the training that wrote them "
-                               "diverged.\n"), 1) << test.output;
+  EXPECT_EQ(Count(test.output,
+                  "] the loss of batch 0 is nan; where it came from: layer 'ip' "
+                  "(InnerProduct) made 16 of 48 values of its top 'ip' non-finite; "
+                  "the weights of 'ip' are not finite (param 0: 1 of 24 values). "
+                  "They came with the weights: the training that wrote them "
+                  "diverged.\n"),
+            1)
+      << test.output;
   EXPECT_EQ(Count(test.output, "is nan; where it came from"), 1) << test.output;
 }
 

@@ -20,8 +20,7 @@ struct CommandResult {
 
 CommandResult RunCaffe(const std::string& arguments, const std::string& environment = "") {
   CommandResult result;
-  const std::string command =
-      environment + " " + BuildDir() + "/bin/caffe " + arguments + " 2>&1";
+  const std::string command = environment + " " + BuildDir() + "/bin/caffe " + arguments + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> buffer;

@@ -11,23 +11,25 @@
 #include <utility>
 #include <vector>
 
+#include "caffe/io/image_io.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
-#include "caffe/io/image_io.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {
 
 constexpr int kHeight = 4, kWidth = 5, kLabels = 6;
-const char* const kLabelNames[kLabels] = {"n01 tabby, tabby cat", "n02 dog", "n03 car",
-                                          "n04 boat", "n05 kite", "n06 owl"};
+const char* const kLabelNames[kLabels] = {
+    "n01 tabby, tabby cat", "n02 dog", "n03 car", "n04 boat", "n05 kite", "n06 owl"};
 
 std::string Deploy(int channels) {
   return "name: 'tiny' layer { name: 'data' type: 'Input' top: 'data' input_param { shape { "
-         "dim: 1 dim: " + std::to_string(channels) + " dim: 4 dim: 5 } } } "
+         "dim: 1 dim: " +
+         std::to_string(channels) +
+         " dim: 4 dim: 5 } } } "
          "layer { name: 'ip' type: 'InnerProduct' bottom: 'data' top: 'ip' "
          "inner_product_param { num_output: 6 } } "
          "layer { name: 'prob' type: 'Softmax' bottom: 'ip' top: 'prob' }";
@@ -117,7 +119,8 @@ class ClassificationExampleTest : public ::testing::Test {
       total += std::exp(logits[k]);
     }
     std::vector<std::pair<std::string, double>> ranked;
-    for (int k = 0; k < kLabels; ++k) ranked.emplace_back(kLabelNames[k], std::exp(logits[k]) / total);
+    for (int k = 0; k < kLabels; ++k)
+      ranked.emplace_back(kLabelNames[k], std::exp(logits[k]) / total);
     std::sort(ranked.begin(), ranked.end(),
               [](const auto& a, const auto& b) { return a.second > b.second; });
     ranked.resize(5);

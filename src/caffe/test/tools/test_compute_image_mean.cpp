@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

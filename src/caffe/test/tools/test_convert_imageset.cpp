@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/layers/data_layer.hpp"
 #include "caffe/layers/image_data_layer.hpp"
 #include "caffe/test/data_layer_test_util.hpp"
@@ -27,8 +29,6 @@
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {
@@ -78,8 +78,8 @@ class ConvertImagesetTest : public ::testing::Test {
   }
 
   /// The records of an LMDB in key order.
-  static vector<std::pair<string, Datum>> ReadDB(const string& path) {
-    vector<std::pair<string, Datum>> records;
+  static vector<std::pair<string, Datum> > ReadDB(const string& path) {
+    vector<std::pair<string, Datum> > records;
     std::unique_ptr<db::DB> database = db::GetDB("lmdb");
     database->Open(path, db::READ);
     for (auto cursor = database->NewCursor(); cursor->valid(); cursor->Next()) {
@@ -127,7 +127,6 @@ class ConvertImagesetTest : public ::testing::Test {
   string root_, list_, db_;
   vector<TestImage> images_;
 };
-
 
 TEST_F(ConvertImagesetTest, RawImagesReachTheDataLayerWithTheirLabels) {
   const ToolResult result = Run({});
@@ -211,7 +210,7 @@ TEST_F(ConvertImagesetTest, EncodedRecordsGiveTheDataLayerWhatRawOnesGive) {
 
 TEST_F(ConvertImagesetTest, ImageDataLayerOnTheSameFolderGivesWhatTheDataLayerGives) {
   // Colour at the files' size, and gray resized, each with a centred crop and a mean.
-  const vector<std::pair<vector<string>, string>> cases = {
+  const vector<std::pair<vector<string>, string> > cases = {
       {{}, "is_color: true"},
       {{"--gray", "--resize_height=5", "--resize_width=7"},
        "is_color: false new_height: 5 new_width: 7"}};
@@ -362,8 +361,8 @@ TEST_F(ConvertImagesetTest, LogEveryGivesAProgressLineEveryNImages) {
   const ToolResult result = Run({"--log_every=2"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   for (int count : {2, 4, 6}) {
-    const string line = "Processed " + std::to_string(count) + " files (" +
-                        std::to_string(count) + " of " + std::to_string(kImages) + " lines, " +
+    const string line = "Processed " + std::to_string(count) + " files (" + std::to_string(count) +
+                        " of " + std::to_string(kImages) + " lines, " +
                         std::to_string(100 * count / kImages) + "%";
     EXPECT_NE(result.err.find(line), string::npos) << line << "\n" << result.err;
   }

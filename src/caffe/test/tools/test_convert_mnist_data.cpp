@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {
@@ -58,8 +58,7 @@ class MnistConverterTest : public ::testing::Test {
 class ConvertMnistDataTest : public MnistConverterTest {
  protected:
   ConvertMnistDataTest()
-      : MnistConverterTest(BuildDir() + "/bin/convert_mnist_data",
-                           "convert_mnist_data") {}
+      : MnistConverterTest(BuildDir() + "/bin/convert_mnist_data", "convert_mnist_data") {}
 };
 
 TEST_F(ConvertMnistDataTest, WritesOneDatumPerImageKeyedByIndex) {
@@ -185,9 +184,8 @@ TEST_F(ConvertMnistDataTest, WrongArgumentCountPrintsUsage) {
 class ConvertMnistSiameseDataTest : public MnistConverterTest {
  protected:
   ConvertMnistSiameseDataTest()
-      : MnistConverterTest(
-            BuildDir() + "/examples/siamese/convert_mnist_siamese_data.bin",
-            "convert_mnist_siamese_data") {}
+      : MnistConverterTest(BuildDir() + "/examples/siamese/convert_mnist_siamese_data.bin",
+                           "convert_mnist_siamese_data") {}
 
   /// `count` images of 2 x 3 pixels, pixel j of image i = i * 10 + j, the digit of image i i % 3.
   void WriteDigits(uint32_t count) {
@@ -258,8 +256,8 @@ TEST_F(ConvertMnistSiameseDataTest, PairsFollowTheSeed) {
 
 TEST_F(ConvertMnistSiameseDataTest, BadInputIsOneClearLineAndWritesNothing) {
   WriteMnistIdx(
-      images_, labels_, 3, 2, 2, [](uint32_t, uint32_t) { return 0; },
-      [](uint32_t) { return 0; }, {2051, 2049, /*label_count=*/2});
+      images_, labels_, 3, 2, 2, [](uint32_t, uint32_t) { return 0; }, [](uint32_t) { return 0; },
+      {2051, 2049, /*label_count=*/2});
   ExpectOneLineError(Run({images_, labels_, output_}), {"holds 3 images", "holds 2 labels"});
   WriteDigits(0);
   ExpectOneLineError(Run({images_, labels_, output_}), {images_, "holds no images"});

@@ -23,13 +23,13 @@
 #include <utility>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
+#include "caffe/io/upgrade_proto.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
-#include "caffe/io/upgrade_proto.hpp"
 
 namespace caffe {
 namespace {
@@ -231,8 +231,8 @@ TEST_F(ExampleScriptTest, CreateScriptsWithoutTheirInputsSaySoAndKeepTheDatabase
     WriteWholeFile((root_ / database / "data.mdb").string(), "records");
     string log;
     EXPECT_EQ(RunScript(script, "", &log), 1) << script << "\n" << log;
-    EXPECT_EQ(log, fs::path(script).filename().string() + ": error: " + input + " not found: " +
-                       hint + "\n");
+    EXPECT_EQ(log, fs::path(script).filename().string() + ": error: " + input +
+                       " not found: " + hint + "\n");
     EXPECT_EQ(ReadWholeFile((root_ / database / "data.mdb").string()), "records") << script;
   }
 }
@@ -298,8 +298,7 @@ TEST_F(ExampleScriptTest, SiameseCreateTrainAndDeployedFeatures) {
   const fs::path example = root_ / "examples" / "siamese";
   const string backend = db::HaveLevelDB() ? "leveldb" : "lmdb";
   Datum first;
-  EXPECT_EQ(CountRecords((example / "mnist_siamese_train_leveldb").string(), &first, backend),
-            200);
+  EXPECT_EQ(CountRecords((example / "mnist_siamese_train_leveldb").string(), &first, backend), 200);
   EXPECT_EQ(first.channels(), 2);
   EXPECT_EQ(CountRecords((example / "mnist_siamese_test_leveldb").string(), &first, backend), 60);
 
@@ -494,9 +493,10 @@ TEST_F(ExampleScriptTest, FeatureExtractionOfAFolderOfImages) {
   }
   // The readme's steps for the list, as written.
   WriteWholeFile((root_ / "list.sh").string(),
-                 "cd " + root_.string() + "\nmkdir -p examples/_temp\n"
-                 "find `pwd`/images -type f -exec echo {} \\; > examples/_temp/temp.txt\n"
-                 "sed \"s/$/ 0/\" examples/_temp/temp.txt > examples/_temp/file_list.txt\n");
+                 "cd " + root_.string() +
+                     "\nmkdir -p examples/_temp\n"
+                     "find `pwd`/images -type f -exec echo {} \\; > examples/_temp/temp.txt\n"
+                     "sed \"s/$/ 0/\" examples/_temp/temp.txt > examples/_temp/file_list.txt\n");
   string log;
   ASSERT_EQ(RunScript("list.sh", "", &log), 0) << log;
   EXPECT_EQ(NonLogLines(ReadWholeFile((root_ / "examples/_temp/file_list.txt").string())).size(),
@@ -513,8 +513,8 @@ TEST_F(ExampleScriptTest, FeatureExtractionOfAFolderOfImages) {
   // The net as extract_features builds it, from here (the prototxt's paths made absolute), with
   // random weights scaled so that values keep their size through the layers.
   NetParameter param;
-  ReadNetParamsFromTextFile(
-      (root_ / "examples/feature_extraction/imagenet_val.prototxt").string(), &param);
+  ReadNetParamsFromTextFile((root_ / "examples/feature_extraction/imagenet_val.prototxt").string(),
+                            &param);
   LayerParameter* data = param.mutable_layer(0);
   data->mutable_image_data_param()->set_source((root_ / "examples/_temp/file_list.txt").string());
   data->mutable_transform_param()->set_mean_file(
@@ -531,9 +531,10 @@ TEST_F(ExampleScriptTest, FeatureExtractionOfAFolderOfImages) {
   WriteProtoToBinaryFile(weights, (root_ / "caffenet.caffemodel").string());
 
   WriteWholeFile((root_ / "extract.sh").string(),
-                 "cd " + root_.string() + "\n./build/bin/extract_features caffenet.caffemodel "
-                 "examples/feature_extraction/imagenet_val.prototxt fc7,prob "
-                 "examples/_temp/features,examples/_temp/prob 1 lmdb\n");
+                 "cd " + root_.string() +
+                     "\n./build/bin/extract_features caffenet.caffemodel "
+                     "examples/feature_extraction/imagenet_val.prototxt fc7,prob "
+                     "examples/_temp/features,examples/_temp/prob 1 lmdb\n");
   ASSERT_EQ(RunScript("extract.sh", "", &log), 0) << log;
 
   net.Forward();

@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/db.hpp"
+#include "caffe/io/io.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/io/db.hpp"
-#include "caffe/io/io.hpp"
 
 namespace caffe {
 namespace {

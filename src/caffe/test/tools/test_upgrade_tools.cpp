@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "caffe/test/file_test_util.hpp"
-#include "caffe/test/test_caffe_main.hpp"
 #include "caffe/io/io.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/test/file_test_util.hpp"
+#include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
@@ -33,14 +33,14 @@ layers { name: "loss" type: SOFTMAX_LOSS bottom: "ip1" bottom: "label" top: "los
 )";
 
 std::string OldSolver(const std::string& net, const std::string& prefix) {
-  return "net: \"" + net + "\"\nsolver_type: NESTEROV\nbase_lr: 0.05\nmomentum: 0.9\n"
+  return "net: \"" + net +
+         "\"\nsolver_type: NESTEROV\nbase_lr: 0.05\nmomentum: 0.9\n"
          "lr_policy: \"fixed\"\nmax_iter: 4\nrandom_seed: 7\nsolver_mode: CPU\n"
-         "snapshot_prefix: \"" + prefix + "\"\n";
+         "snapshot_prefix: \"" +
+         prefix + "\"\n";
 }
 
-void Write(const std::string& path, const std::string& text) {
-  std::ofstream(path) << text;
-}
+void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 NetParameter Weights(const std::string& path) {
   NetParameter weights;
@@ -106,7 +106,8 @@ TEST_F(UpgradeToolsTest, BinaryUpgradeKeepsTheWeights) {
   NetParameter v1;
   ParseProtoFromText(R"(layers { name: "ip" type: INNER_PRODUCT
       blobs { num: 1 channels: 1 height: 2 width: 3 data: 1 data: 2 data: 3 data: 4 data: 5 data: 6 }
-      inner_product_param { num_output: 2 bias_term: false } })", "v1", &v1);
+      inner_product_param { num_output: 2 bias_term: false } })",
+                     "v1", &v1);
   WriteProtoToBinaryFile(v1, dir_ + "/old.caffemodel");
   ToolResult result =
       Tool("upgrade_net_proto_binary", {dir_ + "/old.caffemodel", dir_ + "/new.caffemodel"});
@@ -127,8 +128,8 @@ TEST_F(UpgradeToolsTest, BadArgumentsAndFilesFailWithOneLine) {
   const std::vector<std::string> lines = NonLogLines(missing.err);
   ASSERT_EQ(lines.size(), 1u) << missing.err;
   EXPECT_NE(lines[0].find(dir_ + "/absent.prototxt"), std::string::npos) << lines[0];
-  ToolResult truncated = Tool("upgrade_net_proto_binary", {dir_ + "/absent.caffemodel",
-                                                           dir_ + "/y"});
+  ToolResult truncated =
+      Tool("upgrade_net_proto_binary", {dir_ + "/absent.caffemodel", dir_ + "/y"});
   EXPECT_NE(truncated.exit_code, 0);
 }
 

@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "caffe/common.hpp"
+#include "caffe/kernels/math_functions.hpp"
 #include "caffe/memory/syncedmem.hpp"
 #include "caffe/util/benchmark.hpp"
-#include "caffe/kernels/math_functions.hpp"
 
 namespace caffe {
 

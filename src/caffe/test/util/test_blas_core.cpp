@@ -1,5 +1,3 @@
-#include "caffe/util/blas_core.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,6 +5,7 @@
 #include <vector>
 
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/blas_core.hpp"
 
 namespace caffe {
 namespace {
@@ -50,7 +49,7 @@ TEST_F(BlasCoreTest, GenericAndPreHaswellCoresGiveWayToTheBestTheCpuHas) {
   EXPECT_EQ(BlasCoreFor("Unknown", Support(true, true)), "SkylakeX");
   EXPECT_EQ(BlasCoreFor("Sandybridge", Support(true, false)), "Haswell");
   EXPECT_EQ(BlasCoreFor("NEHALEM", Support(true, true)), "SkylakeX");  // any case
-  EXPECT_EQ(BlasCoreFor("Core2", Support(false, false)), "");  // nothing better to offer
+  EXPECT_EQ(BlasCoreFor("Core2", Support(false, false)), "");          // nothing better to offer
 }
 
 TEST_F(BlasCoreTest, CoresWithAvx2KernelsAndNamesItDoesNotKnowAreKept) {
@@ -88,8 +87,8 @@ TEST_F(BlasCoreTest, SwitchingKernelsKeepsGemmResults) {
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>((i * 5) % 11) - 5.f;
   for (int row = 0; row < m; ++row) {
     for (int col = 0; col < n; ++col) {
-      for (int inner = 0; inner < k; ++inner) expected[row * n + col] += a[row * k + inner] *
-                                                                          b[inner * n + col];
+      for (int inner = 0; inner < k; ++inner)
+        expected[row * n + col] += a[row * k + inner] * b[inner * n + col];
     }
   }
   for (const std::string& core : {std::string("Prescott"), original_core_}) {
@@ -126,8 +125,8 @@ TEST_F(BlasCoreTest, FittingSwitchesFromGenericKernelsButKeepsTheUsersChoice) {
   if (!better.empty()) {
     EXPECT_EQ(DescribeBlasCoreFit(fit),
               "OpenBLAS does not know this CPU and chose its Prescott kernels, which leave its " +
-              UnusedVectorUnits("Prescott", cpu) + " unused; running its " + better +
-              " kernels instead (OPENBLAS_CORETYPE chooses otherwise)");
+                  UnusedVectorUnits("Prescott", cpu) + " unused; running its " + better +
+                  " kernels instead (OPENBLAS_CORETYPE chooses otherwise)");
   }
 }
 

@@ -1,6 +1,5 @@
-#include "caffe/util/error.hpp"
-
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/util/error.hpp"
 
 namespace caffe {
 
@@ -10,7 +9,11 @@ TEST(ErrorTest, CheckPassesSilently) {
 }
 
 TEST(ErrorTest, CheckThrowsWithTheStreamedMessage) {
-  EXPECT_EQ(ErrorOf([] { CAFFE_CHECK(false) << "cannot open '" << "x.txt" << "'"; }),
+  EXPECT_EQ(ErrorOf([] {
+              CAFFE_CHECK(false) << "cannot open '"
+                                 << "x.txt"
+                                 << "'";
+            }),
             "cannot open 'x.txt'");
 }
 

@@ -63,8 +63,9 @@ void Launch(const Config& config, bool cooperative, Body body, Args... args) {
   // The arguments as the launch evaluated them, kept until the queued grid runs.
   auto thread = [body, args...]() mutable { body(args...); };
   auto kept = std::make_shared<decltype(thread)>(std::move(thread));
-  IssueGrid(config, cooperative,
-            [](void* context) { (*static_cast<decltype(thread)*>(context))(); }, std::move(kept));
+  IssueGrid(
+      config, cooperative, [](void* context) { (*static_cast<decltype(thread)*>(context))(); },
+      std::move(kept));
 }
 
 }  // namespace caffe_emu

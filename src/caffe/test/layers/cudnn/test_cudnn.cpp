@@ -1,8 +1,8 @@
-// layers/cudnn/cudnn and layer_engine.hpp: which engine UseCuDNNEngine picks (CPU mode never cuDNN; in GPU mode the layer's
-// own engine, else LayerParameter's string engine, else the default; an unknown name is an
-// error), the same decisions seen through the layer creators, and, in builds with cuDNN, the
-// helpers: data types and scaling factors, CuDNNCanHold, the workspace limit read from
-// CAFFE_CUDNN_WORKSPACE_MB, the per-thread handle and workspace, packed tensor descriptors,
+// layers/cudnn/cudnn and layer_engine.hpp: which engine UseCuDNNEngine picks (CPU mode never cuDNN;
+// in GPU mode the layer's own engine, else LayerParameter's string engine, else the default; an
+// unknown name is an error), the same decisions seen through the layer creators, and, in builds
+// with cuDNN, the helpers: data types and scaling factors, CuDNNCanHold, the workspace limit read
+// from CAFFE_CUDNN_WORKSPACE_MB, the per-thread handle and workspace, packed tensor descriptors,
 // CuDNNActivation, the cases CuDNNConvolution::Configure turns down, its fallback to leaner
 // algorithms under a budget, and choosing its algorithms by timing (CAFFE_CUDNN_ALGO=time).
 // Engine choice and the host-only helpers run without a GPU; the rest skips where there is none.
@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "caffe/memory/cuda_device.hpp"
 #include "caffe/lms/memory_manager.hpp"
+#include "caffe/memory/cuda_device.hpp"
+#include "caffe/memory/gpu_memory.hpp"
 #include "caffe/test/cudnn_test_util.hpp"
 #include "caffe/test/scoped_env.hpp"
-#include "caffe/memory/gpu_memory.hpp"
 
 namespace caffe {
 
@@ -239,10 +239,8 @@ TEST(CuDNNWorkspaceLimitDeathTest, ComesFromTheEnvironmentInMiB) {
   // 64 MiB = 67108864 bytes unless the environment says otherwise.
   EXPECT_EXIT(PrintWorkspaceLimitAndExit(nullptr), ::testing::ExitedWithCode(0),
               "limit 67108864 bytes");
-  EXPECT_EXIT(PrintWorkspaceLimitAndExit(""), ::testing::ExitedWithCode(0),
-              "limit 67108864 bytes");
-  EXPECT_EXIT(PrintWorkspaceLimitAndExit("3"), ::testing::ExitedWithCode(0),
-              "limit 3145728 bytes");
+  EXPECT_EXIT(PrintWorkspaceLimitAndExit(""), ::testing::ExitedWithCode(0), "limit 67108864 bytes");
+  EXPECT_EXIT(PrintWorkspaceLimitAndExit("3"), ::testing::ExitedWithCode(0), "limit 3145728 bytes");
   EXPECT_EXIT(PrintWorkspaceLimitAndExit("0"), ::testing::ExitedWithCode(0), "limit 0 bytes");
   EXPECT_EXIT(PrintWorkspaceLimitAndExit("4096"), ::testing::ExitedWithCode(0),
               "limit 4294967296 bytes");
@@ -300,8 +298,8 @@ TEST_F(CuDNNDeviceTest, WorkspaceComesFromTheAllocatorThatHoldsTheBudget) {
     with_workspace = GpuMemory::GetUsage(device).in_use;
     lms::Options options;
     options.budget = 64 * kMiB;
-    auto manager = std::make_shared<lms::MemoryManager>(
-        std::make_unique<CudaDevice>(device), options);
+    auto manager =
+        std::make_shared<lms::MemoryManager>(std::make_unique<CudaDevice>(device), options);
     lms::MemoryManager::Install(manager);
     ASSERT_NE(nullptr, CuDNNWorkspace(8 * kMiB));  // moves to the manager's allocator
     manager_in_use = manager->allocator().in_use();
@@ -352,8 +350,8 @@ TEST_F(CuDNNDeviceTest, AWorkspaceBeyondTheBudgetIsAClearError) {
     CUDA_CHECK(cudaSetDevice(device));
     lms::Options options;
     options.budget = 4 * kMiB;
-    lms::MemoryManager::Install(std::make_shared<lms::MemoryManager>(
-        std::make_unique<CudaDevice>(device), options));
+    lms::MemoryManager::Install(
+        std::make_shared<lms::MemoryManager>(std::make_unique<CudaDevice>(device), options));
     try {
       CuDNNWorkspace(8 * kMiB);
     } catch (const Error& error) {
@@ -383,8 +381,8 @@ ConvolutionRun RunConvolution(const CuDNNConvolution::Geometry& g, size_t budget
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   const size_t x_count = g.ImageCount(), w_count = g.FilterCount(), y_count = g.OutputCount();
-  const std::vector<size_t> counts = {x_count, w_count, y_count};          // x, w, dy
-  const std::vector<size_t> output_counts = {y_count, x_count, w_count};   // y, dx, dw
+  const std::vector<size_t> counts = {x_count, w_count, y_count};         // x, w, dy
+  const std::vector<size_t> output_counts = {y_count, x_count, w_count};  // y, dx, dw
   ConvolutionRun run;
   std::thread worker([&] {
     CUDA_CHECK(cudaSetDevice(device));
@@ -394,8 +392,8 @@ ConvolutionRun RunConvolution(const CuDNNConvolution::Geometry& g, size_t budget
       for (size_t j = 0; j < values.size(); ++j) values[j] = std::sin(0.7f * j + i);
       float* buffer = nullptr;
       CUDA_CHECK(cudaMalloc(&buffer, counts[i] * sizeof(float)));
-      CUDA_CHECK(cudaMemcpy(buffer, values.data(), counts[i] * sizeof(float),
-                            cudaMemcpyHostToDevice));
+      CUDA_CHECK(
+          cudaMemcpy(buffer, values.data(), counts[i] * sizeof(float), cudaMemcpyHostToDevice));
       buffers.push_back(buffer);
       float* output = nullptr;
       CUDA_CHECK(cudaMalloc(&output, output_counts[i] * sizeof(float)));
@@ -406,8 +404,7 @@ ConvolutionRun RunConvolution(const CuDNNConvolution::Geometry& g, size_t budget
     if (budget > 0) {
       lms::Options options;
       options.budget = budget;
-      manager = std::make_shared<lms::MemoryManager>(std::make_unique<CudaDevice>(device),
-                                                     options);
+      manager = std::make_shared<lms::MemoryManager>(std::make_unique<CudaDevice>(device), options);
       lms::MemoryManager::Install(manager);
     }
     CuDNNConvolution convolution;
@@ -491,8 +488,8 @@ TEST(CuDNNHelpersTest, AlgorithmSearchComesFromTheEnvironment) {
     CuDNNAlgorithmSearch();
     ADD_FAILURE() << "CAFFE_CUDNN_ALGO=fastest was accepted";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find(
-                  "CAFFE_CUDNN_ALGO is \"fastest\"; expected heuristic or time"),
+    EXPECT_NE(std::string(error.what())
+                  .find("CAFFE_CUDNN_ALGO is \"fastest\"; expected heuristic or time"),
               std::string::npos)
         << error.what();
   }
@@ -580,8 +577,8 @@ TEST_F(CuDNNDeviceTest, ActivationFoldsExtraAxesAndComputesReLU) {
     const float expected_dx = input > 0 ? dy.cpu_data()[i] : 0.0f;
     if (y.cpu_data()[i] != expected_y || dx.cpu_data()[i] != expected_dx) {
       ADD_FAILURE() << "[" << i << "]: x " << input << ", y " << y.cpu_data()[i] << " (expected "
-                    << expected_y << "), dx " << dx.cpu_data()[i] << " (expected "
-                    << expected_dx << ")";
+                    << expected_y << "), dx " << dx.cpu_data()[i] << " (expected " << expected_dx
+                    << ")";
       ++reported;
     }
   }

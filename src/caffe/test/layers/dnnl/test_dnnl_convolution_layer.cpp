@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/math_functions.hpp"
+#include "caffe/layer_engine.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/convolution_layer.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
-#include "caffe/layer_engine.hpp"
-#include "caffe/kernels/math_functions.hpp"
 #ifdef USE_DNNL
 #include "caffe/layers/dnnl/dnnl_convolution_layer.hpp"
 #endif
@@ -39,8 +39,7 @@ TEST(DnnlConvolutionEngineTest, TheRegistryBuildsTheChosenEngine) {
   const ScopedEnv default_engine("CAFFE_CPU_ENGINE", nullptr);  // the default, not the user's
   auto float_layer = LayerRegistry<float>::CreateLayer(ConvParam("", ""));
   auto double_layer = LayerRegistry<double>::CreateLayer(ConvParam("", ""));
-  auto caffe_layer = LayerRegistry<float>::CreateLayer(
-      ConvParam("", "engine: CAFFE"));
+  auto caffe_layer = LayerRegistry<float>::CreateLayer(ConvParam("", "engine: CAFFE"));
   EXPECT_STREQ(float_layer->type(), "Convolution");
 #ifdef USE_DNNL
   EXPECT_NE(dynamic_cast<DnnlConvolutionLayer*>(float_layer.get()), nullptr);
@@ -195,8 +194,8 @@ TEST(DnnlConvolutionGradientTest, ByDefaultOnlyChannelCountsOneDnnRunsFaster) {
     int channels, outputs;
     bool by_default;
   };
-  for (const Shape& shape : {Shape{3, 32, true}, Shape{32, 64, true}, Shape{1, 20, false},
-                             Shape{20, 48, false}}) {
+  for (const Shape& shape :
+       {Shape{3, 32, true}, Shape{32, 64, true}, Shape{1, 20, false}, Shape{20, 48, false}}) {
     for (bool only_where_faster : {true, false}) {
       LayerParameter param = ConvParam("", "");
       param.mutable_convolution_param()->set_num_output(shape.outputs);
