@@ -164,7 +164,12 @@ function modelPage() {
       addPoints(loss, 'val ' + name, points, SERIES_STYLE['val ' + name] ||
                 {color: '#a05', axis: name.includes('accuracy') ? 'y1' : 'y'}));
     addPoints(lr, 'learning rate', graph.lr, {color: '#7b3fb5', stepped: true});
-    lr.options.scales.y.beginAtZero = true;
+    // From 0 to a tenth above the highest rate: Chart.js gives a constant series (a fixed rate,
+    // or the first step of one) a range of +-1 around it, which draws 0.01 as a line at 0.
+    const rates = lr.data.datasets.length ? lr.data.datasets[0].data.map((p) => p.y) : [];
+    const highest = rates.length ? Math.max(...rates) : 0;
+    lr.options.scales.y.min = 0;
+    if (highest > 0) lr.options.scales.y.max = highest * 1.1;
     counts.train = graph.counts.train;
     counts.test = graph.counts.test;
     loss.update('none');
