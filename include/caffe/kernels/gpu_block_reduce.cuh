@@ -6,6 +6,8 @@
 
 #ifndef CPU_ONLY
 
+#include "caffe/util/device_alternate.hpp"
+
 namespace caffe {
 
 /// Threads per block of every kernel that calls BlockReduce.
