@@ -99,14 +99,14 @@ TYPED_TEST(DeviceBatchTest, APushWaitsForTheNetsCopyOutOfTheRoom) {
   DeviceBatch<TypeParam> room(this->data_.count(), 0);
   this->data_top_.ReshapeLike(this->data_);
   Fill(&this->data_, TypeParam(100));
-  ASSERT_TRUE(PushBlobs(&room, this->data_, nullptr, stream.get()));
-  PullBlobs(&room, &this->data_top_,
-            nullptr);  // queued on the default stream; nothing waits for it
+  ASSERT_TRUE(PushBlobs<TypeParam>(&room, this->data_, nullptr, stream.get()));
+  PullBlobs<TypeParam>(&room, &this->data_top_,
+                       nullptr);  // queued on the default stream; nothing waits for it
   // The prefetch thread loads the next batch into the same room at once.
   Fill(&this->data_, TypeParam(200));
-  ASSERT_TRUE(PushBlobs(&room, this->data_, nullptr, stream.get()));
+  ASSERT_TRUE(PushBlobs<TypeParam>(&room, this->data_, nullptr, stream.get()));
   EXPECT_EQ(DeviceValues(this->data_top_), Counting(this->data_.count(), TypeParam(100)));
-  PullBlobs(&room, &this->data_top_, nullptr);
+  PullBlobs<TypeParam>(&room, &this->data_top_, nullptr);
   EXPECT_EQ(DeviceValues(this->data_top_), Counting(this->data_.count(), TypeParam(200)));
 }
 

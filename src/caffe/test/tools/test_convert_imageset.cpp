@@ -355,8 +355,6 @@ TEST_F(ConvertImagesetTest, KilledConversionLeavesNoDatabaseThatLooksComplete) {
   EXPECT_EQ(ReadDB(db_).size(), size_t{kImages});
 }
 
-#endif  // USE_OPENCV
-
 TEST_F(ConvertImagesetTest, LogEveryGivesAProgressLineEveryNImages) {
   const ToolResult result = Run({"--log_every=2"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -368,6 +366,8 @@ TEST_F(ConvertImagesetTest, LogEveryGivesAProgressLineEveryNImages) {
   }
   ExpectOneLineError(Run({"--log_every=0"}), {"--log_every is 0; must be >= 1"});
 }
+
+#endif  // USE_OPENCV
 
 }  // namespace
 }  // namespace caffe
