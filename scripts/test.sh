@@ -1,21 +1,28 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, and runs every test.
 # Golden tests read ../shared (or $CAFFE_SHARED_DIR) and skip, saying so, where it is absent.
-# Then the GPU variant runs on the CUDA emulator (docs/CUDA_EMU.md): the whole suite again, with
-# the GPU paths executing on the host, and its tests of GPU code once more with the threads of
-# each kernel run in reverse order. Where nvcc exists, the real GPU variant is also built and
-# its suite run (GPU cases skip without a GPU).
+# Then the sanitizer stages, and the GPU variant's tests on the CUDA emulator (docs/CUDA_EMU.md):
+# every program with GPU code, the GPU paths executing on the host, and its GPU-against-CPU
+# checks once more with the threads of each kernel run in reverse order. Where nvcc exists, the
+# real GPU variant is also built and its GPU test programs run (they skip without a GPU).
+# Each stage says how long it took (the README gives a cold run's figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${CAFFE_JOBS:-$(nproc)}"
 # Idle OpenMP threads sleep rather than spin: ctest -j shares the cores between test programs
 # (src/caffe/test/CMakeLists.txt says what spinning cost; this covers the tests added otherwise).
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+stage_start=$SECONDS
+stage_done() {
+  echo "test: $1 took $((SECONDS - stage_start)) s"
+  stage_start=$SECONDS
+}
 
 scripts/install_deps.sh
 # The CPU variant with every test program (the quickstart configures build/ without them).
 scripts/build.sh -DCAFFE_CUDA=OFF -DCAFFE_BUILD_TESTS=ON
 (cd build && ctest --output-on-failure -j "$JOBS")
+stage_done "the CPU variant"
 
 # The sanitizer stages (cmake/Sanitizers.cmake: the switch, the test programs each stage runs and
 # why). Each builds the library, the tools and its test programs once more, instrumented, in a
@@ -28,33 +35,43 @@ if [ "${CAFFE_SKIP_SANITIZERS:-0}" != 1 ]; then
   CAFFE_BUILD_DIR=build-asan scripts/build.sh -DCAFFE_SANITIZE=address,undefined \
     "${SANITIZER_BUILD[@]}"
   (cd build-asan && ctest --output-on-failure -j "$JOBS")
+  stage_done "AddressSanitizer + UBSan"
   echo "test: ThreadSanitizer in build-tsan/ (DDL's communication thread, prefetch threads, LMS)"
   CAFFE_BUILD_DIR=build-tsan scripts/build.sh -DCAFFE_SANITIZE=thread "${SANITIZER_BUILD[@]}"
   (cd build-tsan && ctest --output-on-failure -j "$JOBS")
+  stage_done "ThreadSanitizer"
 fi
 
 if [ "${CAFFE_SKIP_EMU_BUILD:-0}" != 1 ]; then
-  echo "test: the GPU variant on the CUDA emulator in build-emu/ (every test, GPU code on the host)"
-  # oneDNN and OpenCV are the CPU build's business; here only the GPU paths are new. pycaffe is
-  # built for its GPU paths (caffe.NCCL across processes, set_lms on a GPU).
+  echo "test: the GPU variant on the CUDA emulator in build-emu/ (its GPU cases, on the host)"
+  # The test programs with GPU cases, each typed case for the GPU device only
+  # (CAFFE_TEST_SCOPE=gpu): the CPU variant above ran the CPU cases. oneDNN and OpenCV are the
+  # CPU build's business; pycaffe is built for its GPU paths (caffe.NCCL across processes,
+  # set_lms on a GPU).
   CAFFE_BUILD_DIR=build-emu scripts/build.sh -DCAFFE_CUDA_EMU=ON -DCAFFE_DNNL=OFF \
-    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=ON -DCAFFE_TEST_SCOPE=all
+    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=ON -DCAFFE_TEST_SCOPE=gpu
   # Two emulated GPUs, so that multi-GPU training and GPU learners under mpirun use NCCL.
   (cd build-emu && CAFFE_CUDA_EMU_DEVICES=2 ctest --output-on-failure -j "$JOBS")
-  # The tests of GPU code (GPU against CPU, GPU gradient checks, cuDNN, fused groups; about 1,600,
-  # a minute) again with each grid's blocks and threads run last first: a kernel whose results
-  # change with the order its threads run in has a race on a GPU (docs/CUDA_EMU.md).
+  stage_done "the GPU variant on the emulator"
+  # The tests of GPU kernels (GPU against CPU, forward and backward; cuDNN; fused groups) again
+  # with each grid's blocks and threads run last first: a kernel whose results change with the
+  # order its threads run in has a race on a GPU (docs/CUDA_EMU.md). Not the finite-difference
+  # gradient checks: they run the same kernels as the GPU-against-CPU cases, a thousand times
+  # more often (three quarters of the pass's time).
   echo "test: the GPU tests on the emulator again, each kernel's threads run in reverse order"
   (cd build-emu && CAFFE_CUDA_EMU_DEVICES=2 CAFFE_CUDA_EMU_ORDER=reverse \
-    ctest --output-on-failure -j "$JOBS" -R "GPUDevice|Gpu|GPU|CuDNN|Fused|InPlace")
+    ctest --output-on-failure -j "$JOBS" -R "GPUDevice|Gpu|GPU|CuDNN|Fused|InPlace" \
+    -E FiniteDifferences)
+  stage_done "the reverse-order pass"
 fi
 
 NVCC="$(command -v nvcc || true)"
 [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
 if [ -n "$NVCC" ] && [ "${CAFFE_SKIP_CUDA_BUILD:-0}" != 1 ]; then
-  # Without a GPU the CUDA variant's own tests are its GPU test programs (which skip, saying
-  # why): its other programs would only repeat the CPU build's tests. With a GPU, all of them.
-  SCOPE=gpu
+  # Without a GPU the CUDA variant's own tests are the programs named for GPU code (which skip,
+  # saying why): the layers' GPU cases ran on the emulator above, and here would only skip. With a
+  # GPU, all of them.
+  SCOPE=gpu_named
   if nvidia-smi -L > /dev/null 2>&1; then SCOPE=all; fi
   echo "test: nvcc found ($NVCC): building the GPU variant in build-cuda/ (tests: $SCOPE)"
   mkdir -p build-cuda
@@ -66,9 +83,7 @@ if [ -n "$NVCC" ] && [ "${CAFFE_SKIP_CUDA_BUILD:-0}" != 1 ]; then
     echo "test: the GPU variant compiled with warnings from our code (above)" >&2
     exit 1
   fi
-  # Without a GPU, the layers' cases typed over the CPU device are the CPU build's, already run.
-  EXCLUDE=()
-  if [ "$SCOPE" = gpu ]; then EXCLUDE=(-E CPUDevice); fi
-  (cd build-cuda && ctest --output-on-failure -j "$JOBS" "${EXCLUDE[@]}")
+  (cd build-cuda && ctest --output-on-failure -j "$JOBS")
+  stage_done "the nvcc variant"
 fi
 echo "test: all tests passed"

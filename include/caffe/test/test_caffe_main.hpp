@@ -29,6 +29,9 @@ struct GPUDevice {
 using TestDtypes = ::testing::Types<float, double>;
 #ifdef CPU_ONLY
 using TestDtypesAndDevices = ::testing::Types<CPUDevice<float>, CPUDevice<double>>;
+#elif defined(CAFFE_TEST_GPU_DEVICES_ONLY)
+// A GPU-scope build (CAFFE_TEST_SCOPE=gpu): the CPU variant runs the CPU cases.
+using TestDtypesAndDevices = ::testing::Types<GPUDevice<float>, GPUDevice<double>>;
 #else
 using TestDtypesAndDevices =
     ::testing::Types<CPUDevice<float>, CPUDevice<double>, GPUDevice<float>, GPUDevice<double>>;
