@@ -15,7 +15,7 @@ namespace {
 constexpr long kSkinnyMinBValues = 1L << 18;
 
 typedef float Lanes __attribute__((vector_size(32)));
-constexpr int kLanes = 8;
+constexpr int kFloatsPerLanes = 8;
 
 inline Lanes LoadLanes(const float* p) {
   Lanes v;
@@ -25,7 +25,7 @@ inline Lanes LoadLanes(const float* p) {
 
 inline float SumLanes(Lanes v) {
   float sum = 0;
-  for (int i = 0; i < kLanes; ++i) sum += v[i];
+  for (int i = 0; i < kFloatsPerLanes; ++i) sum += v[i];
   return sum;
 }
 
@@ -34,7 +34,7 @@ template <int RB, int RA>
 void DotBlock(const float* const* b, const float* const* a, int K, float sums[RB][RA]) {
   Lanes acc[RB][RA] = {};
   int k = 0;
-  for (; k + kLanes <= K; k += kLanes) {
+  for (; k + kFloatsPerLanes <= K; k += kFloatsPerLanes) {
     Lanes av[RA];
     for (int j = 0; j < RA; ++j) av[j] = LoadLanes(a[j] + k);
     for (int i = 0; i < RB; ++i) {
