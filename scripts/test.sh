@@ -19,7 +19,9 @@ stage_done() {
 }
 
 scripts/install_deps.sh
-# The CPU variant with every test program (the quickstart configures build/ without them).
+# The CPU variant with every test program (the quickstart configures build/ without them), its
+# library compiled file by file as users build it (the benchmarked code). The other stages build
+# theirs several files to a unit (CAFFE_UNITY_BUILD, cmake/UnityBuild.cmake): about half the time.
 scripts/build.sh -DCAFFE_CUDA=OFF -DCAFFE_BUILD_TESTS=ON
 (cd build && ctest --output-on-failure -j "$JOBS")
 stage_done "the CPU variant"
@@ -30,7 +32,8 @@ stage_done "the CPU variant"
 # uninstrumented interpreter; no oneDNN: Caffe's own engine is the code to check), and runs them,
 # each program as one test.
 if [ "${CAFFE_SKIP_SANITIZERS:-0}" != 1 ]; then
-  SANITIZER_BUILD=(-DCAFFE_TEST_SCOPE=sanitizer -DCAFFE_PYTHON=OFF -DCAFFE_DNNL=OFF)
+  SANITIZER_BUILD=(-DCAFFE_TEST_SCOPE=sanitizer -DCAFFE_PYTHON=OFF -DCAFFE_DNNL=OFF
+    -DCAFFE_UNITY_BUILD=ON)
   echo "test: AddressSanitizer + UBSan in build-asan/ (the core, LMS, DDL and data loading)"
   CAFFE_BUILD_DIR=build-asan scripts/build.sh -DCAFFE_SANITIZE=address,undefined \
     "${SANITIZER_BUILD[@]}"
@@ -49,7 +52,7 @@ if [ "${CAFFE_SKIP_EMU_BUILD:-0}" != 1 ]; then
   # CPU build's business; pycaffe is built for its GPU paths (caffe.NCCL across processes,
   # set_lms on a GPU).
   CAFFE_BUILD_DIR=build-emu scripts/build.sh -DCAFFE_CUDA_EMU=ON -DCAFFE_DNNL=OFF \
-    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=ON -DCAFFE_TEST_SCOPE=gpu
+    -DCAFFE_OPENCV=OFF -DCAFFE_PYTHON=ON -DCAFFE_TEST_SCOPE=gpu -DCAFFE_UNITY_BUILD=ON
   # Two emulated GPUs, so that multi-GPU training and GPU learners under mpirun use NCCL.
   (cd build-emu && CAFFE_CUDA_EMU_DEVICES=2 ctest --output-on-failure -j "$JOBS")
   stage_done "the GPU variant on the emulator"
@@ -76,7 +79,7 @@ if [ -n "$NVCC" ] && [ "${CAFFE_SKIP_CUDA_BUILD:-0}" != 1 ]; then
   echo "test: nvcc found ($NVCC): building the GPU variant in build-cuda/ (tests: $SCOPE)"
   mkdir -p build-cuda
   CAFFE_BUILD_DIR=build-cuda scripts/build.sh -DCAFFE_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
-    -DCAFFE_TEST_SCOPE="$SCOPE" 2>&1 | tee build-cuda/build.log
+    -DCAFFE_TEST_SCOPE="$SCOPE" -DCAFFE_UNITY_BUILD=ON 2>&1 | tee build-cuda/build.log
   # Our code compiles without warnings (g++: "file:line:col: warning", nvcc: "file(line): warning").
   OURS="(^|/)(src|include|tools|python|benchmarks)/[^ :(]+"
   if grep -E "$OURS(:[0-9]+:[0-9]+|\([0-9]+\)): warning" build-cuda/build.log | grep -v "^/usr/"; then
