@@ -71,6 +71,10 @@ function(caffe_unity_build target)
         # Written only when it changes, so a reconfigure recompiles nothing.
         file(CONFIGURE OUTPUT ${unit_file} CONTENT "${content}" @ONLY)
         target_sources(${target} PRIVATE ${unit_file})
+        # GCC warns when an entity of a header uses a type of an anonymous namespace (a lambda
+        # capturing one): a unit's files are headers to it, but each is still one file's code.
+        set_source_files_properties(${unit_file} PROPERTIES
+          COMPILE_OPTIONS $<$<CXX_COMPILER_ID:GNU>:-Wno-subobject-linkage>)
         set(content "")
         set(count 0)
         math(EXPR unit "${unit} + 1")

@@ -154,7 +154,8 @@ InProcessSync<Dtype>::InProcessSync(Solver<Dtype>* root_solver, int solver_count
     devices_.clear();
   }
   // NCCL cannot hold one GPU twice in a communicator: a repeated id sums in host memory.
-  const bool distinct = std::set<int>(devices_.begin(), devices_.end()).size() == devices_.size();
+  [[maybe_unused]] const bool distinct =
+      std::set<int>(devices_.begin(), devices_.end()).size() == devices_.size();
 #ifdef USE_NCCL
   use_nccl_ = gpu_ && count_ > 1 && distinct;
 #endif
