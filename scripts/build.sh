@@ -10,8 +10,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${CAFFE_BUILD_DIR:-build}"
 JOBS="${CAFFE_JOBS:-$(nproc)}"
-# ccache keys on paths relative to the checkout, so clones in other folders share its cache.
+# ccache keys on paths relative to the checkout, so clones in other folders share its cache. Not
+# on the working folder either: by default an object with debug information (the sanitizer builds'
+# -g1) is keyed on it, so every clone, CI's included, compiled those builds anew. The price: such
+# an object's debug information names the folder of the clone that first compiled it, which a
+# sanitizer's report may then print before the file's path in the checkout.
 export CCACHE_BASEDIR="$PWD"
+export CCACHE_NOHASHDIR=1
 
 cmake_args=()
 targets=()
