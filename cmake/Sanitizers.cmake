@@ -11,10 +11,11 @@ set(CAFFE_SANITIZER_TEST_ENV "")
 set(CAFFE_SANITIZER_MPI_TEST_ENV "")
 
 # Registers test program `name` as one ctest running all its cases in one process, with the
-# variables after `name` and CAFFE_SANITIZER_TEST_ENV in its ENVIRONMENT: an instrumented program
-# takes 0.4 s of CPU to start (ASan's shadow memory, libcaffe's instrumented globals), which over
-# the stages' thousand-odd cases run one per process would cost minutes.
-function(caffe_add_sanitizer_test name)
+# variables after `name` and CAFFE_SANITIZER_TEST_ENV in its ENVIRONMENT. Every sanitizer build
+# does: an instrumented program takes 0.4 s of CPU to start (ASan's shadow memory, libcaffe's
+# instrumented globals), which over the stages' thousand-odd cases run one per process would cost
+# minutes.
+function(caffe_add_program_test name)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS cpu TIMEOUT 1800
                        ENVIRONMENT "${ARGN};${CAFFE_SANITIZER_TEST_ENV}")
