@@ -17,6 +17,7 @@ ROOMS = [
     ("kernels", ["kernels/"]),
     ("data", ["blob", "filler"]),
     ("io", ["io/"]),
+    ("timeline", ["timeline/"]),
     ("layer", ["layer", "layer_factory", "layer_engine", "layer_fusion", "resumable_layer",
                "data_transformer"]),
     ("net", ["net", "net/"]),
