@@ -12,6 +12,7 @@
 #include "caffe/kernels/math_functions.hpp"
 #include "caffe/net/insert_splits.hpp"
 #include "caffe/net/layer_param_check.hpp"
+#include "caffe/timeline/timeline.hpp"
 #include "caffe/util/environment.hpp"
 
 namespace caffe {
@@ -463,6 +464,8 @@ Dtype Net<Dtype>::ForwardFromTo(int start, int end) {
 
 template <typename Dtype>
 Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
+  timeline::Slice slice("forward", layer_names_[i]);
+  slice.Arg("type", layers_[i]->type());
   ScopedFlushDenormals flush_denormals;
   const int head = fused_head_[i];
   try {
@@ -579,6 +582,8 @@ void Net<Dtype>::BackwardStep(int i, int start, int end) {
   const int head = fused_head_[i];
   const bool fused = GroupRunsFused(i, end, start) && forward_ran_fused_[head];
   if (fused && i != head + fused_followers_[head]) return;  // runs in the last layer's step
+  timeline::Slice slice("backward", layer_names_[i]);
+  slice.Arg("type", layers_[i]->type());
   ScopedFlushDenormals flush_denormals;
   try {
     if (fused) {

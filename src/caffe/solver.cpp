@@ -12,6 +12,7 @@
 #include "caffe/io/upgrade_proto.hpp"
 #include "caffe/kernels/denormals.hpp"
 #include "caffe/resumable_layer.hpp"
+#include "caffe/timeline/timeline.hpp"
 
 namespace caffe {
 
@@ -178,7 +179,13 @@ void Solver<Dtype>::Step(int iters) {
   losses_.clear();
   smoothed_loss_ = 0;
   iteration_timer_.Start();
+  timeline::NameThread(Caffe::solver_count() > 1 ? "solver " + std::to_string(Caffe::solver_rank())
+                                                 : string("solver"));
   while (iter_ < stop_iter) {
+    timeline::SetIteration(iter_);
+    timeline::Slice step("step",
+                         timeline::Recording() ? "iteration " + std::to_string(iter_) : string());
+    step.Arg("iteration", iter_);
     ScopedFlushDenormals flush_denormals;  // the update's arithmetic too (momentum decays)
     net_->ClearParamDiffs();
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
@@ -230,8 +237,15 @@ void Solver<Dtype>::Step(int iters) {
         }
       }
     }
-    for (Callback* callback : callbacks_) callback->on_gradients_ready();
-    ApplyUpdate();
+    if (!callbacks_.empty()) {
+      // Where a synchronizer averages the gradients (or waits for the average) with the others.
+      timeline::Slice sync("communication", "gradient sync");
+      for (Callback* callback : callbacks_) callback->on_gradients_ready();
+    }
+    {
+      timeline::Slice update("update", "update");
+      ApplyUpdate();
+    }
     // iter_ counts the updates applied so far.
     ++iter_;
     SolverAction::Enum request = GetRequestedAction();
@@ -258,6 +272,7 @@ void Solver<Dtype>::Solve(const char* resume_file) {
   }
   const int start_iter = iter_;
   Step(param_.max_iter() - iter_);
+  timeline::SetIteration(iter_);
   // A final snapshot unless the schedule just wrote one (or the user asked for none).
   if (param_.snapshot_after_train() && (!param_.snapshot() || iter_ % param_.snapshot() != 0)) {
     Snapshot();
@@ -297,6 +312,7 @@ void Solver<Dtype>::WarnOfNonFiniteLoss(Dtype loss) {
 
 template <typename Dtype>
 void Solver<Dtype>::TestAll() {
+  timeline::Slice slice("test", "test");
   for (size_t test_net_id = 0; test_net_id < test_nets_.size() && !requested_early_exit_;
        ++test_net_id) {
     Test(static_cast<int>(test_net_id));
@@ -370,6 +386,7 @@ void Solver<Dtype>::Test(int test_net_id) {
 template <typename Dtype>
 void Solver<Dtype>::Snapshot() {
   CHECK(Caffe::root_solver());
+  timeline::Slice slice("snapshot", "snapshot");
   string model_filename;
   switch (param_.snapshot_format()) {
     case SolverParameter_SnapshotFormat_BINARYPROTO:

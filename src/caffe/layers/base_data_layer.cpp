@@ -8,6 +8,7 @@
 
 #include "caffe/kernels/math_functions.hpp"
 #include "caffe/memory/pinned_host_allocations.hpp"
+#include "caffe/timeline/timeline.hpp"
 
 namespace caffe {
 
@@ -109,12 +110,15 @@ void BasePrefetchingDataLayer<Dtype>::InternalThreadEntry(ThreadContext context)
     Caffe::set_solver_count(context.solver_count);
     Caffe::set_solver_rank(context.solver_rank);
     Caffe::set_multiprocess(context.multiprocess);
+    timeline::NameThread("prefetch " + this->layer_param_.name());
     while (!stop_requested_) {
       Batch<Dtype>* batch = nullptr;
       if (!prefetch_free_.pop(&batch)) break;
+      timeline::Slice slice("data", "load batch");
       load_batch(batch);
 #ifndef CPU_ONLY
       if (batch->device_) {
+        timeline::Slice copy("data", "copy to device");
         const Blob<Dtype>* label = this->output_labels_ ? &batch->label_ : nullptr;
         batch->device_->Push(batch->data_.cpu_data(), batch->data_.count(),
                              label ? label->cpu_data() : nullptr, label ? label->count() : 0,
@@ -137,7 +141,11 @@ template <typename Dtype>
 Batch<Dtype>* BasePrefetchingDataLayer<Dtype>::NextBatch() {
   Batch<Dtype>* batch = nullptr;
   if (!failed_) {
-    prefetch_full_.pop(&batch, "Data layer prefetch queue empty");
+    if (!prefetch_full_.try_pop(&batch)) {
+      // The step waits for the prefetch thread: a data-bound net shows this slice at once.
+      timeline::Slice wait("data", "wait for data");
+      prefetch_full_.pop(&batch, "Data layer prefetch queue empty");
+    }
     failed_ = (batch == nullptr);
   }
   // The thread wrote thread_error_ before pushing nullptr; the queue orders the two.
@@ -277,13 +285,16 @@ void BasePrefetchingDataLayer<Dtype>::TransformBatch(int count,
   CHECK_GT(count, 0);
   batch_records_.resize(count);
   batch_choices_.resize(count);
-  workers_->Run(count, [&](int item) {
-    try {
-      load(item, &batch_records_[item]);
-    } catch (const Error& error) {
-      CAFFE_THROW() << describe(item) << ": " << error.what();
-    }
-  });
+  {
+    timeline::Slice read("data", "read and decode");
+    workers_->Run(count, [&](int item) {
+      try {
+        load(item, &batch_records_[item]);
+      } catch (const Error& error) {
+        CAFFE_THROW() << describe(item) << ": " << error.what();
+      }
+    });
+  }
   // Shapes and random draws in record order on this thread: the same batch for any pool size.
   DataTransformer<Dtype>* transformer = this->data_transformer_.get();
   for (int item = 0; item < count; ++item) {
@@ -306,6 +317,7 @@ void BasePrefetchingDataLayer<Dtype>::TransformBatch(int count,
     }
     batch_choices_[item] = transformer->DrawChoice(record.height(), record.width());
   }
+  timeline::Slice transform("data", "transform");
   Dtype* top_data = batch->data_.mutable_cpu_data();
   const int image_size = batch->data_.count(1);
   workers_->Run(count, [&](int item) {
