@@ -61,6 +61,14 @@ DEFINE_string(gpu_mem_limit, "",
               "Optional, GPU runs; the most GPU memory Caffe may use, in bytes or with K, M, G, "
               "T (powers of 1024), e.g. 16G. Default: $CAFFE_GPU_MEM_LIMIT, else the whole GPU.");
 
+DEFINE_string(timeline, "",
+              "Optional, for 'train' and 'time': record where each thread's time goes into this "
+              "Chrome trace file (docs/TIMELINE.md; open it in Perfetto or chrome://tracing). "
+              "Under mpirun each learner writes FILE with .rankN before the extension.");
+DEFINE_string(timeline_iters, "",
+              "Optional, with -timeline: the iterations to record, FIRST:END (END not "
+              "included); default 0:100.");
+
 int main(int argc, char** argv) {
   FLAGS_alsologtostderr = 1;
   gflags::SetVersionString("1.0.0");

@@ -25,5 +25,7 @@ DECLARE_int64(lms);
 DECLARE_double(lms_frac);
 DECLARE_int32(lms_prefetch);
 DECLARE_string(gpu_mem_limit);
+DECLARE_string(timeline);
+DECLARE_string(timeline_iters);
 
 #endif  // CAFFE_TOOL_FLAGS_HPP_

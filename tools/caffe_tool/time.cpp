@@ -17,6 +17,7 @@
 #include "caffe_tool/flag_values.hpp"
 #include "caffe_tool/flags.hpp"
 #include "caffe_tool/lms_session.hpp"
+#include "caffe_tool/timeline_session.hpp"
 
 namespace caffe_tool {
 namespace {
@@ -90,6 +91,9 @@ PassTimes TimeIterations(Steps* steps, caffe::MarkTimer* marks) {
   const size_t n = last + 1;
   PassTimes times(n);
   for (int j = 0; j < FLAGS_iterations; ++j) {
+    caffe::timeline::SetIteration(j);
+    caffe::timeline::Slice pass(
+        "step", caffe::timeline::Recording() ? "iteration " + std::to_string(j) : string());
     Timer iter_timer;
     iter_timer.Start();
     marks->Start();
@@ -157,6 +161,7 @@ int time() {
   const vector<string> stages = SplitList(FLAGS_stage);
   const vector<int> gpus = GetGpus();
   SetModeFromGpus(gpus);
+  TimelineSession timeline;
   LmsSession lms(gpus);
   Net<float> caffe_net(FLAGS_model, phase, FLAGS_level, &stages);
   if (!FLAGS_weights.empty()) caffe::LoadNetWeights(&caffe_net, FLAGS_weights);

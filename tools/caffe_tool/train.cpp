@@ -21,8 +21,10 @@ using caffe::Caffe;
 using std::string;
 using std::vector;
 
-Training::Training(const caffe::SolverParameter& solver_param, const vector<int>& gpus)
-    : lms(gpus),
+Training::Training(const caffe::SolverParameter& solver_param, const vector<int>& gpus, int rank,
+                   int ranks)
+    : timeline(rank, ranks),
+      lms(gpus),
       signal_handler(caffe::ParseSolverAction(FLAGS_sigint_effect, "sigint_effect"),
                      caffe::ParseSolverAction(FLAGS_sighup_effect, "sighup_effect")),
       solver(caffe::SolverRegistry<float>::CreateSolver(solver_param)) {}

@@ -11,19 +11,23 @@
 #include "caffe/solver.hpp"
 #include "caffe/util/signal_handler.hpp"
 #include "caffe_tool/lms_session.hpp"
+#include "caffe_tool/timeline_session.hpp"
 
 namespace caffe_tool {
 
-/// What every way of training makes, in this order: LMS on the first of `gpus` (before the
-/// nets it plans, so it outlives them), the handler of -sigint_effect and -sighup_effect, and
-/// the solver `solver_param` describes. The way of training then plans the solver's nets with
+/// What every way of training makes, in this order: the timeline of -timeline (learner `rank` of
+/// `ranks`; written when the training ends), LMS on the first of `gpus` (before the nets it
+/// plans, so it outlives them), the handler of -sigint_effect and -sighup_effect, and the solver
+/// `solver_param` describes. The way of training then plans the solver's nets with
 /// `lms` once its synchronizer (if any) has moved their gradients into its own buffer, which
 /// LMS leaves alone.
 struct Training {
-  Training(const caffe::SolverParameter& solver_param, const std::vector<int>& gpus);
+  Training(const caffe::SolverParameter& solver_param, const std::vector<int>& gpus, int rank = 0,
+           int ranks = 1);
   /// "Starting Optimization", and with -snapshot where it resumes from.
   void LogStart() const;
 
+  TimelineSession timeline;
   LmsSession lms;
   caffe::SignalHandler signal_handler;
   std::unique_ptr<caffe::Solver<float>> solver;

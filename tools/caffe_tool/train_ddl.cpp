@@ -89,7 +89,7 @@ vector<int> LearnerGpus(const caffe::DdlSession& session) {
 // device memory of its own that LMS never swaps, counted in the budget.
 void RunLearner(const caffe::SolverParameter& solver_param, const vector<int>& gpus,
                 caffe::DdlSession* session) {
-  Training training(solver_param, gpus);
+  Training training(solver_param, gpus, session->rank(), session->size());
   caffe::DdlSync<float> sync(training.solver.get(), session,
                              training.signal_handler.GetActionFunction());
   training.lms.PlanSolver(training.solver.get());
