@@ -40,15 +40,17 @@ set(CAFFE_ASAN_TESTS
   test_heartbeat test_ddl_session test_ddl_sync test_gradient_buffer test_shared_memory_communicator
   test_data_layer test_base_data_layer test_image_data_layer test_hdf5_data_layer
   test_memory_data_layer test_window_data_layer test_db test_db_leveldb test_hdf5 test_image_io
-  test_mnist_idx
+  test_mnist_idx test_timeline
   test_caffe_tool)
 # ThreadSanitizer: the programs whose code runs on threads of its own: DDL's communication thread
 # (and its mpirun suites), the heartbeat, multi-GPU training's solver threads, the data layers'
-# prefetch threads and worker pool, and LMS's manager (one per solver thread).
+# prefetch threads and worker pool, LMS's manager (one per solver thread), and the timeline's
+# recorder, which all of them write to.
 set(CAFFE_TSAN_TESTS
   test_comm_thread test_heartbeat test_ddl_sync test_ddl_session test_in_process_sync
   test_nccl_solver_sync test_worker_pool test_base_data_layer test_data_layer
-  test_image_data_layer test_memory_manager test_session test_shared_memory_communicator)
+  test_image_data_layer test_memory_manager test_session test_shared_memory_communicator
+  test_timeline)
 if(CAFFE_SANITIZE STREQUAL "thread")
   set(CAFFE_SANITIZER_TESTS ${CAFFE_TSAN_TESTS})
 else()
