@@ -71,16 +71,22 @@ def test_lenet_trace_nests_and_covers_each_step(lenet_solver, tmp_path):
             open_ends.append(event['ts'] + event['dur'])
     steps = [e for e in events if e['cat'] == 'step']
     assert [e['args']['iteration'] for e in steps] == list(range(12))
+    # The slices inside the steps cover their time within 5 % (99.9 % on an idle machine; where
+    # other tests share the cores, a step preempted between two slices loses a few ms, so each
+    # step alone is held to 85 %).
     layers = {'mnist', 'conv1', 'pool1', 'conv2', 'pool2', 'ip1', 'relu1', 'ip2', 'loss'}
+    total_covered = 0
     for step in steps:
         inside = [e for e in events if e['tid'] == step['tid'] and e is not step and
                   summarize_timeline.inside(e, step)]
         direct = [e for e in inside if not any(o is not e and summarize_timeline.inside(e, o)
                                                for o in inside)]
         covered = sum(e['dur'] for e in direct)
-        assert covered >= 0.95 * step['dur'], (step, covered)
+        total_covered += covered
+        assert covered >= 0.85 * step['dur'], (step, covered)
         assert {e['name'] for e in inside if e['cat'] == 'forward'} >= layers
-        assert {e['name'] for e in direct} >= {'update'}
+        assert {e['name'] for e in direct} >= {'clear gradients', 'update'}
+    assert total_covered >= 0.95 * sum(step['dur'] for step in steps)
     # The test pass at iteration 6, inside that step; the prefetch threads on their own tracks.
     assert [e for e in events if e['cat'] == 'test']
     assert {e['name'] for e in events if e['cat'] == 'data'} >= {'load batch', 'read and decode',
@@ -115,9 +121,10 @@ def test_summary_agrees_with_the_trace(lenet_solver, tmp_path, capsys):
     assert re.search(r'^\s+average\s+{:.2f}\s'.format(mean['step']), output, re.M), output
     top = output.split('most expensive layers')[1].split('\n')[1:4]
     assert any('conv' in line or 'ip1' in line for line in top), output
-    png = tmp_path / 'steps.png'
-    assert summarize_timeline.main([str(trace), '--plot', str(png)]) == 0
-    assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    plot, drawing = tmp_path / 'steps.png', tmp_path / 'drawn.png'
+    assert summarize_timeline.main([str(trace), '--plot', str(plot), '--draw', str(drawing)]) == 0
+    for png in (plot, drawing):
+        assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
 def test_bad_flags_and_files_get_one_line(lenet_solver, tmp_path):

@@ -187,13 +187,19 @@ void Solver<Dtype>::Step(int iters) {
                          timeline::Recording() ? "iteration " + std::to_string(iter_) : string());
     step.Arg("iteration", iter_);
     ScopedFlushDenormals flush_denormals;  // the update's arithmetic too (momentum decays)
-    net_->ClearParamDiffs();
+    {
+      timeline::Slice clear("update", "clear gradients");
+      net_->ClearParamDiffs();
+    }
     if (param_.test_interval() && iter_ % param_.test_interval() == 0 &&
         (iter_ > 0 || param_.test_initialization())) {
       if (Caffe::root_solver()) TestAll();
       if (requested_early_exit_) break;
     }
-    for (Callback* callback : callbacks_) callback->on_start();
+    if (!callbacks_.empty()) {
+      timeline::Slice sync("communication", "step start sync");
+      for (Callback* callback : callbacks_) callback->on_start();
+    }
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
     Dtype loss = 0;
@@ -208,9 +214,13 @@ void Solver<Dtype>::Step(int iters) {
       last_finite_loss_iter_ = iter_;
       nonfinite_loss_warned_ = false;
     }
-    for (Callback* callback : callbacks_) callback->on_loss_ready(&loss);
+    if (!callbacks_.empty()) {
+      timeline::Slice sync("communication", "loss sync");
+      for (Callback* callback : callbacks_) callback->on_loss_ready(&loss);
+    }
     UpdateSmoothedLoss(loss, start_iter, average_loss);
     if (display) {
+      timeline::Slice log("log", "display");
       const float lapse = iteration_timer_.Seconds();
       const float per_s = (iter_ - iterations_last_) / (lapse ? lapse : 1);
       LOG_IF(INFO, Caffe::root_solver())

@@ -195,11 +195,75 @@ def plot(ranks, png):
     figure.savefig(png)
 
 
+COLORS = {'forward': '#4c72b0', 'backward': '#8172b3', 'data': '#dd8452', 'update': '#55a868',
+          'communication': '#64b5cd', 'lms': '#c44e52', 'copy': '#da8bc3', 'test': '#937860',
+          'snapshot': '#8c8c8c', 'step': '#dddddd'}
+
+
+def draw(path, png, first=None, count=2):
+    """Draws `count` recorded iterations (from `first`, default the second recorded) as a
+    viewer shows them: a row per track of every rank, slices as bars stacked by their nesting,
+    coloured by category."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+    rows = []  # (label, [(start, duration, depth, category)])
+    window = None
+    for file in trace_files(path):
+        rank, events = load(file)
+        names = {e['tid']: e['args']['name'] for e in events
+                 if e.get('ph') == 'M' and e['name'] == 'thread_name'}
+        slices = [e for e in events if e.get('ph') == 'X']
+        steps = sorted((e for e in slices if e['cat'] == 'step'), key=lambda e: e['ts'])
+        if not steps:
+            raise TimelineError('{}: no iteration recorded'.format(file))
+        if window is None:
+            at = 1 if first is None and len(steps) > 1 else 0
+            if first is not None:
+                at = next((i for i, e in enumerate(steps) if e['args']['iteration'] == first), 0)
+            chosen = steps[at:at + count]
+            window = (chosen[0]['ts'], chosen[-1]['ts'] + chosen[-1]['dur'])
+        for tid in sorted({e['tid'] for e in slices}):
+            track = sorted((e for e in slices if e['tid'] == tid and
+                            e['ts'] < window[1] and e['ts'] + e['dur'] > window[0]),
+                           key=lambda e: (e['ts'], -e['dur']))
+            bars, open_ends = [], []
+            for e in track:
+                while open_ends and open_ends[-1] <= e['ts']:
+                    open_ends.pop()
+                bars.append((e['ts'], e['dur'], len(open_ends), e['cat']))
+                open_ends.append(e['ts'] + e['dur'])
+            if bars:
+                rows.append(('rank {} {}'.format(rank, names.get(tid, tid)), bars))
+    depth = max(1, max(b[2] for _, bars in rows for b in bars) + 1)
+    figure, axis = plt.subplots(figsize=(12, 0.5 + 0.35 * depth * len(rows)))
+    for index, (label, bars) in enumerate(rows):
+        base = (len(rows) - 1 - index) * depth
+        for start, duration, level, category in bars:
+            axis.broken_barh([((start - window[0]) / 1000, duration / 1000)],
+                             (base + depth - 1 - level, 0.9), color=COLORS.get(category, '#999999'),
+                             edgecolor='white',
+                             linewidth=0.4 if duration > 0.005 * (window[1] - window[0]) else 0)
+    axis.set_yticks([(len(rows) - 1 - i) * depth + depth / 2 for i in range(len(rows))])
+    axis.set_yticklabels([label for label, _ in rows])
+    axis.set_xlim(0, (window[1] - window[0]) / 1000)
+    axis.set_xlabel('ms')
+    used = sorted({b[3] for _, bars in rows for b in bars})
+    axis.legend(handles=[Patch(color=COLORS.get(c, '#999999'), label=c) for c in used],
+                loc='lower center', bbox_to_anchor=(0.5, 1.0), ncol=len(used), fontsize='small',
+                frameon=False)
+    figure.tight_layout()
+    figure.savefig(png)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('timeline', help='the file of -timeline (with several ranks, the name '
                         'given to -timeline or one rank\'s file)')
     parser.add_argument('--plot', metavar='PNG', help='also draw the breakdown per iteration')
+    parser.add_argument('--draw', metavar='PNG', help='also draw two iterations as a viewer '
+                        'shows them, a row per thread (of every rank)')
     args = parser.parse_args(argv)
     path = args.timeline
     if re.search(r'\.rank\d+\.', os.path.basename(path)):
@@ -212,6 +276,9 @@ def main(argv=None):
     if args.plot:
         plot(ranks, args.plot)
         print('plot written to {}'.format(args.plot))
+    if args.draw:
+        draw(path, args.draw)
+        print('timeline drawn in {}'.format(args.draw))
     return 0
 
 
