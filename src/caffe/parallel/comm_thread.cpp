@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "caffe/timeline/timeline.hpp"
+
 namespace caffe {
 
 CommThread::CommThread(Job setup) : setup_(std::move(setup)) {
@@ -18,6 +20,7 @@ CommThread::~CommThread() {
 }
 
 void CommThread::Loop() {
+  timeline::NameThread("communication");
   if (setup_) {
     try {
       setup_();

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "caffe/parallel/mpi_util.hpp"
+#include "caffe/timeline/timeline.hpp"
 
 namespace caffe {
 
@@ -137,6 +138,8 @@ void DdlSync<Dtype>::Launch(size_t index) {
   const bool sync_after = gpu_ && session_->options().dev_sync == 2;
   session_->Submit([this, index, data, count, sync_after] {
     const Clock::time_point start = Clock::now();
+    timeline::Slice slice("communication", "allreduce");
+    slice.Arg("bucket", index).Arg("bytes", count * sizeof(Dtype)).Arg("algorithm", comm_->name());
     comm_->Allreduce(data, count);
     if (sync_after) SynchronizeDevice();
     last_done_ = Clock::now();

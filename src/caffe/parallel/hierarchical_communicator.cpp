@@ -11,6 +11,7 @@
 #include "caffe/parallel/mpi_communicator.hpp"
 #include "caffe/parallel/rcs_communicator.hpp"
 #include "caffe/parallel/ring_communicator.hpp"
+#include "caffe/timeline/timeline.hpp"
 #ifdef USE_NCCL
 #include "caffe/parallel/mpi_nccl.hpp"
 #endif
@@ -150,22 +151,33 @@ void HierarchicalCommunicator<Dtype>::Allreduce(Dtype* buffer, size_t count) {
   TwoPhaseCommunicator<Dtype>* first = stages_[0].comm.get();
   auto start = std::chrono::steady_clock::now();
   if (stages_.size() == 1) {
+    timeline::Slice slice("communication", "allreduce, dim " + std::to_string(stages_[0].dim));
+    slice.Arg("bytes", count * sizeof(Dtype)).Arg("learners", first->size());
     first->Allreduce(Place(buffer, 0, count, first->on_device()), count);
     stage_seconds_[0] += SecondsSince(start);
   } else {
     const Blocks blocks = Blocks::Even(count, first->size());
-    first->ReduceScatter(Place(buffer, 0, count, first->on_device()), blocks);
+    {
+      timeline::Slice slice("communication",
+                            "reduce-scatter, dim " + std::to_string(stages_[0].dim));
+      slice.Arg("bytes", count * sizeof(Dtype)).Arg("learners", first->size());
+      first->ReduceScatter(Place(buffer, 0, count, first->on_device()), blocks);
+    }
     stage_seconds_[0] += SecondsSince(start);
     const size_t shard_offset = blocks.offset[first->rank()];
     const size_t shard_count = blocks.count[first->rank()];
     for (size_t s = 1; s < stages_.size(); ++s) {
       start = std::chrono::steady_clock::now();
       TwoPhaseCommunicator<Dtype>* stage = stages_[s].comm.get();
+      timeline::Slice slice("communication", "allreduce, dim " + std::to_string(stages_[s].dim));
+      slice.Arg("bytes", shard_count * sizeof(Dtype)).Arg("learners", stage->size());
       Dtype* base = Place(buffer, shard_offset, shard_count, stage->on_device());
       stage->Allreduce(base + shard_offset, shard_count);
       stage_seconds_[s] += SecondsSince(start);
     }
     start = std::chrono::steady_clock::now();
+    timeline::Slice slice("communication", "allgather, dim " + std::to_string(stages_[0].dim));
+    slice.Arg("bytes", count * sizeof(Dtype)).Arg("learners", first->size());
     first->Allgather(Place(buffer, shard_offset, shard_count, first->on_device()), blocks);
     stage_seconds_[0] += SecondsSince(start);
   }

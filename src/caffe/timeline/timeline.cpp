@@ -44,6 +44,8 @@ struct Recorder {
   bool started = false;
   Options options;
   Clock::time_point epoch = Clock::now();
+  // The epoch on the system clock, which the processes of one host share: how rank files line up.
+  int64_t epoch_unix_us = 0;
   std::vector<Event> events;
   int64_t dropped = 0;
   // Track names by id: a thread's (named by NameThread, else "thread N") or a named track's.
@@ -179,6 +181,9 @@ void Start(const Options& options) {
   r.events.reserve(static_cast<size_t>(std::min<int64_t>(options.max_events, 65536)));
   r.dropped = 0;
   r.epoch = Clock::now();
+  r.epoch_unix_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
   r.started = true;
   // Off until the first SetIteration inside the window: set-up is not a step.
   internal::recording.store(false, std::memory_order_relaxed);
@@ -220,7 +225,8 @@ int64_t Finish() {
     CAFFE_CHECK(out.good()) << "cannot write the timeline file '" << r.options.path << "'";
     out << "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"first_iteration\":"
         << r.options.first_iteration << ",\"end_iteration\":" << r.options.end_iteration
-        << ",\"rank\":" << pid << ",\"dropped_events\":" << r.dropped << "},\n\"traceEvents\":[\n";
+        << ",\"rank\":" << pid << ",\"epoch_unix_us\":" << r.epoch_unix_us
+        << ",\"dropped_events\":" << r.dropped << "},\n\"traceEvents\":[\n";
     WriteMetadata(out, "process_name", pid, 0, "rank " + std::to_string(pid));
     for (size_t track = 0; track < r.tracks.size(); ++track) {
       if (!used[track]) continue;

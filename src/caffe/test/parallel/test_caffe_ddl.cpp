@@ -193,6 +193,39 @@ TEST_F(CaffeDdlTest, LearnersTrainLikeOneProcessWithTheirCombinedBatch) {
   EXPECT_NE(run.output.find("max jitter: learner "), std::string::npos) << run.output;
 }
 
+// -timeline under mpirun: a file per learner (.rankN), each its own row ("rank N"), whose
+// allreduce slices move the parameters' bytes once per iteration.
+TEST_F(CaffeDdlTest, EachLearnerWritesItsTimelineWithItsAllreduces) {
+  const int iterations = 3;
+  const std::string solver = Solver("timeline", kBatch, 4 * kBatch * iterations, "", iterations);
+  CommandResult run = RunCommand(Mpirun(2) + CaffeTool() + " train -solver " + solver +
+                                     " -ddl \"-mode r:2\" -timeline " + dir_ + "/trace.json",
+                                 Log("timeline"), 180);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  size_t parameter_bytes = 0;
+  for (const auto& blob : ReadWeights(dir_ + "/timeline_iter_3.caffemodel")) {
+    parameter_bytes += blob.size() * sizeof(float);
+  }
+  const std::regex allreduce(
+      "\"name\":\"allreduce\"[^{}]*\"args\":\\{\"bucket\":[0-9.]+,"
+      "\"bytes\":([0-9.]+)");
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string trace = ReadWholeFile(dir_ + "/trace.rank" + std::to_string(rank) + ".json");
+    ASSERT_FALSE(trace.empty()) << rank << "\n" << run.output;
+    EXPECT_NE(trace.find("\"args\":{\"name\":\"rank " + std::to_string(rank) + "\"}"),
+              std::string::npos);
+    EXPECT_NE(trace.find("\"args\":{\"name\":\"communication\"}"), std::string::npos);
+    EXPECT_EQ(Count(trace, "\"cat\":\"step\""), iterations) << trace;
+    double bytes = 0;
+    for (std::sregex_iterator it(trace.begin(), trace.end(), allreduce), end; it != end; ++it) {
+      bytes += std::stod((*it)[1]);
+    }
+    EXPECT_EQ(bytes, static_cast<double>(parameter_bytes * iterations)) << trace;
+    EXPECT_GE(Count(trace, "\"name\":\"allreduce, dim 0\""), iterations) << trace;
+  }
+  EXPECT_FALSE(FileExists(dir_ + "/trace.json"));
+}
+
 TEST_F(CaffeDdlTest, FourLearnersInEveryLayoutTrainLikeOneProcess) {
   const int records = 4 * kBatch * kIterations;
   const auto expected = SingleProcessWeights(4 * kBatch, records);
