@@ -142,3 +142,54 @@ def test_bad_flags_and_files_get_one_line(lenet_solver, tmp_path):
     assert result.returncode == 1
     assert result.stderr == ('summarize_timeline.py: error: {}: not a timeline (no traceEvents)\n'
                              .format(not_a_trace))
+
+
+def write_rank(folder, rank, epoch_us, step_ms, exchange):
+    """A rank's file: two 'iteration' steps of `step_ms`, forward for the first half, a gradient
+    sync wait for the second; on the communication track an allreduce `exchange` = (start, end)
+    in ms of each step, with a stage nested inside it."""
+    events = [{'ph': 'M', 'name': 'thread_name', 'pid': rank, 'tid': 0,
+               'args': {'name': 'solver'}},
+              {'ph': 'M', 'name': 'thread_name', 'pid': rank, 'tid': 1,
+               'args': {'name': 'communication'}}]
+    for i in range(2):
+        start = i * step_ms * 1000.0
+        half = step_ms * 500.0
+        events += [
+            {'ph': 'X', 'cat': 'step', 'name': 'iteration {}'.format(i), 'pid': rank, 'tid': 0,
+             'ts': start, 'dur': step_ms * 1000.0, 'args': {'iteration': i}},
+            {'ph': 'X', 'cat': 'forward', 'name': 'conv', 'pid': rank, 'tid': 0, 'ts': start,
+             'dur': half, 'args': {}},
+            {'ph': 'X', 'cat': 'communication', 'name': 'gradient sync', 'pid': rank, 'tid': 0,
+             'ts': start + half, 'dur': half, 'args': {}}]
+        for name in ('allreduce', 'allreduce, dim 0'):
+            events.append({'ph': 'X', 'cat': 'communication', 'name': name, 'pid': rank, 'tid': 1,
+                           'ts': start + exchange[0] * 1000.0,
+                           'dur': (exchange[1] - exchange[0]) * 1000.0, 'args': {'bytes': 4096}})
+    path = folder / 'trace.rank{}.json'.format(rank)
+    path.write_text(json.dumps({'otherData': {'rank': rank, 'epoch_unix_us': epoch_us},
+                                'traceEvents': events}))
+    return path
+
+
+def test_ranks_slowest_hidden_communication_and_merge(tmp_path, capsys):
+    # Rank 1 is slower (12 ms steps) and started 500 us later; each exchange overlaps the forward
+    # (the first half of the step) by 1 ms.
+    write_rank(tmp_path, 0, 1000000, 10.0, (4.0, 7.0))
+    write_rank(tmp_path, 1, 1000500, 12.0, (5.0, 8.0))
+    ranks = summarize_timeline.summarize(str(tmp_path / 'trace.json'))
+    output = capsys.readouterr().out
+    for rank, step in ((0, 10.0), (1, 12.0)):
+        mean = ranks[rank][1]
+        assert mean['step'] == pytest.approx(step)
+        assert mean['compute'] == pytest.approx(step / 2)
+        assert mean['sync_wait'] == pytest.approx(step / 2)
+        assert mean['communication'] == pytest.approx(3.0)  # the nested stage counts once
+        assert mean['hidden'] == pytest.approx(1.0)
+    assert 'slowest rank: 1 (12.00 ms per step; fastest: rank 0, 10.00 ms)' in output
+    merged = tmp_path / 'merged.json'
+    assert summarize_timeline.main([str(tmp_path / 'trace.rank1.json'), '--merge',
+                                    str(merged)]) == 0
+    events = json.loads(merged.read_text())['traceEvents']
+    first_steps = {e['pid']: e['ts'] for e in events if e.get('name') == 'iteration 0'}
+    assert first_steps == {0: 0.0, 1: 500.0}  # on rank 0's clock

@@ -49,6 +49,12 @@ def load(path):
     return rank, trace['traceEvents']
 
 
+def epoch(path):
+    """When the recording of `path` started, in microseconds on the system clock (0: unknown)."""
+    with open(path) as stream:
+        return json.load(stream).get('otherData', {}).get('epoch_unix_us', 0)
+
+
 def inside(event, outer):
     return (event['ts'] >= outer['ts'] and
             event['ts'] + event['dur'] <= outer['ts'] + outer['dur'] + 1e-3)
@@ -59,14 +65,27 @@ def overlap(a, b):
     return max(0.0, min(a['ts'] + a['dur'], b['ts'] + b['dur']) - max(a['ts'], b['ts']))
 
 
+def outermost(slices):
+    """The slices not inside another of their track (a stage inside its allreduce counts once)."""
+    kept, open_ends = [], {}
+    for e in sorted(slices, key=lambda e: (e['ts'], -e['dur'])):
+        end = open_ends.get(e['tid'], -1.0)
+        if e['ts'] + e['dur'] <= end + 1e-3:
+            continue
+        kept.append(e)
+        open_ends[e['tid']] = e['ts'] + e['dur']
+    return kept
+
+
 def iterations(events):
     """One dict per recorded step: its figures in milliseconds, bytes and per-layer times."""
     slices = [e for e in events if e.get('ph') == 'X']
+    top = outermost(slices)
     steps = sorted((e for e in slices if e.get('cat') == 'step'), key=lambda e: e['ts'])
     rows = []
     for step in steps:
         track = [e for e in slices if e['tid'] == step['tid'] and e is not step and inside(e, step)]
-        others = [e for e in slices if e['tid'] != step['tid'] and overlap(e, step) > 0]
+        others = [e for e in top if e['tid'] != step['tid'] and overlap(e, step) > 0]
         layers = defaultdict(float)
         compute = 0.0
         for e in track:
@@ -74,7 +93,11 @@ def iterations(events):
                 compute += e['dur']
                 layers[e['name']] += e['dur'] / 1000
         sync = sum(e['dur'] for e in track if e['cat'] == 'communication')
-        communication = sum(overlap(e, step) for e in others if e['cat'] == 'communication')
+        exchanges = [e for e in others if e['cat'] == 'communication']
+        communication = sum(overlap(e, step) for e in exchanges)
+        # The exchange's time while this track computed layers: hidden behind compute.
+        computing = [e for e in track if e['cat'] in ('forward', 'backward')]
+        hidden = sum(overlap(e, c) for e in exchanges for c in computing)
         copies = [e for e in others + track if e['cat'] == 'copy']
         rows.append({
             'iteration': int(step.get('args', {}).get('iteration', len(rows))),
@@ -82,10 +105,8 @@ def iterations(events):
             'compute': compute / 1000,
             'data_wait': sum(e['dur'] for e in track if e['name'] == 'wait for data') / 1000,
             'sync_wait': sync / 1000,
-            # The exchange's own time (the communication thread's slices) less what the step
-            # waited for it: the part hidden behind compute.
             'communication': communication / 1000,
-            'hidden': max(0.0, communication - sync) / 1000,
+            'hidden': hidden / 1000,
             'stall': sum(e['dur'] for e in track if e['cat'] == 'lms') / 1000,
             'h2d_bytes': sum(e['args'].get('bytes', 0) for e in copies
                              if e['name'].startswith('swap in')),
@@ -195,6 +216,18 @@ def plot(ranks, png):
     figure.savefig(png)
 
 
+def merge(path, out):
+    """Writes the ranks' files as one trace, a process row per rank, on rank 0's clock."""
+    files = trace_files(path)
+    epochs = [epoch(file) for file in files]
+    events = []
+    for file, file_epoch in zip(files, epochs):
+        shift = file_epoch - epochs[0]
+        events += [dict(e, ts=e['ts'] + shift) if 'ts' in e else e for e in load(file)[1]]
+    with open(out, 'w') as stream:
+        json.dump({'displayTimeUnit': 'ms', 'traceEvents': events}, stream)
+
+
 COLORS = {'forward': '#4c72b0', 'backward': '#8172b3', 'data': '#dd8452', 'update': '#55a868',
           'communication': '#64b5cd', 'lms': '#c44e52', 'copy': '#da8bc3', 'test': '#937860',
           'snapshot': '#8c8c8c', 'step': '#dddddd'}
@@ -210,8 +243,13 @@ def draw(path, png, first=None, count=2):
     from matplotlib.patches import Patch
     rows = []  # (label, [(start, duration, depth, category)])
     window = None
-    for file in trace_files(path):
+    files = trace_files(path)
+    epochs = [epoch(file) for file in files]
+    for file, file_epoch in zip(files, epochs):
         rank, events = load(file)
+        # On the first file's clock: the recorders' epochs on the system clock line them up.
+        shift = file_epoch - epochs[0]
+        events = [dict(e, ts=e['ts'] + shift) if 'ts' in e else e for e in events]
         names = {e['tid']: e['args']['name'] for e in events
                  if e.get('ph') == 'M' and e['name'] == 'thread_name'}
         slices = [e for e in events if e.get('ph') == 'X']
@@ -262,6 +300,8 @@ def main(argv=None):
     parser.add_argument('timeline', help='the file of -timeline (with several ranks, the name '
                         'given to -timeline or one rank\'s file)')
     parser.add_argument('--plot', metavar='PNG', help='also draw the breakdown per iteration')
+    parser.add_argument('--merge', metavar='JSON', help='also write the ranks\' files as one '
+                        'trace, a row per rank, for a viewer')
     parser.add_argument('--draw', metavar='PNG', help='also draw two iterations as a viewer '
                         'shows them, a row per thread (of every rank)')
     args = parser.parse_args(argv)
@@ -276,6 +316,9 @@ def main(argv=None):
     if args.plot:
         plot(ranks, args.plot)
         print('plot written to {}'.format(args.plot))
+    if args.merge:
+        merge(path, args.merge)
+        print('ranks merged into {}'.format(args.merge))
     if args.draw:
         draw(path, args.draw)
         print('timeline drawn in {}'.format(args.draw))
