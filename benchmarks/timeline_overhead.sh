@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the timeline (docs/TIMELINE.md) costs: `caffe time` forward+backward per iteration on
 # training nets, runs alternating between this build without -timeline, this build with
-# -timeline recording every iteration, and (with -b) a build from before the timeline existed, so
-# that machine noise falls on all alike. Prints a markdown table of medians and the differences.
+# -timeline recording every iteration, and (with -b) a build from before the timeline existed, in
+# an order that rotates every round, so that machine noise falls on all alike. Prints a markdown
+# table of medians and the differences.
 #
 #   benchmarks/timeline_overhead.sh [-b OTHER_CAFFE] [-r rounds] [-i iterations] [net ...]
 #
@@ -47,11 +48,20 @@ for net in "${NETS[@]}"; do
   : > "$SCRATCH/before"
   : > "$SCRATCH/off"
   : > "$SCRATCH/on"
-  for _ in $(seq "$ROUNDS"); do
-    [ -n "$BEFORE" ] && time_once "$BEFORE" time -model "$model" >> "$SCRATCH/before"
-    time_once "$CAFFE" time -model "$model" >> "$SCRATCH/off"
-    time_once "$CAFFE" time -model "$model" -timeline "$SCRATCH/trace.json" \
-      -timeline_iters "0:$ITERATIONS" >> "$SCRATCH/on"
+  configurations=(off on)
+  [ -n "$BEFORE" ] && configurations+=(before)
+  count=${#configurations[@]}
+  for round in $(seq "$ROUNDS"); do
+    # Each round starts with the next configuration: a run after others is often slower (the
+    # machine's turbo and caches), and that must not fall on one of them.
+    for k in $(seq 0 $((count - 1))); do
+      case "${configurations[$(((round + k) % count))]}" in
+        off) time_once "$CAFFE" time -model "$model" >> "$SCRATCH/off" ;;
+        on) time_once "$CAFFE" time -model "$model" -timeline "$SCRATCH/trace.json" \
+              -timeline_iters "0:$ITERATIONS" >> "$SCRATCH/on" ;;
+        before) time_once "$BEFORE" time -model "$model" >> "$SCRATCH/before" ;;
+      esac
+    done
   done
   off=$(median < "$SCRATCH/off")
   on=$(median < "$SCRATCH/on")
