@@ -241,6 +241,9 @@ class MemoryManager : public DeviceMemoryPolicy,
   // Gives `memory` a block of this manager unless it has a device side already; its block, or
   // null.
   Block* BlockFor(SyncedMemory* memory);
+  // While the timeline records: the device times its copies, and those finished so far go on
+  // the timeline's copy track with the device memory in use (docs/TIMELINE.md).
+  void RecordCopies();
 
   std::unique_ptr<Device> device_;
   Options options_;
@@ -255,6 +258,7 @@ class MemoryManager : public DeviceMemoryPolicy,
   std::map<std::string, std::set<size_t>> undeclared_uses_;
   bool record_prefetches_ = false;
   std::vector<const SyncedMemory*> prefetch_log_;
+  int copy_track_ = -1;  // the timeline's track of this device's copies, once it has one
 };
 
 /// Runs host code on a buffer's device copy, for host-addressable devices (the fake device):

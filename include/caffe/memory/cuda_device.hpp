@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <deque>
 #include <string>
 #include <utility>
@@ -38,12 +39,19 @@ class CudaDevice : public Device {
   bool CopyDone(uint64_t ticket) override;
   void WaitForCopy(uint64_t ticket) override;
   void ComputeWaitsForCopy(uint64_t ticket) override;
+  /// Timing records an event before and after each copy on the copy stream.
+  void set_copy_timing(bool on) override;
+  std::vector<TimedCopy> TakeTimedCopies() override;
 
  private:
   // The copy stream starts its next copy after the compute work issued so far.
   void CopyWaitsForCompute();
+  // Issues one copy on the copy stream (timed when copy timing is on); returns its ticket.
+  uint64_t IssueCopy(void* dst, const void* src, size_t bytes, bool to_device);
   // Records the end of the copy just issued on the copy stream; returns its ticket.
   uint64_t RecordCopy();
+  // An event that can time (from the pool, or new).
+  cudaEvent_t TimingEvent();
   // The event recorded after copy `ticket`, which has not finished as far as is known.
   cudaEvent_t EventOf(uint64_t ticket) const;
 
@@ -58,6 +66,17 @@ class CudaDevice : public Device {
   std::deque<std::pair<uint64_t, cudaEvent_t>> pending_;
   std::vector<cudaEvent_t> event_pool_;
   uint64_t done_ = 0;  // every copy up to this ticket has finished
+  // With copy timing: each timed copy's events, in issue order, until TakeTimedCopies takes it;
+  // the events go back to their own pool (timing events cost more to record than the others).
+  struct TimedEvents {
+    bool to_device;
+    size_t bytes;
+    cudaEvent_t start, end;
+  };
+  std::deque<TimedEvents> timed_;
+  std::vector<cudaEvent_t> timing_pool_;
+  cudaEvent_t reference_ = nullptr;  // recorded on the copy stream when timing starts
+  std::chrono::steady_clock::time_point reference_time_;  // when it was seen done on the host
 
   CudaDevice(const CudaDevice&) = delete;
   CudaDevice& operator=(const CudaDevice&) = delete;

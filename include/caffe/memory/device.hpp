@@ -5,6 +5,7 @@
 #ifndef CAFFE_MEMORY_DEVICE_HPP_
 #define CAFFE_MEMORY_DEVICE_HPP_
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -54,6 +55,19 @@ class Device {
   /// run on device copies.
   virtual bool host_addressable() const { return false; }
 
+  /// A copy that has finished, and when it ran on the copy engine (the host's steady clock).
+  struct TimedCopy {
+    bool to_device = false;
+    size_t bytes = 0;
+    std::chrono::steady_clock::time_point start, end;
+  };
+  /// Whether the copies issued from now on are timed for TakeTimedCopies (on while the timeline
+  /// records: a real device then records an event before and after each copy). Off by default.
+  virtual void set_copy_timing(bool on) { copy_timing_ = on; }
+  bool copy_timing() const { return copy_timing_; }
+  /// The timed copies that have finished since the last call, in issue order; never blocks.
+  virtual std::vector<TimedCopy> TakeTimedCopies() { return {}; }
+
   /// The ticket of the copy issued last (0: none yet).
   uint64_t last_ticket() const { return issued_; }
   /// Blocks the calling thread until every copy issued so far has finished.
@@ -64,6 +78,7 @@ class Device {
  protected:
   /// The ticket of a copy being issued.
   uint64_t NextTicket() { return ++issued_; }
+  bool copy_timing_ = false;
 
  private:
   uint64_t issued_ = 0;
@@ -107,6 +122,8 @@ class FakeDevice : public Device {
   void WaitForCopy(uint64_t ticket) override { RunCopies(ticket); }
   void ComputeWaitsForCopy(uint64_t ticket) override { RunCopies(ticket); }
   bool host_addressable() const override { return true; }
+  /// Each copy's memcpy, timed on the host.
+  std::vector<TimedCopy> TakeTimedCopies() override;
 
   size_t allocated_bytes() const { return allocated_; }
   size_t peak_allocated_bytes() const { return peak_allocated_; }
@@ -140,6 +157,7 @@ class FakeDevice : public Device {
   std::vector<Copy> copies_;
   std::deque<Pending> queue_;
   uint64_t done_ = 0;
+  std::vector<TimedCopy> timed_;
 };
 
 }  // namespace caffe

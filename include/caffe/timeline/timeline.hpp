@@ -6,6 +6,7 @@
 #define CAFFE_TIMELINE_TIMELINE_HPP_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -48,6 +49,8 @@ int64_t Finish();
 
 /// Microseconds since Start, on the clock every event uses.
 double Now();
+/// The same for a time taken from std::chrono::steady_clock (a copy engine's, converted).
+double At(std::chrono::steady_clock::time_point time);
 /// Names the calling thread's track ("solver", "prefetch data", ...).
 void NameThread(std::string_view name);
 /// The id of a track that is not a thread's (a copy engine, a GPU stream), made on first use.
@@ -88,7 +91,8 @@ class Slice {
 };
 
 /// A slice already timed (start and duration in Now's microseconds) on track `track` (Track()),
-/// with up to two number args. Kept when recording.
+/// with up to two number args. Kept while started, even outside the iteration window: the
+/// caller timed it inside (a copy issued then, which finished later).
 void Complete(int track, const char* category, std::string_view name, double start, double duration,
               const char* key1 = nullptr, double value1 = 0, const char* key2 = nullptr,
               double value2 = 0);

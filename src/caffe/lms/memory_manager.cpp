@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "caffe/common.hpp"
+#include "caffe/timeline/timeline.hpp"
 
 namespace caffe {
 namespace lms {
@@ -127,6 +128,11 @@ void Block::CopyToHost() {
 void Block::WaitForCopiesUpTo(uint64_t ticket) {
   if (!manager_->device_->CopyDone(ticket)) {
     StallTimer timer(&manager_->stats_.stall_seconds);
+    timeline::Slice stall(
+        "lms", timeline::Recording()
+                   ? "LMS stall, " + (manager_->step_label_.empty() ? std::string("outside a layer")
+                                                                    : manager_->step_label_)
+                   : std::string());
     manager_->device_->WaitForCopy(ticket);
   }
   // Copies finish in order: every one up to `ticket` has.
@@ -201,6 +207,28 @@ MemoryManager::MemoryManager(std::unique_ptr<Device> device, const Options& opti
 MemoryManager::~MemoryManager() {
   // Blocks hold the manager alive, so none is left here.
   CHECK(lru_.empty()) << lru_.size() << " LMS blocks outlive their manager";
+  if (device_->copy_timing()) {
+    device_->WaitForCopies();  // the last copies of the recording, onto the timeline
+    RecordCopies();
+  }
+}
+
+void MemoryManager::RecordCopies() {
+  const bool recording = timeline::Recording();
+  if (recording) {
+    timeline::Counter("device memory in use (MB)", allocator_.in_use() / 1048576.0);
+  }
+  if (!recording && !device_->copy_timing()) return;
+  // Copies issued while recording are placed even after it stopped, as long as the file is open.
+  for (const Device::TimedCopy& copy : device_->TakeTimedCopies()) {
+    if (copy_track_ < 0) copy_track_ = timeline::Track("LMS copies, " + device_->name());
+    const double start = timeline::At(copy.start);
+    const double duration = timeline::At(copy.end) - start;
+    timeline::Complete(copy_track_, "copy", copy.to_device ? "swap in" : "swap out", start,
+                       duration, "bytes", static_cast<double>(copy.bytes), "GB/s",
+                       duration > 0 ? copy.bytes / duration / 1e3 : 0.0);
+  }
+  if (recording != device_->copy_timing()) device_->set_copy_timing(recording);
 }
 
 void MemoryManager::Install(std::shared_ptr<MemoryManager> manager) {
@@ -233,6 +261,7 @@ bool MemoryManager::awake() const {
 }
 
 void MemoryManager::BeginStep(const std::string& label, bool planned) {
+  RecordCopies();
   step_label_ = label;
   in_step_ = true;
   step_planned_ = planned;
@@ -240,6 +269,7 @@ void MemoryManager::BeginStep(const std::string& label, bool planned) {
 }
 
 void MemoryManager::EndStep() {
+  RecordCopies();
   step_label_.clear();
   in_step_ = false;
   step_planned_ = false;

@@ -1,5 +1,6 @@
 #include "caffe/memory/cuda_device.hpp"
 
+#include <chrono>
 #include <sstream>
 
 #include "caffe/common.hpp"
@@ -34,6 +35,12 @@ CudaDevice::~CudaDevice() {
   cudaStreamSynchronize(copy_stream_);
   for (const auto& copy : pending_) cudaEventDestroy(copy.second);
   for (cudaEvent_t event : event_pool_) cudaEventDestroy(event);
+  for (const TimedEvents& copy : timed_) {
+    cudaEventDestroy(copy.start);
+    cudaEventDestroy(copy.end);
+  }
+  for (cudaEvent_t event : timing_pool_) cudaEventDestroy(event);
+  if (reference_ != nullptr) cudaEventDestroy(reference_);
   cudaEventDestroy(compute_done_);
   cudaStreamDestroy(copy_stream_);
 }
@@ -90,15 +97,74 @@ uint64_t CudaDevice::RecordCopy() {
 }
 
 uint64_t CudaDevice::CopyToDeviceAsync(void* device_dst, const void* host_src, size_t bytes) {
-  CopyWaitsForCompute();
-  CUDA_CHECK(cudaMemcpyAsync(device_dst, host_src, bytes, cudaMemcpyHostToDevice, copy_stream_));
-  return RecordCopy();
+  return IssueCopy(device_dst, host_src, bytes, true);
 }
 
 uint64_t CudaDevice::CopyToHostAsync(void* host_dst, const void* device_src, size_t bytes) {
+  return IssueCopy(host_dst, device_src, bytes, false);
+}
+
+uint64_t CudaDevice::IssueCopy(void* dst, const void* src, size_t bytes, bool to_device) {
   CopyWaitsForCompute();
-  CUDA_CHECK(cudaMemcpyAsync(host_dst, device_src, bytes, cudaMemcpyDeviceToHost, copy_stream_));
+  TimedEvents timed{to_device, bytes, nullptr, nullptr};
+  if (copy_timing_) {
+    timed.start = TimingEvent();
+    CUDA_CHECK(cudaEventRecord(timed.start, copy_stream_));
+  }
+  CUDA_CHECK(cudaMemcpyAsync(
+      dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, copy_stream_));
+  if (copy_timing_) {
+    timed.end = TimingEvent();
+    CUDA_CHECK(cudaEventRecord(timed.end, copy_stream_));
+    timed_.push_back(timed);
+  }
   return RecordCopy();
+}
+
+cudaEvent_t CudaDevice::TimingEvent() {
+  if (timing_pool_.empty()) {
+    cudaEvent_t event = nullptr;
+    CUDA_CHECK(cudaEventCreate(&event));
+    return event;
+  }
+  cudaEvent_t event = timing_pool_.back();
+  timing_pool_.pop_back();
+  return event;
+}
+
+void CudaDevice::set_copy_timing(bool on) {
+  if (on && !copy_timing_) {
+    // Where the copy stream's clock stands on the host's: an event on the stream, waited for at
+    // once; the copies' events are then placed by their time from it.
+    if (reference_ == nullptr) CUDA_CHECK(cudaEventCreate(&reference_));
+    CUDA_CHECK(cudaEventRecord(reference_, copy_stream_));
+    CUDA_CHECK(cudaEventSynchronize(reference_));
+    reference_time_ = std::chrono::steady_clock::now();
+  }
+  copy_timing_ = on;
+}
+
+std::vector<Device::TimedCopy> CudaDevice::TakeTimedCopies() {
+  std::vector<TimedCopy> finished;
+  while (!timed_.empty()) {
+    const TimedEvents copy = timed_.front();
+    const cudaError_t status = cudaEventQuery(copy.end);
+    if (status == cudaErrorNotReady) break;
+    CUDA_CHECK(status);
+    float start_ms = 0, end_ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&start_ms, reference_, copy.start));
+    CUDA_CHECK(cudaEventElapsedTime(&end_ms, reference_, copy.end));
+    using Micro = std::chrono::duration<double, std::micro>;
+    const auto at = [this](float ms) {
+      return reference_time_ +
+             std::chrono::duration_cast<std::chrono::steady_clock::duration>(Micro(ms * 1000.0));
+    };
+    finished.push_back({copy.to_device, copy.bytes, at(start_ms), at(end_ms)});
+    timing_pool_.push_back(copy.start);
+    timing_pool_.push_back(copy.end);
+    timed_.pop_front();
+  }
+  return finished;
 }
 
 bool CudaDevice::CopyDone(uint64_t ticket) {

@@ -2,9 +2,11 @@
 
 #include <glog/logging.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "caffe/memory/syncedmem.hpp"
 
@@ -91,8 +93,16 @@ uint64_t FakeDevice::Issue(const Pending& copy) {
 
 void FakeDevice::Run(const Pending& copy) {
   CheckLive(copy.device_side(), copy.bytes);
+  if (!copy_timing_) {
+    std::memcpy(copy.dst, copy.src, copy.bytes);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
   std::memcpy(copy.dst, copy.src, copy.bytes);
+  timed_.push_back({copy.to_device, copy.bytes, start, std::chrono::steady_clock::now()});
 }
+
+std::vector<Device::TimedCopy> FakeDevice::TakeTimedCopies() { return std::exchange(timed_, {}); }
 
 void FakeDevice::RunCopies(uint64_t ticket) {
   while (!queue_.empty() && queue_.front().ticket <= ticket) {

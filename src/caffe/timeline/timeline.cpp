@@ -253,6 +253,8 @@ double Now() {
   return Since(r, Clock::now());
 }
 
+double At(std::chrono::steady_clock::time_point time) { return Since(recorder(), time); }
+
 void NameThread(std::string_view name) {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -308,12 +310,12 @@ Slice& Slice::Arg(const char* key, std::string_view value) {
 
 void Complete(int track, const char* category, std::string_view name, double start, double duration,
               const char* key1, double value1, const char* key2, double value2) {
-  if (!Recording()) return;
   Recorder& r = recorder();
   std::vector<Arg> args;
   if (key1 != nullptr) args.push_back({key1, value1, std::string(), false});
   if (key2 != nullptr) args.push_back({key2, value2, std::string(), false});
   std::lock_guard<std::mutex> lock(r.mutex);
+  if (!r.started) return;
   Add(r, Event{'X', category, std::string(name), track, start, duration, std::move(args)});
 }
 

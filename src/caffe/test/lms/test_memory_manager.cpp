@@ -6,10 +6,14 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <regex>
+#include <string>
 #include <vector>
 
 #include "caffe/lms/memory_manager.hpp"
+#include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/timeline/timeline.hpp"
 
 namespace caffe {
 namespace lms {
@@ -387,6 +391,47 @@ TEST_F(ManagerTest, ComputeOnAPrefetchedBufferSeesItCopiedIn) {
   EXPECT_EQ(device_->pending_copies(), 1u);
   EXPECT_TRUE(AllBytesAre(Use(&a), 1000, 4));
   EXPECT_EQ(manager_->stats().swaps_in, 1u);
+}
+
+// While the timeline records, every copy is a slice on the device's copy track, its bytes adding up
+// to the manager's counts, and a wait for a copy is a stall slice named by the step that waited.
+TEST_F(ManagerTest, TheTimelineGetsEveryCopyAndEachStallNamedByItsStep) {
+  Install(2048, /*threshold_kb=*/0, /*frac=*/0.0, /*deferred=*/true);
+  ScopedTempDir dir(MakeTempDir("lms_timeline"));
+  timeline::Options options;
+  options.path = dir.path() + "/trace.json";
+  timeline::Start(options);
+  timeline::SetIteration(0);
+  {
+    SyncedMemory a(1500), b(1000);
+    Fill(&a, 3);
+    std::memset(UseMutable(&a), 5, 1500);  // in: a
+    EXPECT_TRUE(manager_->Release(&a));    // out: a, deferred
+    manager_->BeginStep("layer 'reader' forward");
+    EXPECT_TRUE(AllBytesAre(a.cpu_data(), 1500, 5));  // waits for the copy home: a stall
+    manager_->EndStep();
+    Fill(&b, 2);
+    Use(&b);  // in: b
+    device_->WaitForCopies();
+    manager_->BeginStep("after");  // takes the finished copies
+    manager_->EndStep();
+  }
+  timeline::Finish();
+  const std::string trace = ReadWholeFile(options.path);
+  double in = 0, out = 0;
+  const std::regex copy("\"name\":\"swap (in|out)\"[^{}]*\"args\":\\{\"bytes\":([0-9.]+)");
+  for (std::sregex_iterator it(trace.begin(), trace.end(), copy), end; it != end; ++it) {
+    ((*it)[1] == "in" ? in : out) += std::stod((*it)[2]);
+  }
+  EXPECT_EQ(in, static_cast<double>(manager_->stats().bytes_in)) << trace;
+  EXPECT_EQ(out, static_cast<double>(manager_->stats().bytes_out)) << trace;
+  EXPECT_EQ(in, 2500);
+  EXPECT_EQ(out, 1500);
+  EXPECT_NE(trace.find("\"name\":\"LMS copies, " + device_->name() + "\""), std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find("\"name\":\"LMS stall, layer 'reader' forward\""), std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find("\"device memory in use (MB)\""), std::string::npos) << trace;
 }
 
 // Random host and device reads and writes, releases, prefetches and steps over more buffers

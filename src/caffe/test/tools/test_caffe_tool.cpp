@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -449,15 +450,8 @@ TEST_F(CaffeToolGpuTest, ANetTooLargeForTheBudgetNamesTheLayerAndRunsWithLms) {
   EXPECT_NE(lms.output.find("[LMS] swapped in "), std::string::npos) << lms.output;
 }
 
-// `caffe train` under LMS with a budget below the net's memory ends with the same weights and
-// solver state, bit for bit, as a run without: swaps in and out around every layer, the solver's
-// update and the snapshot's reads of weights whose home is host memory lose nothing (on the
-// emulator its streams run their queued work in the order a GPU could least expect). Caffe's own
-// convolution engine, so the two runs compute in the same order. On one GPU, and with a solver
-// thread per GPU (-gpu 0,1; 0,0 where there is one GPU), each with its own manager and budget.
-TEST_F(CaffeToolGpuTest, TrainUnderLmsEndsWithThePlainRunsWeights) {
-  const std::string net = dir_ + "/lms_train.prototxt";
-  WriteFile(net, R"(
+// A small net whose blobs and diffs take about 4 MB: under a 3 MB budget every layer swaps.
+const char kLmsTrainNet[] = R"(
     layer { name: "data" type: "DummyData" top: "data" top: "label" dummy_data_param {
       shape { dim: 16 dim: 8 dim: 32 dim: 32 } shape { dim: 16 }
       data_filler { type: "gaussian" } data_filler { type: "constant" value: 3 } } }
@@ -469,7 +463,17 @@ TEST_F(CaffeToolGpuTest, TrainUnderLmsEndsWithThePlainRunsWeights) {
       pooling_param { pool: MAX kernel_size: 2 stride: 2 } }
     layer { name: "ip" type: "InnerProduct" bottom: "pool" top: "ip"
       inner_product_param { num_output: 10 weight_filler { type: "gaussian" std: 0.01 } } }
-    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })";
+
+// `caffe train` under LMS with a budget below the net's memory ends with the same weights and
+// solver state, bit for bit, as a run without: swaps in and out around every layer, the solver's
+// update and the snapshot's reads of weights whose home is host memory lose nothing (on the
+// emulator its streams run their queued work in the order a GPU could least expect). Caffe's own
+// convolution engine, so the two runs compute in the same order. On one GPU, and with a solver
+// thread per GPU (-gpu 0,1; 0,0 where there is one GPU), each with its own manager and budget.
+TEST_F(CaffeToolGpuTest, TrainUnderLmsEndsWithThePlainRunsWeights) {
+  const std::string net = dir_ + "/lms_train.prototxt";
+  WriteFile(net, kLmsTrainNet);
   auto train = [&](const std::string& prefix, const std::string& flags) {
     const std::string solver = dir_ + "/" + prefix + "_solver.prototxt";
     WriteFile(solver, "net: \"" + net +
@@ -515,6 +519,35 @@ TEST_F(CaffeToolGpuTest, TrainUnderLmsEndsWithThePlainRunsWeights) {
     EXPECT_EQ(plain_state.SerializeAsString(), lms_state.SerializeAsString())
         << "the momentum history differs";
   }
+}
+
+// -timeline under LMS: the copies on the device's copy track carry the bytes the LMS end-of-run
+// line counts, in and out (every copy of the run falls inside the default window).
+TEST_F(CaffeToolGpuTest, TheTimelinesCopiesAddUpToTheLmsLine) {
+  const std::string net = dir_ + "/lms_timeline.prototxt";
+  WriteFile(net, kLmsTrainNet);
+  const std::string solver = dir_ + "/lms_timeline_solver.prototxt";
+  WriteFile(solver, "net: \"" + net + "\"\nbase_lr: 0.01\nlr_policy: \"fixed\"\nmax_iter: 2\n" +
+                        "snapshot_prefix: \"" + dir_ + "/lms_timeline\"\nsolver_mode: GPU\n");
+  const std::string trace_path = dir_ + "/lms.json";
+  const CommandResult run = RunCaffe("train -solver " + solver +
+                                     " -gpu 0 -lms 0 -gpu_mem_limit 3M -timeline " + trace_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::smatch line;
+  ASSERT_TRUE(std::regex_search(run.output, line,
+                                std::regex("\\[LMS\\] swapped in ([0-9]+) bytes .*, out ([0-9]+) "
+                                           "bytes")))
+      << run.output;
+  std::ifstream file(trace_path);
+  const std::string trace((std::istreambuf_iterator<char>(file)), {});
+  double in = 0, out = 0;
+  const std::regex copy("\"name\":\"swap (in|out)\"[^{}]*\"args\":\\{\"bytes\":([0-9.]+)");
+  for (std::sregex_iterator it(trace.begin(), trace.end(), copy), end; it != end; ++it) {
+    ((*it)[1] == "in" ? in : out) += std::stod((*it)[2]);
+  }
+  EXPECT_GT(in, 0) << trace;
+  EXPECT_EQ(in, std::stod(line[1])) << line[0];
+  EXPECT_EQ(out, std::stod(line[2])) << line[0];
 }
 #endif  // CPU_ONLY
 
