@@ -241,8 +241,10 @@ class MemoryManager : public DeviceMemoryPolicy,
   // Gives `memory` a block of this manager unless it has a device side already; its block, or
   // null.
   Block* BlockFor(SyncedMemory* memory);
-  // While the timeline records: the device times its copies, and those finished so far go on
-  // the timeline's copy track with the device memory in use (docs/TIMELINE.md).
+  // Before a copy is issued: the device times copies exactly while the timeline records.
+  void FollowTimeline();
+  // The copies the device timed that have finished go on the timeline's copy track, with the
+  // device memory in use while it records (docs/TIMELINE.md).
   void RecordCopies();
 
   std::unique_ptr<Device> device_;

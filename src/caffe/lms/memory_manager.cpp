@@ -83,6 +83,7 @@ void Block::PinHome() {
 
 void Block::SwapIn() {
   if (device_ == nullptr) Allocate();
+  manager_->FollowTimeline();
   // Later than any copy still using the memory: the copy stream runs in order.
   copy_in_ticket_ =
       manager_->device_->CopyToDeviceAsync(device_, HostPtr(memory_), memory_->size());
@@ -119,6 +120,7 @@ void Block::ToDevice(bool overwrite) {
 void Block::CopyToHost() {
   if (Head(memory_) != SyncedMemory::HEAD_AT_GPU) return;
   EnsureHome();
+  manager_->FollowTimeline();
   WaitForCopiesUpTo(manager_->device_->CopyToHostAsync(HostPtr(memory_), device_, memory_->size()));
   manager_->stats_.bytes_out += memory_->size();
   ++manager_->stats_.swaps_out;
@@ -147,6 +149,7 @@ void Block::Evict(bool discard) {
     // The copy home runs after the compute issued so far; the host goes on. The memory is free
     // at once: a copy in reusing it queues behind this one, compute waits for it (Allocate).
     EnsureHome();
+    manager_->FollowTimeline();
     last_copy = manager_->device_->CopyToHostAsync(HostPtr(memory_), device_, memory_->size());
     home_ticket_ = last_copy;
     manager_->stats_.bytes_out += memory_->size();
@@ -207,18 +210,20 @@ MemoryManager::MemoryManager(std::unique_ptr<Device> device, const Options& opti
 MemoryManager::~MemoryManager() {
   // Blocks hold the manager alive, so none is left here.
   CHECK(lru_.empty()) << lru_.size() << " LMS blocks outlive their manager";
-  if (device_->copy_timing()) {
-    device_->WaitForCopies();  // the last copies of the recording, onto the timeline
-    RecordCopies();
-  }
+  device_->WaitForCopies();  // the last copies of a recording, onto the timeline
+  RecordCopies();
+}
+
+void MemoryManager::FollowTimeline() {
+  const bool recording = timeline::Recording();
+  if (recording != device_->copy_timing()) device_->set_copy_timing(recording);
 }
 
 void MemoryManager::RecordCopies() {
-  const bool recording = timeline::Recording();
-  if (recording) {
+  FollowTimeline();
+  if (timeline::Recording()) {
     timeline::Counter("device memory in use (MB)", allocator_.in_use() / 1048576.0);
   }
-  if (!recording && !device_->copy_timing()) return;
   // Copies issued while recording are placed even after it stopped, as long as the file is open.
   for (const Device::TimedCopy& copy : device_->TakeTimedCopies()) {
     if (copy_track_ < 0) copy_track_ = timeline::Track("LMS copies, " + device_->name());
@@ -228,7 +233,6 @@ void MemoryManager::RecordCopies() {
                        duration, "bytes", static_cast<double>(copy.bytes), "GB/s",
                        duration > 0 ? copy.bytes / duration / 1e3 : 0.0);
   }
-  if (recording != device_->copy_timing()) device_->set_copy_timing(recording);
 }
 
 void MemoryManager::Install(std::shared_ptr<MemoryManager> manager) {
