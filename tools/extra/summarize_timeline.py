@@ -144,9 +144,12 @@ HEADER = ('{:>9} {:>10} {:>9} {:>10} {:>10} {:>10} {:>8} {:>9} {:>11} {:>11}'.fo
     'sync wait', 'H2D GB/s', 'D2H GB/s'))
 
 
+ROW = '{:>9} {:>10.2f} {:>8.1f}% {:>9.1f}% {:>10.2f} {:>9.1f}% {:>8.2f} {:>9.2f} {:>11} {:>11}'
+
+
 def format_row(label, row):
     step = row['step']
-    return '{:>9} {:>10.2f} {:>8.1f}% {:>9.1f}% {:>10.2f} {:>9.1f}% {:>8.2f} {:>9.2f} {:>11} {:>11}'.format(
+    return ROW.format(
         label, step, percent(row['compute'], step), percent(row['data_wait'], step),
         row['communication'], percent(row['hidden'], row['communication']), row['stall'],
         row['sync_wait'],
