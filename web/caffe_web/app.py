@@ -21,10 +21,11 @@ def create_app(config, start_scheduler=True):
     scheduler = Scheduler(store, config)
     app.extensions['caffe_scheduler'] = scheduler
 
-    from . import views_datasets, views_home, views_models
+    from . import views_datasets, views_home, views_models, views_timeline
     app.register_blueprint(views_home.blueprint)
     app.register_blueprint(views_datasets.blueprint)
     app.register_blueprint(views_models.blueprint)
+    app.register_blueprint(views_timeline.blueprint)
 
     @app.route('/vendor/chart.js')
     def chart_js():

@@ -64,6 +64,7 @@ def model_params(form, config, store):
         'gpus': _gpu_list(form.getlist('gpus') if hasattr(form, 'getlist') else
                           form.get('gpus') or []),
         'gpu_count': forms.number(form, 'gpu_count', 'Number of GPUs', 0, 0, 64, integer=True),
+        'timeline_iters': iteration_window(form.get('timeline_iters') or ''),
     }
     problem = check_request(GpuRequest.from_params(params), config.gpus)
     if problem:
@@ -71,6 +72,16 @@ def model_params(form, config, store):
     if params['lms'] and not config.gpus:
         raise FormError('Large Model Support', 'LMS manages GPU memory; this machine has no GPU')
     return dataset, params
+
+
+def iteration_window(text):
+    """-timeline_iters' FIRST:END, or '' (no timeline)."""
+    text = text.strip()
+    match = re.match(r'^(\d+):(\d+)$', text)
+    if text and not (match and int(match.group(1)) < int(match.group(2))):
+        raise FormError('Timeline', "'{}': expected FIRST:END, the iterations to record, FIRST "
+                        "below END (e.g. 20:50), or nothing".format(text))
+    return text
 
 
 def _percent_list(text):
@@ -248,6 +259,11 @@ def plan(job, config, state):
         argv += ['-lms', str(params.get('lms_kb') or 0)]
         if params.get('lms_frac'):
             argv += ['-lms_frac', repr(params['lms_frac'])]
+    if params.get('timeline_iters'):
+        # Each run writes its file when it ends; a resumed run's window may lie behind it (then
+        # the file of the run that recorded it stays). With DDL: timeline.rankN.json.
+        argv += ['-timeline', job.path('timeline.json'), '-timeline_iters',
+                 params['timeline_iters']]
     if params.get('ddl_processes'):
         argv += ['-ddl', params.get('ddl_options') or '']
         mpirun = ['mpirun', '-n', str(params['ddl_processes']), '--oversubscribe']

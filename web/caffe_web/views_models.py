@@ -8,7 +8,7 @@ import tarfile
 import numpy as np
 from flask import Blueprint, Response, abort, redirect, render_template, request
 
-from . import datasets, forms, inference, models, networks, processes
+from . import datasets, forms, inference, models, networks, processes, views_timeline
 from .forms import FormError
 from .jobstore import DONE, RUNNING
 from .summary import job_summary
@@ -65,6 +65,7 @@ def show_model(job_id):
     dataset = store().get(job.params['dataset'], 'dataset')
     return render_template('model.html', job=job, info=job.info, params=job.params,
                            dataset=dataset, status=model_status(job),
+                           timeline=views_timeline.table(job),
                            network_name=networks.STANDARD.get(job.params['network'],
                                                               ('Custom',))[0])
 

@@ -137,10 +137,11 @@ def test_dataset_model_classify_in_a_browser(server, browser, workspace, digits)
         "return document.getElementById('snapshot-select').options[0].textContent") ==
         'Epoch #{}'.format(EPOCHS), 20, 'the last snapshot in Select model')
 
-    # Clone (the same form, filled), run without a stop: the same final weights.
+    # Clone (the same form, filled), run without a stop: the same final weights. This one
+    # records a timeline of iterations 2 to 5.
     driver.get(server.url + '/models/new?clone=' + model_id)
     assert by_css(driver, 'input[name=random_seed]')[0].get_attribute('value') == str(SEED)
-    fill_form(driver, {'name': 'lenet uninterrupted'})
+    fill_form(driver, {'name': 'lenet uninterrupted', 'timeline_iters': '2:6'})
     by_css(driver, '#create')[0].click()
     wait_for(lambda: '/models/' in driver.current_url and model_id not in driver.current_url,
              60, 'the clone\'s page')
@@ -155,6 +156,15 @@ def test_dataset_model_classify_in_a_browser(server, browser, workspace, digits)
         for stopped, uninterrupted in zip(nets[0].params[name], nets[1].params[name]):
             assert np.array_equal(stopped.data, uninterrupted.data), name
     screenshot(driver, 'model_done')
+    # Its timeline: the table of iterations 2-5 and two of them drawn, in the page.
+    driver.get(server.url + '/models/' + clone_id)
+    table = by_css(driver, '#timeline-table')[0].text
+    assert [line.split()[0] for line in table.splitlines()[1:6]] == ['2', '3', '4', '5',
+                                                                      'average'], table
+    wait_for(lambda: driver.execute_script(
+        "const i = document.getElementById('timeline-drawing');"
+        "return i.complete && i.naturalWidth > 0;"), 30, 'the timeline drawing')
+    screenshot(driver, 'model_timeline')
 
     # --- Classify one: a training image, uploaded; its class comes first.
     driver.get(server.url + '/models/' + model_id)

@@ -211,6 +211,57 @@ def test_training_command_line_carries_gpus_lms_ddl_and_the_newest_solverstate(t
         argv[-2:] == ['-ddl', '-mode r:3']
 
 
+def _rank_trace(path, rank, step_ms):
+    """A timeline file as `caffe train -timeline` writes it for learner `rank`: two steps of
+    `step_ms`, each a forward slice and an allreduce on the communication thread."""
+    import json
+    events = [{'ph': 'M', 'name': 'thread_name', 'pid': rank, 'tid': 0,
+               'args': {'name': 'solver'}}]
+    for i in range(2):
+        start = i * step_ms * 1000.0
+        events += [{'ph': 'X', 'cat': 'step', 'name': 'iteration {}'.format(i), 'pid': rank,
+                    'tid': 0, 'ts': start, 'dur': step_ms * 1000.0, 'args': {'iteration': i}},
+                   {'ph': 'X', 'cat': 'forward', 'name': 'conv1', 'pid': rank, 'tid': 0,
+                    'ts': start, 'dur': step_ms * 500.0, 'args': {}},
+                   {'ph': 'X', 'cat': 'communication', 'name': 'allreduce', 'pid': rank,
+                    'tid': 1, 'ts': start + step_ms * 500.0, 'dur': 100.0,
+                    'args': {'bytes': 4096}}]
+    with open(path, 'w') as out:
+        json.dump({'otherData': {'rank': rank, 'epoch_unix_us': 1000 * rank},
+                   'traceEvents': events}, out)
+
+
+def test_a_models_timeline_is_asked_summarized_merged_and_drawn(tmp_path):
+    import json
+    from caffe_web import models, views_timeline
+    from caffe_web.app import create_app
+    from caffe_web.config import Config
+    from caffe_web.jobstore import JobStore
+    for bad in ('5-9', '9:5', 'x'):
+        with pytest.raises(FormError) as error:
+            models.iteration_window(bad)
+        assert str(error.value).startswith("Timeline: '{}': expected FIRST:END".format(bad))
+    assert models.iteration_window(' 2:6 ') == '2:6' and models.iteration_window('') == ''
+    config = Config(str(tmp_path / 'jobs'), str(tmp_path), str(tmp_path / 'build'), gpus=[])
+    store = JobStore(config.jobs_dir)
+    job = store.create('model', 'm', {'timeline_iters': '2:6', 'ddl_processes': 2,
+                                      'ddl_options': '-mode r:2'})
+    argv = models.plan(job, config, {})[0].argv
+    assert argv[-6:-2] == ['-timeline', job.path('timeline.json'), '-timeline_iters', '2:6']
+    assert views_timeline.table(job) is None
+    _rank_trace(job.path('timeline.rank0.json'), 0, 10.0)
+    _rank_trace(job.path('timeline.rank1.json'), 1, 12.0)
+    assert 'slowest rank: 1 (12.00 ms per step' in views_timeline.table(job)
+    client = create_app(config, start_scheduler=False).test_client()
+    trace = client.get('/models/{}/timeline.json'.format(job.id))
+    assert trace.status_code == 200
+    assert {e['pid'] for e in json.loads(trace.data)['traceEvents']} == {0, 1}
+    drawing = client.get('/models/{}/timeline.png'.format(job.id))
+    assert drawing.status_code == 200 and drawing.data[:8] == b'\x89PNG\r\n\x1a\n'
+    other = store.create('model', 'n', {})
+    assert client.get('/models/{}/timeline.png'.format(other.id)).status_code == 404
+
+
 @pytest.mark.parametrize('args, message', [
     (['--data', '/nonexistent'], '--data /nonexistent: no such folder'),
     (['--gpus', 'x'], "--gpus 'x': expected GPU ids such as 0,1, or none"),
