@@ -83,6 +83,13 @@ int Add(Recorder& r, Event&& event) {
   return static_cast<int>(r.events.size()) - 1;
 }
 
+/// Adds `arg` to slot `event`, unless Finish (or a new Start) took the slots meanwhile.
+void AddArg(int event, Arg&& arg) {
+  Recorder& r = recorder();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (event < static_cast<int>(r.events.size())) r.events[event].args.push_back(std::move(arg));
+}
+
 /// This process's resident memory, from /proc/self/statm (0 where there is none).
 double ResidentMegabytes() {
   std::ifstream statm("/proc/self/statm");
@@ -204,7 +211,7 @@ void SetIteration(int iteration) {
         iteration >= r.options.first_iteration && iteration < r.options.end_iteration,
         std::memory_order_relaxed);
   }
-  Counter("host memory (MB)", ResidentMegabytes());
+  if (Recording()) Counter("host memory (MB)", ResidentMegabytes());  // /proc: not outside
 }
 
 int64_t Finish() {
@@ -213,13 +220,13 @@ int64_t Finish() {
   if (!r.started) return 0;
   internal::recording.store(false, std::memory_order_relaxed);
   r.started = false;
+  if (r.events.empty()) return 0;  // no iteration of the window ran: no file
   const int pid = r.options.rank;
   std::vector<bool> used(r.tracks.size(), false);
   for (const Event& event : r.events) {
     if (event.phase == 'X') used[event.track] = true;
   }
   int64_t written = 0;
-  if (r.events.empty()) return 0;  // no iteration of the window ran: no file
   AtomicWrite(r.options.path, [&](const std::string& temporary) {
     std::ofstream out(temporary);
     CAFFE_CHECK(out.good()) << "cannot write the timeline file '" << r.options.path << "'";
@@ -289,22 +296,12 @@ void Slice::End() {
 }
 
 Slice& Slice::Arg(const char* key, double value) {
-  if (!on_ || event_ < 0) return *this;
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (event_ < static_cast<int>(r.events.size())) {
-    r.events[event_].args.push_back({key, value, std::string(), false});
-  }
+  if (on_ && event_ >= 0) AddArg(event_, {key, value, std::string(), false});
   return *this;
 }
 
 Slice& Slice::Arg(const char* key, std::string_view value) {
-  if (!on_ || event_ < 0) return *this;
-  Recorder& r = recorder();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (event_ < static_cast<int>(r.events.size())) {
-    r.events[event_].args.push_back({key, 0, std::string(value), true});
-  }
+  if (on_ && event_ >= 0) AddArg(event_, {key, 0, std::string(value), true});
   return *this;
 }
 
