@@ -24,6 +24,20 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// One stage of an allreduce on the timeline: "<operation>, dim D", with its bytes and learners.
+class StageSlice {
+ public:
+  StageSlice(const char* operation, int dim, size_t bytes, int learners)
+      : slice_("communication", timeline::Recording()
+                                    ? std::string(operation) + ", dim " + std::to_string(dim)
+                                    : std::string()) {
+    slice_.Arg("bytes", bytes).Arg("learners", learners);
+  }
+
+ private:
+  timeline::Slice slice_;
+};
+
 const char* DimensionName(int dim) {
   static const char* const kNames[] = {"X (inside a host)", "Y (across hosts)",
                                        "Z (across groups)"};
@@ -151,16 +165,13 @@ void HierarchicalCommunicator<Dtype>::Allreduce(Dtype* buffer, size_t count) {
   TwoPhaseCommunicator<Dtype>* first = stages_[0].comm.get();
   auto start = std::chrono::steady_clock::now();
   if (stages_.size() == 1) {
-    timeline::Slice slice("communication", "allreduce, dim " + std::to_string(stages_[0].dim));
-    slice.Arg("bytes", count * sizeof(Dtype)).Arg("learners", first->size());
+    StageSlice slice("allreduce", stages_[0].dim, count * sizeof(Dtype), first->size());
     first->Allreduce(Place(buffer, 0, count, first->on_device()), count);
     stage_seconds_[0] += SecondsSince(start);
   } else {
     const Blocks blocks = Blocks::Even(count, first->size());
     {
-      timeline::Slice slice("communication",
-                            "reduce-scatter, dim " + std::to_string(stages_[0].dim));
-      slice.Arg("bytes", count * sizeof(Dtype)).Arg("learners", first->size());
+      StageSlice slice("reduce-scatter", stages_[0].dim, count * sizeof(Dtype), first->size());
       first->ReduceScatter(Place(buffer, 0, count, first->on_device()), blocks);
     }
     stage_seconds_[0] += SecondsSince(start);
@@ -169,15 +180,13 @@ void HierarchicalCommunicator<Dtype>::Allreduce(Dtype* buffer, size_t count) {
     for (size_t s = 1; s < stages_.size(); ++s) {
       start = std::chrono::steady_clock::now();
       TwoPhaseCommunicator<Dtype>* stage = stages_[s].comm.get();
-      timeline::Slice slice("communication", "allreduce, dim " + std::to_string(stages_[s].dim));
-      slice.Arg("bytes", shard_count * sizeof(Dtype)).Arg("learners", stage->size());
+      StageSlice slice("allreduce", stages_[s].dim, shard_count * sizeof(Dtype), stage->size());
       Dtype* base = Place(buffer, shard_offset, shard_count, stage->on_device());
       stage->Allreduce(base + shard_offset, shard_count);
       stage_seconds_[s] += SecondsSince(start);
     }
     start = std::chrono::steady_clock::now();
-    timeline::Slice slice("communication", "allgather, dim " + std::to_string(stages_[0].dim));
-    slice.Arg("bytes", count * sizeof(Dtype)).Arg("learners", first->size());
+    StageSlice slice("allgather", stages_[0].dim, count * sizeof(Dtype), first->size());
     first->Allgather(Place(buffer, shard_offset, shard_count, first->on_device()), blocks);
     stage_seconds_[0] += SecondsSince(start);
   }
