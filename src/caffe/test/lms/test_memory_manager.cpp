@@ -6,13 +6,13 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "caffe/lms/memory_manager.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/test/timeline_test_util.hpp"
 #include "caffe/timeline/timeline.hpp"
 
 namespace caffe {
@@ -418,11 +418,8 @@ TEST_F(ManagerTest, TheTimelineGetsEveryCopyAndEachStallNamedByItsStep) {
   }
   timeline::Finish();
   const std::string trace = ReadWholeFile(options.path);
-  double in = 0, out = 0;
-  const std::regex copy("\"name\":\"swap (in|out)\"[^{}]*\"args\":\\{\"bytes\":([0-9.]+)");
-  for (std::sregex_iterator it(trace.begin(), trace.end(), copy), end; it != end; ++it) {
-    ((*it)[1] == "in" ? in : out) += std::stod((*it)[2]);
-  }
+  const double in = SumOfSliceArg(trace, "swap in", "bytes");
+  const double out = SumOfSliceArg(trace, "swap out", "bytes");
   EXPECT_EQ(in, static_cast<double>(manager_->stats().bytes_in)) << trace;
   EXPECT_EQ(out, static_cast<double>(manager_->stats().bytes_out)) << trace;
   EXPECT_EQ(in, 2500);

@@ -27,6 +27,7 @@
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/test/timeline_test_util.hpp"
 
 namespace caffe {
 
@@ -206,9 +207,6 @@ TEST_F(CaffeDdlTest, EachLearnerWritesItsTimelineWithItsAllreduces) {
   for (const auto& blob : ReadWeights(dir_ + "/timeline_iter_3.caffemodel")) {
     parameter_bytes += blob.size() * sizeof(float);
   }
-  const std::regex allreduce(
-      "\"name\":\"allreduce\"[^{}]*\"args\":\\{\"bucket\":[0-9.]+,"
-      "\"bytes\":([0-9.]+)");
   for (int rank = 0; rank < 2; ++rank) {
     const std::string trace = ReadWholeFile(dir_ + "/trace.rank" + std::to_string(rank) + ".json");
     ASSERT_FALSE(trace.empty()) << rank << "\n" << run.output;
@@ -216,11 +214,9 @@ TEST_F(CaffeDdlTest, EachLearnerWritesItsTimelineWithItsAllreduces) {
               std::string::npos);
     EXPECT_NE(trace.find("\"args\":{\"name\":\"communication\"}"), std::string::npos);
     EXPECT_EQ(Count(trace, "\"cat\":\"step\""), iterations) << trace;
-    double bytes = 0;
-    for (std::sregex_iterator it(trace.begin(), trace.end(), allreduce), end; it != end; ++it) {
-      bytes += std::stod((*it)[1]);
-    }
-    EXPECT_EQ(bytes, static_cast<double>(parameter_bytes * iterations)) << trace;
+    EXPECT_EQ(SumOfSliceArg(trace, "allreduce", "bytes"),
+              static_cast<double>(parameter_bytes * iterations))
+        << trace;
     EXPECT_GE(Count(trace, "\"name\":\"allreduce, dim 0\""), iterations) << trace;
   }
   EXPECT_FALSE(FileExists(dir_ + "/trace.json"));

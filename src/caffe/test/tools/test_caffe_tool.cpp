@@ -24,6 +24,7 @@
 #include "caffe/io/io.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/test/timeline_test_util.hpp"
 
 namespace caffe {
 
@@ -540,11 +541,8 @@ TEST_F(CaffeToolGpuTest, TheTimelinesCopiesAddUpToTheLmsLine) {
       << run.output;
   std::ifstream file(trace_path);
   const std::string trace((std::istreambuf_iterator<char>(file)), {});
-  double in = 0, out = 0;
-  const std::regex copy("\"name\":\"swap (in|out)\"[^{}]*\"args\":\\{\"bytes\":([0-9.]+)");
-  for (std::sregex_iterator it(trace.begin(), trace.end(), copy), end; it != end; ++it) {
-    ((*it)[1] == "in" ? in : out) += std::stod((*it)[2]);
-  }
+  const double in = SumOfSliceArg(trace, "swap in", "bytes");
+  const double out = SumOfSliceArg(trace, "swap out", "bytes");
   EXPECT_GT(in, 0) << trace;
   EXPECT_EQ(in, std::stod(line[1])) << line[0];
   EXPECT_EQ(out, std::stod(line[2])) << line[0];
