@@ -37,7 +37,8 @@ def trace_files(path):
 
 
 def load(path):
-    """(rank, events) of one trace file."""
+    """(rank, events, start) of one trace file; start: when its recording began, in microseconds
+    on the system clock (0: unknown)."""
     try:
         with open(path) as stream:
             trace = json.load(stream)
@@ -45,14 +46,19 @@ def load(path):
         raise TimelineError('{}: not a timeline ({})'.format(path, error))
     if not isinstance(trace, dict) or 'traceEvents' not in trace:
         raise TimelineError('{}: not a timeline (no traceEvents)'.format(path))
-    rank = trace.get('otherData', {}).get('rank', 0)
-    return rank, trace['traceEvents']
+    other = trace.get('otherData', {})
+    return other.get('rank', 0), trace['traceEvents'], other.get('epoch_unix_us', 0)
 
 
-def epoch(path):
-    """When the recording of `path` started, in microseconds on the system clock (0: unknown)."""
-    with open(path) as stream:
-        return json.load(stream).get('otherData', {}).get('epoch_unix_us', 0)
+def on_one_clock(path):
+    """[(file, rank, events)] of the timeline's files, their times on the first file's clock: the
+    recorders' starts on the system clock line them up."""
+    loaded = [(file,) + load(file) for file in trace_files(path)]
+    first = loaded[0][3]
+    # The shift first: microseconds since 1970 added to a trace time would lose its fraction.
+    return [(file, rank, [dict(e, ts=e['ts'] + (start - first)) if 'ts' in e else e
+                          for e in events])
+            for file, rank, events, start in loaded]
 
 
 def inside(event, outer):
@@ -165,7 +171,7 @@ def summarize(path, out=None):
     out = out or sys.stdout
     ranks = {}
     for file in trace_files(path):
-        rank, events = load(file)
+        rank, events, _ = load(file)
         rows = iterations(events)
         if not rows:
             raise TimelineError('{}: no iteration recorded (was -timeline_iters inside the run?)'
@@ -221,12 +227,7 @@ def plot(ranks, png):
 
 def merge(path, out):
     """Writes the ranks' files as one trace, a process row per rank, on rank 0's clock."""
-    files = trace_files(path)
-    epochs = [epoch(file) for file in files]
-    events = []
-    for file, file_epoch in zip(files, epochs):
-        shift = file_epoch - epochs[0]
-        events += [dict(e, ts=e['ts'] + shift) if 'ts' in e else e for e in load(file)[1]]
+    events = [e for _, _, file_events in on_one_clock(path) for e in file_events]
     with open(out, 'w') as stream:
         json.dump({'displayTimeUnit': 'ms', 'traceEvents': events}, stream)
 
@@ -246,13 +247,7 @@ def draw(path, png, first=None, count=2):
     from matplotlib.patches import Patch
     rows = []  # (label, [(start, duration, depth, category)])
     window = None
-    files = trace_files(path)
-    epochs = [epoch(file) for file in files]
-    for file, file_epoch in zip(files, epochs):
-        rank, events = load(file)
-        # On the first file's clock: the recorders' epochs on the system clock line them up.
-        shift = file_epoch - epochs[0]
-        events = [dict(e, ts=e['ts'] + shift) if 'ts' in e else e for e in events]
+    for file, rank, events in on_one_clock(path):
         names = {e['tid']: e['args']['name'] for e in events
                  if e.get('ph') == 'M' and e['name'] == 'thread_name'}
         slices = [e for e in events if e.get('ph') == 'X']
