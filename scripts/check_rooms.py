@@ -25,7 +25,7 @@ ROOMS = [
     ("engines", ["layers/cudnn/", "layers/dnnl/"]),
     ("lms", ["lms/"]),
     ("diagnostics", ["diagnostics/"]),
-    ("solver", ["solver", "solver_factory", "sgd_solvers", "solvers/"]),
+    ("solver", ["solver", "solver_factory", "sgd_solvers", "snapshot_files", "solvers/"]),
     ("parallel", ["parallel/"]),
     # caffe.hpp: the public interface in one include, above everything it includes.
     ("public", ["caffe"]),

@@ -482,6 +482,7 @@ void Solver<Dtype>::SaveCommonState(const string& model_filename, SolverState* s
   state->set_learned_net(model_filename);
   state->set_current_step(current_step_);
   state->set_rng_state(Caffe::rng().SaveState());
+  state->set_learners(Caffe::solver_count());
   for (const auto& layer : net_->layers()) {
     if (auto* resumable = dynamic_cast<const ResumableLayer*>(layer.get())) {
       DataCursor* cursor = state->add_data_cursor();

@@ -253,6 +253,7 @@ void SGDSolver<Dtype>::SnapshotSolverStateToHDF5(const string& model_filename) {
   this->SaveCommonState(model_filename, &state);
   SolverState extensions;
   extensions.set_rng_state(state.rng_state());
+  extensions.set_learners(state.learners());
   *extensions.mutable_data_cursor() = state.data_cursor();
   string extensions_text;
   google::protobuf::TextFormat::PrintToString(extensions, &extensions_text);
