@@ -6,6 +6,7 @@
 #define CAFFE_UTIL_ENVIRONMENT_HPP_
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,15 @@ std::string CuDNNAlgoFromEnvironment();
 size_t CuDNNWorkspaceFromEnvironment();
 /// CAFFE_GPU_MEM_LIMIT (the -gpu_mem_limit used when the flag is not given), or null when unset.
 const char* GpuMemLimitFromEnvironment();
+/// The GPUs a scheduler granted, as it says them (each unset: nullopt).
+struct SchedulerGpus {
+  std::optional<std::string> visible;   // CUDA_VISIBLE_DEVICES: what the CUDA runtime numbers
+  std::optional<std::string> lsf_task;  // LSF's CUDA_VISIBLE_DEVICES<local rank>
+  std::optional<std::string> slurm;     // "SLURM_STEP_GPUS=..." (or SLURM_JOB_GPUS)
+};
+/// CUDA_VISIBLE_DEVICES, LSF's CUDA_VISIBLE_DEVICES<local_rank>, Slurm's SLURM_STEP_GPUS or
+/// SLURM_JOB_GPUS.
+SchedulerGpus SchedulerGpusFromEnvironment(int local_rank);
 /// OPENBLAS_CORETYPE (the OpenBLAS kernels the user chose), or null when unset.
 const char* BlasCoreTypeFromEnvironment();
 /// Whether GLOG_log_year_in_prefix is set (glog reads its value itself, into the flag's default).

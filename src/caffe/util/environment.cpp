@@ -18,6 +18,11 @@ const std::vector<EnvironmentVariable>& EnvironmentVariables() {
        "how cuDNN's convolution algorithms are chosen"},
       {"CAFFE_CUDNN_WORKSPACE_MB", "MiB, default 64", "the cap on cuDNN's workspace"},
       {"CAFFE_GPU_MEM_LIMIT", "bytes, e.g. 16G", "-gpu_mem_limit where the flag is not given"},
+      {"CUDA_VISIBLE_DEVICES", "GPU ids, e.g. 2,3",
+       "the GPUs a DDL learner picks from by its rank on the host"},
+      {"CUDA_VISIBLE_DEVICES<N>", "GPU ids", "LSF: the GPUs of task N (a DDL learner's own)"},
+      {"SLURM_STEP_GPUS", "GPU ids",
+       "Slurm: the GPUs granted, where CUDA_VISIBLE_DEVICES is unset"},
       {"OPENBLAS_CORETYPE", "an OpenBLAS core name",
        "OpenBLAS's kernels; Caffe keeps the user's choice"},
       {"GLOG_log_year_in_prefix", "0 or 1",
@@ -76,6 +81,18 @@ size_t CuDNNWorkspaceFromEnvironment() {
 }
 
 const char* GpuMemLimitFromEnvironment() { return std::getenv("CAFFE_GPU_MEM_LIMIT"); }
+
+SchedulerGpus SchedulerGpusFromEnvironment(int local_rank) {
+  SchedulerGpus gpus;
+  if (const char* text = std::getenv("CUDA_VISIBLE_DEVICES")) gpus.visible = text;
+  const std::string task = "CUDA_VISIBLE_DEVICES" + std::to_string(local_rank);
+  if (const char* text = std::getenv(task.c_str())) gpus.lsf_task = text;
+  for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
+    const char* text = std::getenv(name);
+    if (text != nullptr && !gpus.slurm) gpus.slurm = std::string(name) + "=" + text;
+  }
+  return gpus;
+}
 
 const char* BlasCoreTypeFromEnvironment() { return std::getenv("OPENBLAS_CORETYPE"); }
 
