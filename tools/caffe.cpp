@@ -24,7 +24,10 @@ DEFINE_string(phase, "", "Optional; network phase (TRAIN or TEST). Only used for
 DEFINE_int32(level, 0, "Optional; network level.");
 DEFINE_string(stage, "",
               "Optional; network stages (not to be confused with phase), separated by ','.");
-DEFINE_string(snapshot, "", "Optional; the snapshot solver state to resume training.");
+DEFINE_string(snapshot, "",
+              "Optional; the snapshot solver state to resume training, or 'latest': the newest "
+              "complete snapshot of the solver's snapshot_prefix (none yet: start from the "
+              "beginning, as a restarted job wants).");
 DEFINE_string(weights, "",
               "Optional; the pretrained weights to initialize finetuning, separated by ','. "
               "Cannot be set simultaneously with snapshot.");
@@ -41,6 +44,13 @@ DEFINE_double(
 DEFINE_string(sighup_effect, "snapshot",
               "Optional; action to take when a SIGHUP signal is received: snapshot, stop or "
               "none.");
+DEFINE_string(sigterm_effect, "stop",
+              "Optional; action to take when a SIGTERM signal is received (a scheduler ending or "
+              "preempting the job, mpirun after Ctrl-C): snapshot, stop (with the final "
+              "snapshot) or none. BVLC's caffe died at once.");
+DEFINE_string(lr_scaling, "keep",
+              "Optional; resuming a snapshot taken by another number of learners (-gpu list, "
+              "-ddl): keep the solver's base_lr, or 'linear': scale it with the learners.");
 DEFINE_string(ddl, "",
               "Optional; distributed training (DDL): run under mpirun, one learner per process, "
               "with DDL's options in one string, e.g. -ddl \"-mode b:4x2x1 -dump_iter 100\" "

@@ -56,6 +56,9 @@ void GlobalInit(int* pargc, char*** pargv);
 /// A random seed from /dev/urandom, or from the clock and pid where that is unavailable.
 int64_t cluster_seedgen();
 
+/// This machine's host name, for messages that say where a process runs.
+std::string HostName();
+
 /// The per-thread context. Each solver thread (and each prefetch thread) has its own instance, so
 /// their random streams and devices do not interfere.
 class Caffe {

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -41,6 +43,9 @@ void GlobalInit(int* pargc, char*** pargv) {
   FLAGS_logtostderr = true;
   google::InitGoogleLogging(*(pargv)[0]);
   google::InstallFailureSignalHandler();
+  // SIGTERM is how schedulers and mpirun end a job, not a crash: no stack trace for it. While a
+  // solver trains, -sigterm_effect's handler takes it (util/signal_handler.hpp).
+  std::signal(SIGTERM, SIG_DFL);
   const BlasCoreFit& fit = FitBlasCoreToCpu();
   if (BlasCoreFitWorthLogging(fit)) LOG(INFO) << DescribeBlasCoreFit(fit);
 }
@@ -55,6 +60,12 @@ int64_t cluster_seedgen() {
   LOG(INFO) << "/dev/urandom unavailable; seeding from the clock and pid.";
   int64_t s = static_cast<int64_t>(std::time(nullptr));
   return std::abs(((s * 181) * ((getpid() - 83) * 359)) % 104729);
+}
+
+std::string HostName() {
+  char name[HOST_NAME_MAX + 1] = {0};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
+  return name;
 }
 
 Caffe::RNG::RNG() : generator_(static_cast<std::mt19937::result_type>(cluster_seedgen())) {}

@@ -19,6 +19,8 @@ DECLARE_string(sigint_effect);
 DECLARE_string(reference);
 DECLARE_double(tolerance);
 DECLARE_string(sighup_effect);
+DECLARE_string(sigterm_effect);
+DECLARE_string(lr_scaling);
 DECLARE_string(ddl);
 DECLARE_bool(bvlc);
 DECLARE_int64(lms);

@@ -17,7 +17,8 @@ namespace caffe_tool {
 
 /// What every way of training makes, in this order: the timeline of -timeline (learner `rank` of
 /// `ranks`; written when the training ends), LMS on the first of `gpus` (before the nets it
-/// plans, so it outlives them), the handler of -sigint_effect and -sighup_effect, and the solver
+/// plans, so it outlives them), the handler of -sigint_effect, -sighup_effect and
+/// -sigterm_effect (SIGTERM's line says what learner `rank` does about it), and the solver
 /// `solver_param` describes. The way of training then plans the solver's nets with
 /// `lms` once its synchronizer (if any) has moved their gradients into its own buffer, which
 /// LMS leaves alone.
@@ -33,7 +34,8 @@ struct Training {
   std::unique_ptr<caffe::Solver<float>> solver;
 };
 
-/// train with -ddl: this process is one learner of an MPI job (see docs/DDL.md).
+/// train with -ddl: this process is one learner of an MPI job (see docs/DDL.md). Rank 0 takes
+/// the snapshot prefix's lock and resolves -snapshot for all.
 int TrainDdl(const caffe::SolverParameter& solver_param);
 
 /// train with several -gpu ids (BVLC's multi-GPU training): one solver per GPU, each on its own

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +18,7 @@
 #include "caffe/parallel/ddl_options.hpp"
 #include "caffe_tool/flag_values.hpp"
 #include "caffe_tool/flags.hpp"
+#include "caffe_tool/snapshot_prefix.hpp"
 #include "caffe_tool/train.hpp"
 #ifndef CPU_ONLY
 #include <cuda_runtime.h>
@@ -25,6 +26,8 @@
 #ifdef USE_MPI
 #include "caffe/parallel/ddl_session.hpp"
 #include "caffe/parallel/ddl_sync.hpp"
+#include "caffe/parallel/learner_gpu.hpp"
+#include "caffe/parallel/mpi_util.hpp"
 #endif
 
 namespace caffe_tool {
@@ -35,29 +38,16 @@ using std::vector;
 #ifdef USE_MPI
 namespace {
 
-// When a learner fails, mpirun ends the others with SIGTERM: they say so in one line (not with
-// glog's crash report) and end as the signal says.
-char g_terminated_message[160];
-void OnTerminatedByMpirun(int signal_number) {
-  const ssize_t ignored = write(2, g_terminated_message, std::strlen(g_terminated_message));
-  (void)ignored;
-  std::signal(signal_number, SIG_DFL);
-  raise(signal_number);
-}
-
 [[noreturn]] void ReportAndAbortJob(const caffe::Error& error) {
   std::cerr << (std::string("caffe train: error: ") + error.what() + "\n") << std::flush;
   caffe::DdlSession::AbortJob(1);
 }
 
-// This process's part in the job: how it ends when mpirun ends it, what it logs (rank 0 logs;
-// the others warn), and the solver count, rank and process model it trains with.
+// This process's part in the job: what it logs (rank 0 logs; the others warn), and the solver
+// count, rank and process model it trains with. (When mpirun ends the job, after Ctrl-C or a
+// learner's failure, each learner gets SIGTERM: Training's handler says so in one line and
+// -sigterm_effect decides what the learners, who vote on it each iteration, do.)
 void JoinJob(const caffe::DdlSession& session, const caffe::DdlOptions& options) {
-  std::snprintf(g_terminated_message, sizeof(g_terminated_message),
-                "caffe train: learner %d was ended by mpirun (SIGTERM); mpirun's message says "
-                "why\n",
-                session.rank());
-  std::signal(SIGTERM, OnTerminatedByMpirun);
   if (session.rank() != 0 && options.dbg_level == 0) {
     FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);
   }
@@ -67,28 +57,61 @@ void JoinJob(const caffe::DdlSession& session, const caffe::DdlOptions& options)
 }
 
 // This learner's GPU, if -gpu was given: one id, which means each learner's own GPU, picked by
-// its rank on the node.
-vector<int> LearnerGpus(const caffe::DdlSession& session) {
+// its rank on the node among the GPUs the scheduler granted (learner_gpu.hpp).
+vector<int> LearnerGpus(caffe::DdlSession* session) {
   vector<int> gpus = GetGpus();
-  if (!gpus.empty()) {
-    CAFFE_CHECK_EQ(gpus.size(), 1u)
-        << "-gpu " << FLAGS_gpu << " with -ddl: give one id; every learner uses one GPU, and "
-        << "-gpu 0 means each learner's own GPU, picked by its rank on the node";
+  if (gpus.empty()) return gpus;
+  CAFFE_CHECK_EQ(gpus.size(), 1u)
+      << "-gpu " << FLAGS_gpu << " with -ddl: give one id; every learner uses one GPU, and "
+      << "-gpu 0 means each learner's own GPU, picked by its rank on the node";
 #ifndef CPU_ONLY
-    int count = 0;
-    CUDA_CHECK(cudaGetDeviceCount(&count));
-    CAFFE_CHECK_GT(count, 0) << "-gpu with -ddl: this node has no visible GPU";
-    gpus[0] = (gpus[0] + session.local_rank()) % count;
-#endif
+  caffe::LearnerPlace place;
+  place.local_rank = session->local_rank();
+  place.local_size = session->local_size();
+  place.host = session->host();
+  CUDA_CHECK(cudaGetDeviceCount(&place.visible_count));
+  place.granted = caffe::SchedulerGpusFromEnvironment(place.local_rank);
+  std::string how;
+  gpus[0] = caffe::ChooseLearnerGpu(gpus[0], place, &how);
+  LOG_IF(INFO, session->options().dbg_level >= 1)
+      << "DDL: learner " << session->rank() << " trains on " << how;
+  // Learners that see one GPU each may still have been given the same one.
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, gpus[0]));
+  const int size = session->size();
+  std::vector<char> uuids(16 * static_cast<size_t>(size));
+  std::memcpy(uuids.data() + 16 * session->rank(), properties.uuid.bytes, 16);
+  session->Run([&] {
+    MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, uuids.data(), 16, MPI_BYTE,
+                            session->control()));
+  });
+  for (int other = 0; other < session->rank(); ++other) {
+    if (session->hosts()[other] == session->host() &&
+        std::memcmp(uuids.data() + 16 * other, properties.uuid.bytes, 16) == 0) {
+      LOG(WARNING) << "DDL: learners " << other << " and " << session->rank() << " on host "
+                   << session->host() << " share one GPU (" << how
+                   << "): they take turns on it; give each learner its own GPU for speed";
+      break;
+    }
   }
+#else
+  (void)session;
+#endif
   return gpus;
 }
 
 // Trains this learner's solver with the others. LMS is on this learner's GPU, for the nets (this
 // thread). The gradients move into DdlSync's buffer, which the communication thread reduces:
 // device memory of its own that LMS never swaps, counted in the budget.
-void RunLearner(const caffe::SolverParameter& solver_param, const vector<int>& gpus,
+void RunLearner(caffe::SolverParameter solver_param, const vector<int>& gpus,
                 caffe::DdlSession* session) {
+  // Rank 0 writes the snapshots: it holds the prefix's lock, and says which snapshot all resume.
+  std::optional<caffe::SnapshotPrefixLock> lock;
+  FLAGS_snapshot = session->FromRoot([&] {
+    lock = LockSnapshotPrefix(solver_param);
+    return ResolveSnapshotFlag(solver_param);
+  });
+  PrepareToResume(FLAGS_snapshot, session->size(), &solver_param);
   Training training(solver_param, gpus, session->rank(), session->size());
   caffe::DdlSync<float> sync(training.solver.get(), session,
                              training.signal_handler.GetActionFunction());
@@ -96,7 +119,7 @@ void RunLearner(const caffe::SolverParameter& solver_param, const vector<int>& g
   training.LogStart();
   try {
     sync.Solve(FLAGS_snapshot.empty() ? nullptr : FLAGS_snapshot.c_str());
-    session->Finish();
+    session->Finish(/*finalize_mpi=*/!caffe::SignalHandler::GotSigterm());
   } catch (const caffe::Error& error) {
     // Reported before anything is torn down: the communication thread may still be inside a
     // collective on the gradient buffer.
@@ -120,13 +143,20 @@ int TrainDdl(const caffe::SolverParameter& solver_param) {
   try {
     caffe::DdlSession session(options);
     JoinJob(session, options);
-    const vector<int> gpus = LearnerGpus(session);
+    const vector<int> gpus = LearnerGpus(&session);
     SetModeFromGpus(gpus);
     if (!gpus.empty()) {
       const int device = gpus[0];
       session.Run([device] { Caffe::SetDevice(device); });  // the communication thread too
     }
     RunLearner(solver_param, gpus, &session);
+    if (caffe::SignalHandler::GotSigterm()) {
+      // mpirun is ending the job: the snapshot is written and every learner is past the last
+      // barrier, but an MPI process that has not finalized would wait for mpirun's SIGKILL in
+      // exit(); leave now, with success.
+      std::fflush(nullptr);
+      _exit(0);
+    }
   } catch (const caffe::Error& error) {
     if (!caffe::DdlSession::MpiRunning()) throw;  // ended cleanly everywhere: main reports it
     ReportAndAbortJob(error);

@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,8 +33,10 @@ class DdlSession {
   /// return; the caller reports the error and calls AbortJob(). Without an exception, Finish().
   ~DdlSession();
   /// Clean end: waits for every learner, stops the heartbeat and the communication thread, and
-  /// finalizes MPI if this session started it. Collective.
-  void Finish();
+  /// finalizes MPI if this session started it and `finalize_mpi`. Collective. A job that mpirun
+  /// is ending (it sent SIGTERM) must not finalize: mpirun no longer answers MPI_Finalize, which
+  /// would wait for its SIGKILL.
+  void Finish(bool finalize_mpi = true);
 
   int rank() const { return rank_; }
   int size() const { return size_; }
@@ -42,12 +45,19 @@ class DdlSession {
   int local_size() const { return local_size_; }
   const std::vector<std::string>& hosts() const { return hosts_; }
   const std::string& host() const { return hosts_[rank_]; }
+  /// Every learner's process id on its host.
+  const std::vector<int>& pids() const { return pids_; }
   const DdlTopology& topology() const { return topology_; }
   const DdlOptions& options() const { return options_; }
   /// A duplicate of MPI_COMM_WORLD for control messages (losses, timings): use it only from the
   /// communication thread.
   MPI_Comm control() const { return control_; }
 
+  /// Collective, before training: runs `step` on rank 0 and returns its result on every learner.
+  /// When it throws caffe::Error, every learner ends MPI cleanly (Finish) and throws the same
+  /// error, so that the job ends with rank 0's one line rather than an MPI_Abort (a lock on the
+  /// snapshot prefix held by another run, a snapshot to resume that is not there).
+  std::string FromRoot(const std::function<std::string()>& step);
   /// Throws CommError when the heartbeat has found a learner dead or hung.
   void CheckHealth() const;
   /// Queues `job` on the communication thread.
@@ -72,6 +82,7 @@ class DdlSession {
   bool finished_ = false;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::vector<std::string> hosts_;
+  std::vector<int> pids_;
   MPI_Comm control_ = MPI_COMM_NULL;
   std::unique_ptr<Heartbeat> heartbeat_;
   std::unique_ptr<CommThread> comm_thread_;

@@ -28,8 +28,9 @@ class Heartbeat {
     double timeout_s = 30;      // silence after which the left neighbour counts as failed
     double abort_grace_s = 10;  // then MPI_Abort if the process still runs (0: never)
   };
-  /// Collective over `comm` (duplicated inside). `hosts[r]`: the host of rank r, for messages.
-  Heartbeat(MPI_Comm comm, const std::vector<std::string>& hosts, const Settings& settings);
+  /// Collective over `comm` (duplicated inside). `places[r]`: where rank r runs, for messages
+  /// ("host h, pid p": a user who finds a learner hung can look at it there).
+  Heartbeat(MPI_Comm comm, const std::vector<std::string>& places, const Settings& settings);
   /// Stops the thread (not collective).
   ~Heartbeat();
   void Stop();
@@ -46,7 +47,7 @@ class Heartbeat {
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
-  std::vector<std::string> hosts_;
+  std::vector<std::string> places_;
   Settings settings_;
   std::atomic<bool> stop_{false}, paused_{false}, failed_{false};
   mutable std::mutex mutex_;

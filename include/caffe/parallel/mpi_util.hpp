@@ -10,12 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "caffe/common.hpp"
 #include "caffe/parallel/comm_error.hpp"
 
 namespace caffe {
 
-/// This process's host name.
-std::string HostName();
 /// "rank R of N on host H" for MPI_COMM_WORLD (or "rank ? (MPI not running) on host H").
 std::string MpiWhere();
 /// The MPI library's text for an error code.

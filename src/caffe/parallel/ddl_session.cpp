@@ -58,6 +58,14 @@ DdlSession::DdlSession(const DdlOptions& options, CommThread::Job comm_setup) : 
   MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names.data(), kHostNameLength,
                           MPI_CHAR, MPI_COMM_WORLD));
   for (int r = 0; r < size_; ++r) hosts_.emplace_back(names.data() + kHostNameLength * r);
+  pids_.assign(size_, 0);
+  pids_[rank_] = static_cast<int>(getpid());
+  MPI_CHECK(
+      MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, pids_.data(), 1, MPI_INT, MPI_COMM_WORLD));
+  std::vector<std::string> places;
+  for (int r = 0; r < size_; ++r) {
+    places.push_back("host " + hosts_[r] + ", pid " + std::to_string(pids_[r]));
+  }
   NodeLocalRank(&local_rank_, &local_size_);
   MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &control_));
   MPI_CHECK(MPI_Comm_set_errhandler(control_, MPI_ERRORS_RETURN));
@@ -65,7 +73,7 @@ DdlSession::DdlSession(const DdlOptions& options, CommThread::Job comm_setup) : 
   Heartbeat::Settings settings;
   settings.timeout_s = options_.timeout_s;
   settings.period_s = std::min(1.0, options_.timeout_s / 5);
-  heartbeat_ = std::make_unique<Heartbeat>(MPI_COMM_WORLD, hosts_, settings);
+  heartbeat_ = std::make_unique<Heartbeat>(MPI_COMM_WORLD, places, settings);
   comm_thread_ = std::make_unique<CommThread>(std::move(comm_setup));
 
   LOG_IF(INFO, rank_ == 0) << "DDL: " << size_ << " learners as " << topology_.to_string()
@@ -96,7 +104,7 @@ DdlSession::~DdlSession() {
   heartbeat_.release();
 }
 
-void DdlSession::Finish() {
+void DdlSession::Finish(bool finalize_mpi) {
   if (finished_) return;
   // Learners end together: none stops its heartbeat while another still watches it.
   Run([this] { MPI_CHECK(MPI_Barrier(control_)); });
@@ -105,7 +113,26 @@ void DdlSession::Finish() {
   heartbeat_.reset();
   MPI_Comm_free(&control_);
   finished_ = true;
-  if (initialized_mpi_) MPI_Finalize();
+  if (initialized_mpi_ && finalize_mpi) MPI_Finalize();
+}
+
+std::string DdlSession::FromRoot(const std::function<std::string()>& step) {
+  // Rank 0's answer, or its error, prefixed by one byte that says which.
+  std::string message;
+  if (rank_ == 0) {
+    try {
+      message = "r" + step();
+    } catch (const Error& error) {
+      message = std::string("e") + error.what();
+    }
+  }
+  int length = static_cast<int>(message.size());
+  Run([&] { MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, control_)); });
+  message.resize(length);
+  Run([&] { MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, 0, control_)); });
+  if (message[0] == 'r') return message.substr(1);
+  Finish();
+  throw Error(message.substr(1));
 }
 
 void DdlSession::CheckHealth() const {

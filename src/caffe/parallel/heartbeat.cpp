@@ -17,8 +17,9 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::duration duration) { return std::chrono::duration<double>(duration).count(); }
 }  // namespace
 
-Heartbeat::Heartbeat(MPI_Comm comm, const std::vector<std::string>& hosts, const Settings& settings)
-    : hosts_(hosts), settings_(settings) {
+Heartbeat::Heartbeat(MPI_Comm comm, const std::vector<std::string>& places,
+                     const Settings& settings)
+    : places_(places), settings_(settings) {
   MPI_CHECK(MPI_Comm_dup(comm, &comm_));
   MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
@@ -71,10 +72,9 @@ void Heartbeat::Loop() {
     }
     if (!failed_ && Seconds(now - last_heard) > settings_.timeout_s) {
       std::ostringstream message;
-      message << "DDL: learner " << left << " (host " << hosts_[left]
-              << ") has sent no heartbeat for " << settings_.timeout_s
-              << " s: it died or hangs (noticed by learner " << rank_ << " on host "
-              << hosts_[rank_] << "); stopping all learners";
+      message << "DDL: learner " << left << " (" << places_[left] << ") has sent no heartbeat for "
+              << settings_.timeout_s << " s: it died or hangs (noticed by learner " << rank_ << ", "
+              << places_[rank_] << "); stopping all learners";
       {
         std::lock_guard<std::mutex> lock(mutex_);
         failure_ = message.str();

@@ -7,12 +7,6 @@
 
 namespace caffe {
 
-std::string HostName() {
-  char name[HOST_NAME_MAX + 1] = {0};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown-host";
-  return name;
-}
-
 std::string MpiWhere() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);

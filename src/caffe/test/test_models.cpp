@@ -27,6 +27,7 @@
 #include "caffe/net.hpp"
 #include "caffe/sgd_solvers.hpp"
 #include "caffe/solver_factory.hpp"
+#include "caffe/test/caffe_tool_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -178,25 +179,6 @@ std::map<std::string, std::vector<std::string>> LearnedShapes(const Net<float>& 
     }
   }
   return shapes;
-}
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult RunCommand(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    result.output.append(buffer.data(), n);
-  }
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
 }
 
 bool HavePython3() { return RunCommand("python3 --version").exit_code == 0; }

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <regex>
 #include <string>
 #include <thread>
@@ -24,6 +25,7 @@
 #endif
 
 #include "caffe/io/io.hpp"
+#include "caffe/snapshot_files.hpp"
 #include "caffe/test/ddl_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
@@ -41,9 +43,10 @@ struct CommandResult {
 };
 
 // Runs `command` with /bin/sh in its own process group, output to `log`. While it runs, `watch`
-// sees the output so far every 100 ms. After `timeout_s` the whole group is killed.
+// sees the output so far every 100 ms, and the group's id (as a terminal's Ctrl-C signals the
+// foreground group). After `timeout_s` the whole group is killed.
 CommandResult RunCommand(const std::string& command, const std::string& log, double timeout_s,
-                         const std::function<void(const std::string&)>& watch = {}) {
+                         const std::function<void(const std::string&, pid_t)>& watch = {}) {
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
@@ -67,7 +70,7 @@ CommandResult RunCommand(const std::string& command, const std::string& log, dou
       waitpid(pid, &status, 0);
       break;
     }
-    if (watch) watch(ReadWholeFile(log));
+    if (watch) watch(ReadWholeFile(log), pid);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -115,8 +118,10 @@ class CaffeDdlTest : public ::testing::Test {
 #ifdef USE_MPI
   std::vector<std::vector<float>> SingleProcessWeights(int batch, int records,
                                                        const std::string& flags = "");
-  /// The run `name`'s last snapshot has `expected`'s weights, within 1e-5 relative.
-  void ExpectFinalWeights(const std::string& name, const std::vector<std::vector<float>>& expected);
+  /// The run `name`'s snapshot at `iteration` has `expected`'s weights, within `tolerance`
+  /// relative.
+  void ExpectFinalWeights(const std::string& name, const std::vector<std::vector<float>>& expected,
+                          int iteration = kIterations, double tolerance = 1e-5);
 #endif
 
   std::string dir_;
@@ -163,12 +168,13 @@ std::vector<std::vector<float>> CaffeDdlTest::SingleProcessWeights(int batch, in
 }
 
 void CaffeDdlTest::ExpectFinalWeights(const std::string& name,
-                                      const std::vector<std::vector<float>>& expected) {
+                                      const std::vector<std::vector<float>>& expected,
+                                      int iteration, double tolerance) {
   size_t blob = 0;
   EXPECT_LE(RelativeDifference(ReadWeights(dir_ + "/" + name + "_iter_" +
-                                           std::to_string(kIterations) + ".caffemodel"),
+                                           std::to_string(iteration) + ".caffemodel"),
                                expected, &blob),
-            1e-5)
+            tolerance)
       << name << ": blob " << blob;
 }
 
@@ -338,28 +344,31 @@ TEST_F(CaffeDdlTest, AMalformedDdlStringNamesTheBadToken) {
 
 namespace {
 
-// Starts a long 2-learner run with -dbg_level 1, waits until rank 0 has trained a few iterations,
-// then sends `signal` to learner 1 (its pid comes from its log line). Returns the run and the
-// seconds from the signal to the end of mpirun.
+// Starts a long run of `processes` learners with -dbg_level 1 (-ddl `ddl`), waits
+// until rank 0 has trained to `iteration`, then sends `signal` to learner `learner` (its pid comes
+// from its log line). Returns the run and the seconds from the signal to the end of mpirun.
 CommandResult SignalALearner(const std::string& solver, const std::string& ddl,
                              const std::string& log, int signal, double* seconds_after_signal,
-                             pid_t* victim) {
-  const std::regex pid_line("DDL: learner 1 of 2 on host \\S+, pid ([0-9]+)");
+                             pid_t* victim, int processes = 2, int learner = 1,
+                             int iteration = 20) {
+  const std::regex pid_line("DDL: learner " + std::to_string(learner) + " of " +
+                            std::to_string(processes) + " on host \\S+, pid ([0-9]+)");
+  const std::string mid_training = "Iteration " + std::to_string(iteration) + " ";
   std::chrono::steady_clock::time_point signalled;
   bool sent = false;
   *victim = 0;
-  CommandResult run =
-      RunCommand(Mpirun(2) + CaffeTool() + " train -solver " + solver + " -ddl \"" + ddl + "\"",
-                 log, 150, [&](const std::string& output) {
-                   if (sent) return;
-                   std::smatch match;
-                   if (!std::regex_search(output, match, pid_line)) return;
-                   if (output.find("Iteration 20 ") == std::string::npos) return;  // mid-training
-                   *victim = std::stoi(match[1]);
-                   kill(*victim, signal);
-                   signalled = std::chrono::steady_clock::now();
-                   sent = true;
-                 });
+  CommandResult run = RunCommand(
+      Mpirun(processes) + CaffeTool() + " train -solver " + solver + " -ddl \"" + ddl + "\"", log,
+      150, [&](const std::string& output, pid_t) {
+        if (sent) return;
+        std::smatch match;
+        if (!std::regex_search(output, match, pid_line)) return;
+        if (output.find(mid_training) == std::string::npos) return;
+        *victim = std::stoi(match[1]);
+        kill(*victim, signal);
+        signalled = std::chrono::steady_clock::now();
+        sent = true;
+      });
   *seconds_after_signal =
       sent ? std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count()
            : -1;
@@ -382,7 +391,8 @@ TEST_F(CaffeDdlTest, AKilledLearnerEndsTheJobWithinAMinute) {
   EXPECT_NE(run.exit_code, 0) << run.output;
   // Open MPI names the learner that died; the other says why it ends.
   EXPECT_NE(run.output.find("signal 9"), std::string::npos) << run.output;
-  EXPECT_NE(run.output.find("caffe train: learner 0 was ended by mpirun (SIGTERM)"),
+  EXPECT_NE(run.output.find("caffe train: learner 0 got SIGTERM: all learners stop after this "
+                            "iteration, learner 0 writing a snapshot (-sigterm_effect stop)"),
             std::string::npos)
       << run.output;
 }
@@ -403,6 +413,99 @@ TEST_F(CaffeDdlTest, AHungLearnerEndsTheJobWithAClearErrorWithinAMinute) {
       << run.output;
   EXPECT_NE(run.output.find("has sent no heartbeat for 3 s: it died or hangs"), std::string::npos)
       << run.output;
+}
+
+// Ctrl-C on mpirun (the terminal signals its foreground group; Open MPI's mpirun then sends the
+// learners SIGCONT, SIGTERM and SIGKILL, odls_base_sigkill_timeout seconds apart): the learners
+// agree on the iteration, rank 0 snapshots before SIGKILL, and every learner exits cleanly. The job
+// resumes with -snapshot latest to the weights of a job that was never stopped; resumed by one
+// process, the effective batch change is logged and -lr_scaling linear halves base_lr.
+TEST_F(CaffeDdlTest, CtrlCOnMpirunSnapshotsAndTheJobResumesExactly) {
+  const int records = 64;
+  const std::string solver = Solver("job", kBatch, records, "display: 1", 1000000);
+  bool sent = false;
+  // `exec env`: mpirun leads the group, as in a terminal (a shell between would die of the SIGINT).
+  CommandResult run =
+      RunCommand("exec env " + Mpirun(2) + "--mca odls_base_sigkill_timeout 3 " + CaffeTool() +
+                     " train -solver " + solver + " -ddl \"-mode r:2\"",
+                 Log("ctrl_c"), 150, [&](const std::string& output, pid_t group) {
+                   if (sent || output.find("Iteration 10 ") == std::string::npos) return;
+                   kill(-group, SIGINT);
+                   sent = true;
+                 });
+  ASSERT_TRUE(sent) << run.output;
+  EXPECT_FALSE(run.timed_out) << run.output;
+  EXPECT_EQ(run.output.find("*** "), std::string::npos) << "a crash report:\n" << run.output;
+  // (mpirun stops forwarding the learners' output once it ends the job: the snapshot on disk,
+  // not the log, says what they did.)
+  const auto stopped = LatestCompleteSnapshot(dir_ + "/job");
+  ASSERT_TRUE(stopped.has_value()) << run.output;
+  EXPECT_GE(stopped->iter, 10) << "taken after the Ctrl-C";
+  const int end = stopped->iter + 6;
+  CommandResult resumed = RunCommand(Mpirun(2) + CaffeTool() + " train -solver " +
+                                         Solver("job", kBatch, records, "", end) +
+                                         " -snapshot latest -ddl \"-mode r:2\"",
+                                     Log("resumed"), 150);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("-snapshot latest: " + stopped->state), std::string::npos)
+      << resumed.output;
+  CommandResult straight =
+      RunCommand(Mpirun(2) + CaffeTool() + " train -solver " +
+                     Solver("straight", kBatch, records, "", end) + " -ddl \"-mode r:2\"",
+                 Log("straight"), 150);
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  ExpectFinalWeights(
+      "job", ReadWeights(dir_ + "/straight_iter_" + std::to_string(end) + ".caffemodel"), end, 0);
+  // One learner resuming two learners' snapshot.
+  CommandResult alone =
+      RunCommand(CaffeTool() + " train -solver " + Solver("job", kBatch, records, "", end + 2) +
+                     " -snapshot latest -lr_scaling linear",
+                 Log("alone"), 60);
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_NE(alone.output.find("The snapshot was taken by 2 learner(s) and this run has 1: the "
+                              "effective batch (learners x batch_size x iter_size) is 1/2 of "
+                              "what it was"),
+            std::string::npos)
+      << alone.output;
+  EXPECT_NE(alone.output.find("-lr_scaling linear: base_lr 0.01 -> 0.005"), std::string::npos)
+      << alone.output;
+}
+
+// The restart drill: a learner of four killed at a random iteration ends the job with a clear
+// error within a minute; the job run again with -snapshot latest resumes from the last snapshot
+// and ends with the weights of a job that was never interrupted.
+TEST_F(CaffeDdlTest, AJobRestartedAfterALearnerDiedEndsAsIfUninterrupted) {
+  const int records = 64, iterations = 30;
+  std::random_device random;
+  const int learner = 1 + static_cast<int>(random() % 3);
+  const int iteration = 8 + static_cast<int>(random() % 15);
+  SCOPED_TRACE("learner " + std::to_string(learner) + " killed at iteration " +
+               std::to_string(iteration));
+  const std::string solver = Solver("drill", kBatch, records, "display: 1 snapshot: 5", iterations);
+  double seconds = 0;
+  pid_t victim = 0;
+  CommandResult killed = SignalALearner(solver, "-mode r:4 -dbg_level 1 -timeout 10", Log("killed"),
+                                        SIGKILL, &seconds, &victim, 4, learner, iteration);
+  ASSERT_GT(victim, 0) << killed.output;
+  EXPECT_NE(killed.exit_code, 0) << killed.output;
+  EXPECT_LT(seconds, 60) << killed.output;
+  EXPECT_NE(killed.output.find("signal 9"), std::string::npos) << killed.output;
+  const auto last = LatestCompleteSnapshot(dir_ + "/drill");
+  ASSERT_TRUE(last.has_value()) << killed.output;
+  CommandResult restarted = RunCommand(
+      Mpirun(4) + CaffeTool() + " train -solver " + solver + " -snapshot latest -ddl \"-mode r:4\"",
+      Log("restarted"), 240);
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+  EXPECT_NE(restarted.output.find("-snapshot latest: " + last->state), std::string::npos)
+      << restarted.output;
+  const std::string whole = Solver("whole", kBatch, records, "", iterations);
+  CommandResult uninterrupted =
+      RunCommand(Mpirun(4) + CaffeTool() + " train -solver " + whole + " -ddl \"-mode r:4\"",
+                 Log("whole"), 240);
+  ASSERT_EQ(uninterrupted.exit_code, 0) << uninterrupted.output;
+  ExpectFinalWeights(
+      "drill", ReadWeights(dir_ + "/whole_iter_" + std::to_string(iterations) + ".caffemodel"),
+      iterations, 0);
 }
 
 #else  // no MPI in this build

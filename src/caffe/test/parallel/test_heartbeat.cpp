@@ -1,6 +1,6 @@
 // The heartbeat: while every learner beats nobody is declared failed, even when one is busy for
 // longer than the timeout (the heartbeat has its own thread); a learner that falls silent is
-// named, with its host, by its right neighbour, and by no one else.
+// named, with its host and pid, by its right neighbour, and by no one else.
 #include <chrono>
 #include <string>
 #include <thread>
@@ -14,7 +14,14 @@ namespace caffe {
 
 namespace {
 
-std::vector<std::string> Hosts() { return std::vector<std::string>(WorldSize(), HostName()); }
+// Where each learner runs, as DdlSession describes it.
+std::vector<std::string> Places() {
+  std::vector<std::string> places;
+  for (int rank = 0; rank < WorldSize(); ++rank) {
+    places.push_back("host " + HostName() + ", pid " + std::to_string(1000 + rank));
+  }
+  return places;
+}
 
 Heartbeat::Settings FastSettings() {
   Heartbeat::Settings settings;
@@ -29,7 +36,7 @@ Heartbeat::Settings FastSettings() {
 class HeartbeatTest : public MpiTest {};
 
 TEST_F(HeartbeatTest, NobodyFailsWhileEveryoneBeatsEvenWhenBusy) {
-  Heartbeat heartbeat(MPI_COMM_WORLD, Hosts(), FastSettings());
+  Heartbeat heartbeat(MPI_COMM_WORLD, Places(), FastSettings());
   // The training thread of rank 0 is busy for longer than the timeout.
   if (WorldRank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1600));
   MPI_Barrier(MPI_COMM_WORLD);
@@ -39,7 +46,7 @@ TEST_F(HeartbeatTest, NobodyFailsWhileEveryoneBeatsEvenWhenBusy) {
 }
 
 TEST_F(HeartbeatTest, ASilentLearnerIsNamedByItsRightNeighbourOnly) {
-  Heartbeat heartbeat(MPI_COMM_WORLD, Hosts(), FastSettings());
+  Heartbeat heartbeat(MPI_COMM_WORLD, Places(), FastSettings());
   if (WorldRank() == 1) heartbeat.Pause();
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
   MPI_Barrier(MPI_COMM_WORLD);
@@ -47,7 +54,8 @@ TEST_F(HeartbeatTest, ASilentLearnerIsNamedByItsRightNeighbourOnly) {
   if (WorldRank() == noticing) {
     EXPECT_TRUE(heartbeat.failed());
     const std::string failure = heartbeat.failure();
-    EXPECT_NE(failure.find("learner 1 (host " + HostName() + ")"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("learner 1 (host " + HostName() + ", pid 1001)"), std::string::npos)
+        << failure;
     EXPECT_NE(failure.find("died or hangs"), std::string::npos) << failure;
     EXPECT_NE(failure.find("noticed by learner " + std::to_string(noticing)), std::string::npos)
         << failure;

@@ -7,44 +7,12 @@
 #include <fstream>
 #include <string>
 
+#include "caffe/test/caffe_tool_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
 
 namespace {
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult RunCaffe(const std::string& arguments, const std::string& environment = "") {
-  CommandResult result;
-  const std::string command = environment + " " + BuildDir() + "/bin/caffe " + arguments + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
-
-void ExpectOneClearError(const CommandResult& result, const std::string& must_contain) {
-  EXPECT_NE(result.exit_code, 0) << result.output;
-  size_t errors = 0;
-  for (size_t pos = result.output.find(": error: "); pos != std::string::npos;
-       pos = result.output.find(": error: ", pos + 1)) {
-    ++errors;
-  }
-  EXPECT_EQ(errors, 1u) << result.output;
-  EXPECT_NE(result.output.find(must_contain), std::string::npos)
-      << "expected '" << must_contain << "' in:\n"
-      << result.output;
-  EXPECT_EQ(result.output.find("Check failed"), std::string::npos) << result.output;
-}
 
 const char kNet[] = R"(
 name: "LmsToolNet"

@@ -1,6 +1,7 @@
-// SIGINT/SIGHUP handling: parsing the -sigint_effect/-sighup_effect values, a signal raised in this
-// process turning into the configured action exactly once, SIGHUP reported before SIGINT, the
-// previous handlers restored afterwards, and a second Ctrl-C ending the process (in a child).
+// SIGINT/SIGHUP/SIGTERM handling: parsing the -sigint_effect/-sighup_effect values, a signal raised
+// in this process turning into the configured action exactly once, SIGTERM before SIGHUP before
+// SIGINT (and SIGTERM left alone without its action), the previous handlers restored afterwards,
+// and a second Ctrl-C ending the process (in a child).
 #include <signal.h>
 
 #include <atomic>
@@ -63,6 +64,30 @@ TEST(SignalHandlerTest, SigintGivesItsAction) {
   ASSERT_EQ(raise(SIGINT), 0);
   EXPECT_EQ(action(), SolverAction::SNAPSHOT);
   EXPECT_EQ(action(), SolverAction::NONE);
+}
+
+TEST(SignalHandlerTest, SigtermGivesItsActionFirstAndIsRemembered) {
+  SignalHandler handler(SolverAction::SNAPSHOT, SolverAction::SNAPSHOT, SolverAction::STOP);
+  handler.set_sigterm_message("test: got SIGTERM");
+  ActionCallback action = handler.GetActionFunction();
+  ASSERT_EQ(raise(SIGHUP), 0);
+  ASSERT_EQ(raise(SIGTERM), 0);
+  ASSERT_EQ(raise(SIGTERM), 0);  // a second one (mpirun and the scheduler) changes nothing
+  EXPECT_EQ(action(), SolverAction::STOP);
+  EXPECT_EQ(action(), SolverAction::SNAPSHOT);
+  EXPECT_EQ(action(), SolverAction::NONE);
+  EXPECT_TRUE(SignalHandler::GotSigterm());
+}
+
+TEST(SignalHandlerDeathTest, WithoutASigtermActionSigtermEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        SignalHandler handler(SolverAction::STOP, SolverAction::NONE);
+        raise(SIGTERM);
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGTERM), "");
 }
 
 TEST(SignalHandlerTest, SighupIsReportedBeforeSigint) {
