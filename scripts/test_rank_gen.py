@@ -4,7 +4,9 @@
 IBM's own 4x2x3 and 4x2x1 rank files are reproduced line for line; cores per socket follow the
 flags (8-core chips) or this machine; every rank appears exactly once, on the host DDL's
 topology puts it; mistakes are one clear line and exit status 2; and where Open MPI is installed,
-mpirun accepts a generated file.
+mpirun accepts a generated file. --from-scheduler: LSF's and Slurm's job variables (given as
+mappings, or to the command in its environment) give the hosts; uneven or mismatched jobs and
+the absence of a job are one line each.
 """
 
 import datetime
@@ -50,8 +52,17 @@ IBM_LATER_HOSTS = {"sys-89077": [4, 10, 16, 22], "sys-89078": [2, 8, 14, 20],
                    "sys-89079": [5, 11, 17, 23]}
 
 
-def run(*args):
-    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True)
+def run(*args, env=None):
+    return subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True,
+                          env=env)
+
+
+def job_env(**variables):
+    """This environment without any scheduler's variables, plus `variables`."""
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("LSB_", "SLURM_"))}
+    env.update(variables)
+    return env
 
 
 def ranks_by_host(text):
@@ -140,6 +151,136 @@ class RankGenTest(unittest.TestCase):
             result = subprocess.run(["mpirun", "-n", str(learners), "-rf", path, "true"], env=env,
                                     capture_output=True, text=True, timeout=120)
             self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+
+class FromSchedulerTest(unittest.TestCase):
+
+    def test_lsf_hosts_and_slots_from_lsb_mcpu_hosts(self):
+        env = {"LSB_MCPU_HOSTS": "hostA 4 hostB 4 hostC 4 hostD 4"}
+        self.assertEqual(rank_gen.scheduler_hosts((4, 2, 2), env),
+                         (["hostA", "hostB", "hostC", "hostD"], []))
+
+    def test_lsf_hostfile_comes_before_lsb_mcpu_hosts(self):
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "hostfile")
+            with open(path, "w") as out:
+                out.write("gpu7\ngpu7\ngpu3\ngpu3\n")
+            env = {"LSB_DJOB_HOSTFILE": path, "LSB_MCPU_HOSTS": "other 2 another 2"}
+            self.assertEqual(rank_gen.scheduler_hosts((2, 2, 1), env), (["gpu7", "gpu3"], []))
+            # A hostfile that cannot be read leaves LSB_MCPU_HOSTS, or else says so.
+            env["LSB_DJOB_HOSTFILE"] = os.path.join(folder, "gone")
+            self.assertEqual(rank_gen.scheduler_hosts((2, 2, 1), env),
+                             (["other", "another"], []))
+            del env["LSB_MCPU_HOSTS"]
+            with self.assertRaisesRegex(ValueError, "gone cannot be read, and LSB_MCPU_HOSTS"):
+                rank_gen.scheduler_hosts((2, 2, 1), env)
+
+    def test_lsf_launch_host_listed_first_is_left_out(self):
+        env = {"LSB_MCPU_HOSTS": "batch3 1 a01n01 6 a01n02 6"}
+        hosts, notes = rank_gen.scheduler_hosts((6, 2, 1), env)
+        self.assertEqual(hosts, ["a01n01", "a01n02"])
+        self.assertEqual(len(notes), 1)
+        self.assertIn("left out batch3, the first host of LSB_MCPU_HOSTS", notes[0])
+        # Only when the dims leave no doubt: one host more than Y*Z, the others all with X.
+        with self.assertRaisesRegex(ValueError, "is uneven: 2 host.s. have 6 slots, but batch3 "
+                                                "has 1"):
+            rank_gen.scheduler_hosts((6, 1, 1), env)
+
+    def test_slurm_node_lists_expand_as_slurm_does(self):
+        cases = [
+            ("node[01-04,07],gpu-a[1-2]x,login3",
+             ["node01", "node02", "node03", "node04", "node07", "gpu-a1x", "gpu-a2x", "login3"]),
+            ("node[08-10]", ["node08", "node09", "node10"]),
+            ("n[8-10]", ["n8", "n9", "n10"]),
+            ("tux[098-101]", ["tux098", "tux099", "tux100", "tux101"]),
+            ("alpha,beta,gamma", ["alpha", "beta", "gamma"]),
+            ("rack[1-2]-node[1-2]", ["rack1-node1", "rack1-node2", "rack2-node1", "rack2-node2"]),
+            ("c1 c2", ["c1", "c2"]),
+            ("solo", ["solo"]),
+        ]
+        for text, names in cases:
+            self.assertEqual(rank_gen.expand_nodelist(text), names, text)
+        for text, message in [("node[1-2", "a '\\[' without its '\\]'"),
+                              ("node1-2]", "a '\\]' without its '\\['"),
+                              ("node[4-2]", "the range '4-2' runs backwards"),
+                              ("node[a-c]", "'a-c', which is neither a number nor a range"),
+                              ("bgl[123x456]", "neither a number nor a range"),
+                              ("", "no host names")]:
+            with self.assertRaisesRegex(ValueError, message, msg=text):
+                rank_gen.expand_nodelist(text)
+
+    def test_slurm_tasks_per_node(self):
+        self.assertEqual(rank_gen.expand_tasks_per_node("2(x3),1"), [2, 2, 2, 1])
+        self.assertEqual(rank_gen.expand_tasks_per_node("4"), [4])
+        env = {"SLURM_JOB_NODELIST": "gpu[1-2],gpu[10-11]", "SLURM_TASKS_PER_NODE": "4(x4)"}
+        self.assertEqual(rank_gen.scheduler_hosts((4, 2, 2), env),
+                         (["gpu1", "gpu2", "gpu10", "gpu11"], []))
+        # SLURM_NODELIST (older Slurm) and SLURM_NTASKS_PER_NODE where the others are not set.
+        env = {"SLURM_NODELIST": "c[3-4]", "SLURM_NTASKS_PER_NODE": "2"}
+        self.assertEqual(rank_gen.scheduler_hosts((2, 2, 1), env), (["c3", "c4"], []))
+        with self.assertRaisesRegex(ValueError, "SLURM_TASKS_PER_NODE '2.x3.' gives counts "
+                                                "for 3 nodes, but SLURM_JOB_NODELIST 'c.1-2.' "
+                                                "holds 2"):
+            rank_gen.scheduler_hosts((2, 3, 1), {"SLURM_JOB_NODELIST": "c[1-2]",
+                                                 "SLURM_TASKS_PER_NODE": "2(x3)"})
+        with self.assertRaisesRegex(ValueError, "neither SLURM_TASKS_PER_NODE nor "
+                                                "SLURM_NTASKS_PER_NODE is: submit with "
+                                                "--ntasks-per-node=X"):
+            rank_gen.scheduler_hosts((2, 2, 1), {"SLURM_JOB_NODELIST": "c[1-2]"})
+
+    def test_command_line_writes_the_jobs_rank_file(self):
+        env = job_env(SLURM_JOB_NODELIST="node[01-02]", SLURM_TASKS_PER_NODE="2(x2)")
+        result = run("2x2", "--from-scheduler", "--sockets", "1", "--cores", "4", env=env)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stderr, "")
+        self.assertIn("#host = node01,node02\n", result.stdout)
+        hosts = ranks_by_host(result.stdout)
+        self.assertEqual([rank for rank, _ in hosts["node01"]], [0, 2])
+        self.assertEqual([rank for rank, _ in hosts["node02"]], [1, 3])
+        self.assertEqual(result.stdout.split("\n", 1)[1],
+                         run("2x2", "node01,node02", "--sockets", "1", "--cores", "4",
+                             env=env).stdout.split("\n", 1)[1])
+        # The launch host's note goes to stderr, the file to stdout.
+        result = run("2", "--from-scheduler", "--sockets", "1", "--cores", "2",
+                     env=job_env(LSB_MCPU_HOSTS="login1 1 c5 2"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("rank_gen.py: note: left out login1", result.stderr)
+        self.assertEqual(sorted(ranks_by_host(result.stdout)), ["c5"])
+
+    def test_uneven_mismatched_and_missing_jobs_are_one_clear_line(self):
+        uneven = ("SLURM_TASKS_PER_NODE '2(x3),1' is uneven: 3 host(s) have 2 tasks, but n4 has "
+                  "1; 2x4x1 needs X = 2 on every host (sbatch -N 4 --ntasks-per-node=2)")
+        cases = [
+            (["2x4", "--from-scheduler"],
+             dict(SLURM_JOB_NODELIST="n[1-4]", SLURM_TASKS_PER_NODE="2(x3),1"), uneven),
+            (["4x2", "--from-scheduler"], dict(LSB_MCPU_HOSTS="a 4 b 2"),
+             "LSB_MCPU_HOSTS 'a 4 b 2' is uneven: 1 host(s) have 4 slots, but b has 2"),
+            (["4x2", "--from-scheduler"], dict(LSB_MCPU_HOSTS="a 2 b 2"),
+             "LSB_MCPU_HOSTS 'a 2 b 2' gives 2 slots per host, but 4x2x1 asks for X = 4 learners "
+             "per host (bsub -n 8 -R \"span[ptile=4]\")"),
+            (["2x3", "--from-scheduler"], dict(SLURM_JOB_NODELIST="n[1-2]",
+                                               SLURM_NTASKS_PER_NODE="2"),
+             "SLURM_JOB_NODELIST 'n[1-2]' holds 2 host(s), but 2x3x1 asks for Y*Z = 3"),
+            (["2x2", "--from-scheduler"], dict(SLURM_JOB_NODELIST="n[2-1]",
+                                               SLURM_NTASKS_PER_NODE="2"),
+             "SLURM_JOB_NODELIST 'n[2-1]': the range '2-1' runs backwards"),
+            (["2x2", "--from-scheduler"], dict(LSB_MCPU_HOSTS="a b 2"),
+             "LSB_MCPU_HOSTS 'a b 2' is not a list of host and slot count pairs"),
+            (["2x2", "--from-scheduler"], {},
+             "--from-scheduler: no LSF or Slurm job here (none of LSB_DJOB_HOSTFILE, "
+             "LSB_MCPU_HOSTS, SLURM_JOB_NODELIST, SLURM_NODELIST is set)"),
+            (["2x2", "a,b", "--from-scheduler"], dict(LSB_MCPU_HOSTS="a 2 b 2"),
+             "give the host names or --from-scheduler, not both"),
+            (["2x2"], {}, "no host names: give Y*Z of them, comma-separated, or "
+                          "--from-scheduler"),
+        ]
+        for args, variables, message in cases:
+            result = run(*args, env=job_env(**variables))
+            self.assertEqual(result.returncode, 2, (args, result.stderr))
+            self.assertEqual(result.stdout, "", args)
+            self.assertEqual(result.stderr.count("\n"), 1, result.stderr)
+            self.assertTrue(result.stderr.startswith("rank_gen.py: error: "), result.stderr)
+            self.assertIn(message, result.stderr, args)
 
 
 if __name__ == "__main__":
