@@ -7,7 +7,8 @@
 #   train_stage FILE MAX_ITER SNAPSHOT [ARGS...]
 #                          runs `caffe train` with `solver FILE MAX_ITER`, resumed from SNAPSHOT
 #                          unless it is empty; ARGS go to caffe (e.g. -gpu 0,1).
-TOOLS=./build/bin
+# caffe is CAFFE_BIN, else TOOLS/caffe, else ./build/bin/caffe.
+CAFFE_BIN="${CAFFE_BIN:-${TOOLS:-./build/bin}/caffe}"
 OVERRIDES="$(mktemp -d)"
 trap 'rm -rf "$OVERRIDES"' EXIT
 
@@ -30,8 +31,8 @@ train_stage() {
   snapshot="$3"
   shift 3
   if [ -n "$snapshot" ]; then
-    $TOOLS/caffe train --solver="$stage_solver" --snapshot="$snapshot" "$@"
+    "$CAFFE_BIN" train --solver="$stage_solver" --snapshot="$snapshot" "$@"
   else
-    $TOOLS/caffe train --solver="$stage_solver" "$@"
+    "$CAFFE_BIN" train --solver="$stage_solver" "$@"
   fi
 }

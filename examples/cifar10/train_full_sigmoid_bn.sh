@@ -3,6 +3,7 @@
 # create_cifar10.sh). Extra arguments go to caffe.
 set -e
 cd "$(dirname "$0")/../.."
+CAFFE_BIN="${CAFFE_BIN:-${TOOLS:-./build/bin}/caffe}"
 
-./build/bin/caffe train \
+"$CAFFE_BIN" train \
     --solver=examples/cifar10/cifar10_full_sigmoid_solver_bn.prototxt "$@"

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 
 EXAMPLE=examples/imagenet
 DATA=data/ilsvrc12
-TOOLS=build/bin
+TOOLS="${TOOLS:-build/bin}"
 
 TRAIN_DATA_ROOT="${TRAIN_DATA_ROOT:-/path/to/imagenet/train/}"
 VAL_DATA_ROOT="${VAL_DATA_ROOT:-/path/to/imagenet/val/}"
@@ -43,7 +43,7 @@ fi
 
 echo "Creating train lmdb..."
 
-GLOG_logtostderr=1 $TOOLS/convert_imageset \
+GLOG_logtostderr=1 "$TOOLS"/convert_imageset \
     --resize_height=$RESIZE_HEIGHT \
     --resize_width=$RESIZE_WIDTH \
     --encoded=$ENCODED \
@@ -54,7 +54,7 @@ GLOG_logtostderr=1 $TOOLS/convert_imageset \
 
 echo "Creating val lmdb..."
 
-GLOG_logtostderr=1 $TOOLS/convert_imageset \
+GLOG_logtostderr=1 "$TOOLS"/convert_imageset \
     --resize_height=$RESIZE_HEIGHT \
     --resize_width=$RESIZE_WIDTH \
     --encoded=$ENCODED \

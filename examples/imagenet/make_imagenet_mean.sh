@@ -7,9 +7,9 @@ cd "$(dirname "$0")/../.."
 
 EXAMPLE=examples/imagenet
 DATA=data/ilsvrc12
-TOOLS=build/bin
+TOOLS="${TOOLS:-build/bin}"
 
-$TOOLS/compute_image_mean $EXAMPLE/ilsvrc12_train_lmdb \
+"$TOOLS"/compute_image_mean $EXAMPLE/ilsvrc12_train_lmdb \
   $DATA/imagenet_mean.binaryproto
 
 echo "Done."

@@ -3,6 +3,7 @@
 # -gpu all to train on every GPU.
 set -e
 cd "$(dirname "$0")/../.."
+CAFFE_BIN="${CAFFE_BIN:-${TOOLS:-./build/bin}/caffe}"
 
-./build/bin/caffe train \
+"$CAFFE_BIN" train \
     --solver=models/bvlc_alexnet/solver.prototxt "$@"

@@ -6,18 +6,19 @@ cd "$(dirname "$0")/../.."
 
 EXAMPLE=examples/mnist
 DATA=data/digits
-BUILD=build/bin
+BUILD="${TOOLS:-build/bin}"
 BACKEND="lmdb"
 
 . examples/require_files.sh
 require_files "run data/digits/get_digits.sh first" $DATA/train-images-idx3-ubyte \
   $DATA/train-labels-idx1-ubyte $DATA/t10k-images-idx3-ubyte $DATA/t10k-labels-idx1-ubyte
-require_files "build Caffe first: scripts/build.sh" $BUILD/convert_mnist_data
+require_files "build Caffe first (scripts/build.sh), or set TOOLS to its tools' folder" \
+  "$BUILD"/convert_mnist_data
 
 echo "Creating ${BACKEND}..."
 rm -rf $EXAMPLE/digits_train_${BACKEND} $EXAMPLE/digits_test_${BACKEND}
-$BUILD/convert_mnist_data $DATA/train-images-idx3-ubyte \
+"$BUILD"/convert_mnist_data $DATA/train-images-idx3-ubyte \
   $DATA/train-labels-idx1-ubyte $EXAMPLE/digits_train_${BACKEND} --backend=${BACKEND}
-$BUILD/convert_mnist_data $DATA/t10k-images-idx3-ubyte \
+"$BUILD"/convert_mnist_data $DATA/t10k-images-idx3-ubyte \
   $DATA/t10k-labels-idx1-ubyte $EXAMPLE/digits_test_${BACKEND} --backend=${BACKEND}
 echo "Done."

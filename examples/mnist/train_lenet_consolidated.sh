@@ -3,4 +3,5 @@
 # training and the test set (after create_mnist.sh); extra flags go to caffe train.
 set -e
 cd "$(dirname "$0")/../.."
-./build/bin/caffe train --solver=examples/mnist/lenet_consolidated_solver.prototxt "$@"
+CAFFE_BIN="${CAFFE_BIN:-${TOOLS:-./build/bin}/caffe}"
+"$CAFFE_BIN" train --solver=examples/mnist/lenet_consolidated_solver.prototxt "$@"

@@ -2,4 +2,5 @@
 # Trains the MNIST autoencoder with SGD (after create_mnist.sh); extra flags go to caffe train.
 set -e
 cd "$(dirname "$0")/../.."
-./build/bin/caffe train --solver=examples/mnist/mnist_autoencoder_solver.prototxt "$@"
+CAFFE_BIN="${CAFFE_BIN:-${TOOLS:-./build/bin}/caffe}"
+"$CAFFE_BIN" train --solver=examples/mnist/mnist_autoencoder_solver.prototxt "$@"

@@ -3,4 +3,5 @@
 # go to caffe train.
 set -e
 cd "$(dirname "$0")/../.."
-./build/bin/caffe train --solver=examples/mnist/mnist_autoencoder_solver_nesterov.prototxt "$@"
+CAFFE_BIN="${CAFFE_BIN:-${TOOLS:-./build/bin}/caffe}"
+"$CAFFE_BIN" train --solver=examples/mnist/mnist_autoencoder_solver_nesterov.prototxt "$@"

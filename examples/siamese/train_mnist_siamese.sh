@@ -3,4 +3,5 @@
 # caffe train.
 set -e
 cd "$(dirname "$0")/../.."
-./build/bin/caffe train --solver=examples/siamese/mnist_siamese_solver.prototxt "$@"
+CAFFE_BIN="${CAFFE_BIN:-${TOOLS:-./build/bin}/caffe}"
+"$CAFFE_BIN" train --solver=examples/siamese/mnist_siamese_solver.prototxt "$@"
