@@ -62,6 +62,21 @@ class DB {
   DISABLE_COPY_AND_ASSIGN(DB);
 };
 
+/// A database whose bytes are damaged: a page or a record its library cannot read, or a read that
+/// faulted (db_read_guard.hpp). what() is the whole line, "<kind> '<source>' is damaged: <where>
+/// failed: <reason>; check every record with `caffe_db verify <source>`"; where() ("reading the
+/// record after key '00000041'") and reason() are its parts.
+class DamagedDatabase : public Error {
+ public:
+  DamagedDatabase(const string& kind, const string& source, const string& where,
+                  const string& reason);
+  const string& where() const { return where_; }
+  const string& reason() const { return reason_; }
+
+ private:
+  string where_, reason_;
+};
+
 /// The checks a backend makes before it opens `source` in `mode`, for its errors: NEW, that
 /// nothing is there yet; READ and WRITE, that it is a folder holding `marker`, the file every
 /// database of the backend has. `kind` names the backend ("LMDB"), `a_kind` with its article

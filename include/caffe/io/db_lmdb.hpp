@@ -4,6 +4,10 @@
 // dataset, a read-only share) is read without the lock (MDB_NOLOCK). Writers start with LMDB's
 // default map size and double it whenever a commit hits MDB_MAP_FULL, instead of reserving a huge
 // fixed map up front.
+//
+// A damaged database is an error naming it, never a signal: a cursor reads each record inside
+// TrapReadFaults (db_read_guard.hpp), so a damaged page that makes LMDB fault or fail its own
+// checks throws DamagedDatabase naming the database and the last good key.
 #ifndef CAFFE_IO_DB_LMDB_HPP_
 #define CAFFE_IO_DB_LMDB_HPP_
 
@@ -23,26 +27,37 @@ namespace db {
 void LMDBCheck(int status, const string& what);
 
 /// A cursor over one read-only transaction, which it owns (a consistent view of the database).
+/// Every read of the map is trapped: a damaged page throws DamagedDatabase.
 class LMDBCursor : public Cursor {
  public:
   /// Takes ownership of `txn` and `cursor`; positions at the first record.
   LMDBCursor(MDB_txn* txn, MDB_cursor* cursor, const string& source);
   ~LMDBCursor() override;
-  void SeekToFirst() override { Move(MDB_FIRST); }
+  void SeekToFirst() override { Move(MDB_FIRST, ""); }
   void Seek(const string& key) override;
-  void Next() override { Move(MDB_NEXT); }
+  void Next() override { Move(MDB_NEXT, ""); }
   string key() const override;
   string value() const override;
   bool valid() const override { return valid_; }
 
  private:
-  void Move(MDB_cursor_op op);
+  /// mdb_cursor_get(op); `seek_key` for MDB_SET_RANGE.
+  void Move(MDB_cursor_op op, const string& seek_key);
+  /// Copies the bytes `view` points to in the map into *out; false, with the *reason, when they
+  /// cannot be read.
+  bool CopyOut(const MDB_val& view, string* out, string* reason) const;
+  /// Where a Move(op) reads, for its errors: "reading the record after key '...'".
+  string Where(MDB_cursor_op op, const string& seek_key) const;
+  [[noreturn]] void ThrowDamaged(const string& where, const string& reason) const;
 
   MDB_txn* txn_;
   MDB_cursor* cursor_;
-  string source_;  // for error messages
-  MDB_val key_{0, nullptr};
-  MDB_val value_{0, nullptr};
+  string source_;                   // for error messages
+  mutable uint64_t file_size_ = 0;  // bytes of data.mdb: no record is larger
+  MDB_val key_view_{0, nullptr};    // the current record, in the map
+  MDB_val value_view_{0, nullptr};
+  string key_;  // the current record's key; once the cursor ran past the end, the last one's
+  bool read_any_ = false;
   bool valid_ = false;
 };
 
@@ -76,6 +91,9 @@ class LMDB : public DB {
   std::unique_ptr<Transaction> NewTransaction() override;
 
  private:
+  /// mdb_env_create, with LMDB's assertions routed to OnDatabaseLibraryAssertion.
+  void CreateEnvironment();
+
   MDB_env* env_ = nullptr;
   string source_;
   bool read_only_ = false;

@@ -60,6 +60,13 @@ bool HaveLevelDB() {
 #endif
 }
 
+DamagedDatabase::DamagedDatabase(const string& kind, const string& source, const string& where,
+                                 const string& reason)
+    : Error(kind + " '" + source + "' is damaged: " + where + " failed: " + reason +
+            "; check every record with `caffe_db verify " + source + "`"),
+      where_(where),
+      reason_(reason) {}
+
 void CheckDatabaseFolder(const string& source, Mode mode, const string& kind, const string& a_kind,
                          const string& marker, const string& hint) {
   if (mode == NEW) {

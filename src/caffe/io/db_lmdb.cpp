@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
+#include "caffe/io/db_read_guard.hpp"
 #include "caffe/io/io.hpp"
 
 namespace caffe {
@@ -17,9 +19,55 @@ void LMDBCheck(int status, const string& what) {
 
 // ---- LMDBCursor ----------------------------------------------------------------------------
 
+namespace {
+
+const string kNoKey;
+
+// The reads TrapReadFaults runs: plain code, nothing to destroy.
+struct CursorGet {
+  MDB_cursor* cursor;
+  MDB_val* key;
+  MDB_val* value;
+  MDB_cursor_op op;
+  int status;
+};
+void RunCursorGet(void* argument) {
+  auto* get = static_cast<CursorGet*>(argument);
+  get->status = mdb_cursor_get(get->cursor, get->key, get->value, get->op);
+}
+
+struct Copy {
+  const void* from;
+  void* to;
+  size_t size;
+};
+void RunCopy(void* argument) {
+  const auto* copy = static_cast<const Copy*>(argument);
+  if (copy->size > 0) std::memcpy(copy->to, copy->from, copy->size);
+}
+
+void OnLMDBAssertion(MDB_env* /*env*/, const char* message) { OnDatabaseLibraryAssertion(message); }
+
+uint64_t SizeOfDataFile(MDB_txn* txn) {
+  mdb_filehandle_t fd;
+  struct stat info;
+  if (mdb_env_get_fd(mdb_txn_env(txn), &fd) != MDB_SUCCESS || fstat(fd, &info) != 0) {
+    return UINT64_MAX;  // unknown: no bound
+  }
+  return static_cast<uint64_t>(info.st_size);
+}
+
+}  // namespace
+
 LMDBCursor::LMDBCursor(MDB_txn* txn, MDB_cursor* cursor, const string& source)
-    : txn_(txn), cursor_(cursor), source_(source) {
-  SeekToFirst();
+    : txn_(txn), cursor_(cursor), source_(source), file_size_(SizeOfDataFile(txn)) {
+  try {
+    SeekToFirst();
+  } catch (...) {
+    mdb_cursor_close(cursor_);
+    mdb_txn_abort(txn_);
+    throw;
+  }
 }
 
 LMDBCursor::~LMDBCursor() {
@@ -27,13 +75,55 @@ LMDBCursor::~LMDBCursor() {
   mdb_txn_abort(txn_);
 }
 
-void LMDBCursor::Move(MDB_cursor_op op) {
-  int status = mdb_cursor_get(cursor_, &key_, &value_, op);
-  if (status == MDB_NOTFOUND) {
+string LMDBCursor::Where(MDB_cursor_op op, const string& seek_key) const {
+  if (op == MDB_SET_RANGE) return "seeking key '" + PrintableKey(seek_key) + "'";
+  if (op == MDB_NEXT && read_any_) {
+    return "reading the record after key '" + PrintableKey(key_) + "'";
+  }
+  return "reading the first record";
+}
+
+void LMDBCursor::ThrowDamaged(const string& where, const string& reason) const {
+  throw DamagedDatabase("LMDB", source_, where, reason);
+}
+
+bool LMDBCursor::CopyOut(const MDB_val& view, string* out, string* reason) const {
+  // A damaged size field can name gigabytes: no record is larger than the file (which a writer
+  // may have grown since).
+  if (view.mv_size > file_size_) file_size_ = SizeOfDataFile(txn_);
+  if (view.mv_size > file_size_) {
+    *reason = "LMDB gives it " + std::to_string(view.mv_size) + " bytes, more than all " +
+              std::to_string(file_size_) + " of data.mdb";
+    return false;
+  }
+  out->assign(view.mv_size, '\0');
+  Copy copy{view.mv_data, &(*out)[0], view.mv_size};
+  ReadFault fault;
+  if (TrapReadFaults(&RunCopy, &copy, &fault)) return true;
+  *reason = fault.Describe();
+  return false;
+}
+
+void LMDBCursor::Move(MDB_cursor_op op, const string& seek_key) {
+  CursorGet get{cursor_, &key_view_, &value_view_, op, MDB_SUCCESS};
+  ReadFault fault;  // a trapped read needs no DatabaseReadScope: its faults come back here
+  if (!TrapReadFaults(&RunCursorGet, &get, &fault)) {
+    ThrowDamaged(Where(op, seek_key), fault.Describe());
+  }
+  if (get.status == MDB_NOTFOUND) {
     valid_ = false;
     return;
   }
-  LMDBCheck(status, "cannot read LMDB '" + source_ + "'");
+  if (get.status == MDB_CORRUPTED || get.status == MDB_PAGE_NOTFOUND) {
+    ThrowDamaged(Where(op, seek_key), mdb_strerror(get.status));
+  }
+  if (get.status != MDB_SUCCESS) {  // the message is built only when needed: this runs per record
+    LMDBCheck(get.status, "cannot read LMDB '" + source_ + "' (" + Where(op, seek_key) + ")");
+  }
+  string key, reason;
+  if (!CopyOut(key_view_, &key, &reason)) ThrowDamaged(Where(op, seek_key), reason);
+  key_.swap(key);
+  read_any_ = true;
   valid_ = true;
 }
 
@@ -42,20 +132,24 @@ void LMDBCursor::Seek(const string& key) {
     SeekToFirst();
     return;
   }
-  // MDB_SET_RANGE reads the key from key_ and replaces it with the key found.
-  key_.mv_size = key.size();
-  key_.mv_data = const_cast<char*>(key.data());
-  Move(MDB_SET_RANGE);
+  // MDB_SET_RANGE reads the key from key_view_ and replaces it with the key found.
+  key_view_.mv_size = key.size();
+  key_view_.mv_data = const_cast<char*>(key.data());
+  Move(MDB_SET_RANGE, key);
 }
 
 string LMDBCursor::key() const {
   CHECK(valid_) << "key() of an LMDB cursor past the end";
-  return string(static_cast<const char*>(key_.mv_data), key_.mv_size);
+  return key_;
 }
 
 string LMDBCursor::value() const {
   CHECK(valid_) << "value() of an LMDB cursor past the end";
-  return string(static_cast<const char*>(value_.mv_data), value_.mv_size);
+  string value, reason;
+  if (!CopyOut(value_view_, &value, &reason)) {
+    ThrowDamaged("reading the value of key '" + PrintableKey(key_) + "'", reason);
+  }
+  return value;
 }
 
 // ---- LMDBTransaction -----------------------------------------------------------------------
@@ -123,7 +217,7 @@ void LMDB::Open(const string& source, Mode mode) {
     CAFFE_CHECK(mkdir(source.c_str(), 0755) == 0)
         << "cannot create LMDB directory '" << source << "': " << std::strerror(errno);
   }
-  LMDBCheck(mdb_env_create(&env_), "cannot create an LMDB environment for '" + source + "'");
+  CreateEnvironment();
   unsigned int flags = read_only_ ? (MDB_RDONLY | MDB_NOTLS) : 0;
   if (read_only_) {
     // Readers register in lock.mdb, which needs write access (and the folder's, to create it).
@@ -143,7 +237,7 @@ void LMDB::Open(const string& source, Mode mode) {
     // writer runs, which is the case for a published dataset.
     LOG(INFO) << "LMDB '" << source << "' is not writable; reading it without locking";
     mdb_env_close(env_);
-    LMDBCheck(mdb_env_create(&env_), "cannot create an LMDB environment for '" + source + "'");
+    CreateEnvironment();
     status = mdb_env_open(env_, source.c_str(), flags | MDB_NOLOCK, 0664);
   }
   if (status != MDB_SUCCESS) {
@@ -152,6 +246,12 @@ void LMDB::Open(const string& source, Mode mode) {
     LMDBCheck(status, "cannot open LMDB '" + source + "'");
   }
   LOG(INFO) << "Opened lmdb " << source;
+}
+
+void LMDB::CreateEnvironment() {
+  LMDBCheck(mdb_env_create(&env_), "cannot create an LMDB environment for '" + source_ + "'");
+  // LMDB's consistency checks, failing on a damaged page, end the read instead of the process.
+  mdb_env_set_assert(env_, &OnLMDBAssertion);
 }
 
 void LMDB::Close() {
@@ -163,8 +263,11 @@ void LMDB::Close() {
 std::unique_ptr<Cursor> LMDB::NewCursor() {
   CHECK(env_ != nullptr) << "NewCursor on a closed LMDB";
   MDB_txn* txn = nullptr;
-  LMDBCheck(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn),
-            "cannot start a read transaction on LMDB '" + source_ + "'");
+  {
+    DatabaseReadScope reading("LMDB", source_, kNoKey);  // the transaction reads the meta pages
+    LMDBCheck(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn),
+              "cannot start a read transaction on LMDB '" + source_ + "'");
+  }
   MDB_dbi dbi;
   MDB_cursor* cursor = nullptr;
   int status = mdb_dbi_open(txn, nullptr, 0, &dbi);

@@ -1,7 +1,8 @@
 // The LMDB database: writing and reading back in key order, seeking, batched commits, growing the
 // map when it fills up, reading a read-only folder without a lock file, the atomic writer of the
 // converter tools (a database appears only complete), and the errors for missing paths, folders
-// that are no LMDB and unknown backends (LevelDB itself: test_db_leveldb.cpp).
+// that are no LMDB, damaged pages and records, and unknown backends (LevelDB itself:
+// test_db_leveldb.cpp).
 #include <lmdb.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include "caffe/io/db_lmdb.hpp"
 #include "caffe/io/io.hpp"
 #include "caffe/test/file_test_util.hpp"
+#include "caffe/test/lmdb_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -211,6 +213,68 @@ TEST_F(DBTest, FolderThatIsNotAnLMDBIsAnError) {
     EXPECT_NE(string(error.what()).find("cannot open LMDB '" + path_ + "'"), string::npos)
         << error.what();
   }
+}
+
+// A lost disk block in the middle: LMDB's own check fails (or it reports the page corrupted) as
+// the cursor steps onto it; the error names the database and the last record read.
+TEST_F(DBTest, ADamagedPageIsAnErrorNamingTheDatabaseAndTheLastGoodKey) {
+  WriteDatumLMDB(path_, 1000);
+  const string data_file = path_ + "/data.mdb";
+  const uint64_t page = MiddleLMDBLeafPage(data_file);
+  const int first_lost = std::stoi(FirstKeyOnLMDBPage(data_file, page));
+  ASSERT_GT(first_lost, 0);
+  ZeroLMDBPage(data_file, page);
+  std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+  database->Open(path_, db::READ);
+  std::unique_ptr<db::Cursor> cursor = database->NewCursor();
+  int read = 0;
+  try {
+    for (; cursor->valid(); cursor->Next()) {
+      cursor->value();
+      ++read;
+    }
+    FAIL() << "all " << read << " records were read";
+  } catch (const db::DamagedDatabase& damage) {
+    const string what = damage.what();
+    EXPECT_EQ(read, first_lost) << what;
+    EXPECT_EQ(what.rfind("LMDB '" + path_ + "' is damaged: reading the record after key '" +
+                             DatumLMDBKey(first_lost - 1) + "' failed: ",
+                         0),
+              0u)
+        << what;
+    EXPECT_NE(what.find("; check every record with `caffe_db verify " + path_ + "`"), string::npos)
+        << what;
+  }
+}
+
+// A damaged size field makes a record run past the end of the file: reading its value faults
+// (SIGBUS), and the error names the key; a size larger than the whole file is refused unread.
+TEST_F(DBTest, ARecordRunningPastTheEndOfTheFileIsAnErrorNamingItsKey) {
+  WriteDatumLMDB(path_, 1000);
+  const string data_file = path_ + "/data.mdb";
+  const uint64_t page = MiddleLMDBLeafPage(data_file);
+  const string key = FirstKeyOnLMDBPage(data_file, page);
+  const uint64_t file_size = std::filesystem::file_size(data_file);
+  auto read_value = [&] {
+    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+    database->Open(path_, db::READ);
+    std::unique_ptr<db::Cursor> cursor = database->NewCursor();
+    cursor->Seek(key);
+    EXPECT_EQ(cursor->key(), key);
+    cursor->value();
+  };
+  SetFirstLMDBValueSize(data_file, page, static_cast<uint32_t>(file_size - 16));
+  EXPECT_EQ(ErrorOf(read_value), "LMDB '" + path_ + "' is damaged: reading the value of key '" +
+                                     key +
+                                     "' failed: SIGBUS (a page past the end of the file); check "
+                                     "every record with `caffe_db verify " +
+                                     path_ + "`");
+  SetFirstLMDBValueSize(data_file, page, 0xFFFFFFF0u);
+  EXPECT_NE(ErrorOf(read_value)
+                .find("reading the value of key '" + key +
+                      "' failed: LMDB gives it 4294967280 bytes, more than all " +
+                      std::to_string(file_size) + " of data.mdb"),
+            string::npos);
 }
 
 TEST_F(DBTest, ReadOnlyFolderIsReadWithoutALockFile) {

@@ -2,7 +2,8 @@
 // sharding between solvers, exact resume with SaveCursor/RestoreCursor (random crop and mirror
 // included), encoded (PNG/JPEG) records giving the values of raw ones, the same batches for any
 // number of worker threads, errors (missing LMDB, a folder that is no LMDB, LevelDB, corrupt
-// record, undecodable image, mean file of another shape, bad resume position) and shutdown.
+// record, a damaged page, undecodable image, mean file of another shape, bad resume position) and
+// shutdown.
 // Its batches in GPU mode (the prefetching base's device batches): BaseDataLayerGpuTest in
 // test_base_data_layer.cpp.
 #include <chrono>
@@ -25,6 +26,7 @@
 #include "caffe/test/data_layer_test_util.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
+#include "caffe/test/lmdb_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -438,6 +440,30 @@ TYPED_TEST(DataLayerTest, FolderThatIsNotAnLMDBIsAnError) {
     EXPECT_NE(string(error.what()).find(this->source_), string::npos) << error.what();
     EXPECT_NE(string(error.what()).find("MDB_INVALID"), string::npos) << error.what();
   }
+}
+
+// A page lost in the middle of the database: the prefetch thread's read fails inside LMDB (its own
+// check, or a fault), and Forward ends with an error naming the database and the last good key.
+TYPED_TEST(DataLayerTest, ADamagedPageEndsForwardWithAnErrorNamingTheDatabase) {
+  WriteDatumLMDB(this->source_, 1000);
+  const string data_file = this->source_ + "/data.mdb";
+  const uint64_t page = MiddleLMDBLeafPage(data_file);
+  const string last_good = DatumLMDBKey(std::stoi(FirstKeyOnLMDBPage(data_file, page)) - 1);
+  ZeroLMDBPage(data_file, page);
+  auto layer = this->MakeLayer(this->MakeParam(16));
+  string message;
+  for (int batch = 0; batch < 70 && message.empty(); ++batch) {  // 1120 records: past the page
+    message = ErrorOf([&] { layer->Forward({}, this->top_); });
+  }
+  EXPECT_EQ(
+      message.rfind("Data layer 'data': loading data failed: LMDB '" + this->source_ +
+                        "' is damaged: reading the record after key '" + last_good + "' failed: ",
+                    0),
+      0u)
+      << message;
+  EXPECT_NE(message.find("; check every record with `caffe_db verify " + this->source_ + "`"),
+            string::npos)
+      << message;
 }
 
 #ifdef USE_OPENCV

@@ -24,6 +24,7 @@
 #include "caffe/io/io.hpp"
 #include "caffe/net.hpp"
 #include "caffe/test/caffe_tool_test_util.hpp"
+#include "caffe/test/lmdb_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/timeline_test_util.hpp"
 
@@ -154,6 +155,53 @@ TEST_F(CaffeToolTest, MissingLmdbIsNamed) {
     layer { name: "mnist" type: "Data" top: "data" top: "label"
       data_param { source: "examples/mnist/no_such_lmdb" batch_size: 4 backend: LMDB } })");
   ExpectOneClearError(RunCaffe("time -model " + net), "examples/mnist/no_such_lmdb");
+}
+
+// A dataset damaged on its way to a node: a page lost in the middle, a record whose size runs
+// past the end of the file. Training never dies by a signal: the setup or the prefetch
+// thread's read fails with one line naming the database, and caffe exits 1.
+TEST_F(CaffeToolTest, ADamagedLmdbEndsTrainingWithAnErrorNamingIt) {
+  const std::string db = dir_ + "/train_lmdb", data_file = db + "/data.mdb";
+  const std::string net = dir_ + "/lmdb_net.prototxt", solver = dir_ + "/lmdb_solver.prototxt";
+  WriteFile(net, R"(
+    layer { name: "data" type: "Data" top: "data" top: "label"
+      data_param { source: ")" +
+                     db + R"(" batch_size: 16 backend: LMDB } }
+    layer { name: "ip" type: "InnerProduct" bottom: "data" top: "ip"
+      inner_product_param { num_output: 3 weight_filler { type: "xavier" } } }
+    layer { name: "loss" type: "SoftmaxWithLoss" bottom: "ip" bottom: "label" top: "loss" })");
+  // 100 iterations of 16 read all 1000 records at least once.
+  WriteFile(solver, "net: \"" + net +
+                        "\"\nbase_lr: 0.01\nlr_policy: \"fixed\"\nmax_iter: 100\n"
+                        "snapshot_prefix: \"" +
+                        dir_ + "/lmdb\"\nsolver_mode: CPU\n");
+  auto train = [&](const std::string& must_contain) {
+    const CommandResult result = RunCaffe("train -solver " + solver);
+    EXPECT_EQ(result.exit_code, 1) << result.output;  // 128 + the signal, had one killed it
+    ExpectOneClearError(result, must_contain);
+    return result.output;
+  };
+  WriteDatumLMDB(db, 1000);
+  const uint64_t size = std::filesystem::file_size(data_file);
+  const uint64_t page = MiddleLMDBLeafPage(data_file);
+  const std::string key = FirstKeyOnLMDBPage(data_file, page);
+  const std::string healthy = ReadWholeFile(data_file);
+
+  ZeroLMDBPage(data_file, page);
+  std::string output = train("caffe train: error: Data layer 'data': loading data failed: LMDB '" +
+                             db + "' is damaged: reading the record after key '" +
+                             DatumLMDBKey(std::stoi(key) - 1) + "' failed: ");
+  EXPECT_NE(output.find("; check every record with `caffe_db verify " + db + "`"),
+            std::string::npos)
+      << output;
+
+  WriteWholeFile(data_file, healthy);
+  SetFirstLMDBValueSize(data_file, page, static_cast<uint32_t>(size - 16));
+  train("caffe train: error: Data layer 'data': loading data failed: LMDB '" + db +
+        "' is damaged: reading the value of key '" + key +
+        "' failed: SIGBUS (a page past the end of the file); check every record with `caffe_db "
+        "verify " +
+        db + "`");
 }
 
 TEST_F(CaffeToolTest, TrainOnlyFlagsGivenToTimeOrTestAreNamedAsIgnored) {

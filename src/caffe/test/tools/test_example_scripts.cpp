@@ -29,6 +29,7 @@
 #include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
+#include "caffe/test/lmdb_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -181,23 +182,9 @@ unsigned char DigitBarPixel(uint32_t i, uint32_t j) {
 
 /// An LMDB of `count` MNIST-like records (DigitBarPixel, label r % 10).
 void WriteMnistLmdb(const fs::path& path, int count) {
-  std::unique_ptr<db::DB> database = db::GetDB("lmdb");
-  database->Open(path.string(), db::NEW);
-  std::unique_ptr<db::Transaction> txn = database->NewTransaction();
-  for (int r = 0; r < count; ++r) {
-    Datum datum;
-    datum.set_channels(1);
-    datum.set_height(28);
-    datum.set_width(28);
-    datum.set_label(r % 10);
-    string pixels(28 * 28, '\0');
-    for (uint32_t j = 0; j < pixels.size(); ++j) pixels[j] = static_cast<char>(DigitBarPixel(r, j));
-    datum.set_data(pixels);
-    char key[16];
-    snprintf(key, sizeof(key), "%08d", r);
-    txn->Put(key, datum.SerializeAsString());
-  }
-  txn->Commit();
+  WriteDatumLMDB(
+      path.string(), count, 1, 28, 28, [](int i, int j) { return DigitBarPixel(i, j); },
+      [](int i) { return i % 10; });
 }
 
 /// The first binary snapshot `log` says it wrote, relative to the scripts' root ("" if none).
