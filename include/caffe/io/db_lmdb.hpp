@@ -5,9 +5,10 @@
 // default map size and double it whenever a commit hits MDB_MAP_FULL, instead of reserving a huge
 // fixed map up front.
 //
-// A damaged database is an error naming it, never a signal: a cursor reads each record inside
-// TrapReadFaults (db_read_guard.hpp), so a damaged page that makes LMDB fault or fail its own
-// checks throws DamagedDatabase naming the database and the last good key.
+// A damaged database is an error naming it, never a signal: Open reads data.mdb's header first
+// (lmdb_header.hpp: an empty, cut-short or foreign file is named as such), and a cursor reads
+// each record inside TrapReadFaults (db_read_guard.hpp), so a damaged page that makes LMDB fault
+// or fail its own checks throws DamagedDatabase naming the database and the last good key.
 #ifndef CAFFE_IO_DB_LMDB_HPP_
 #define CAFFE_IO_DB_LMDB_HPP_
 
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "caffe/io/db.hpp"
+#include "caffe/io/lmdb_header.hpp"
 
 namespace caffe {
 namespace db {
@@ -93,6 +95,12 @@ class LMDB : public DB {
  private:
   /// mdb_env_create, with LMDB's assertions routed to OnDatabaseLibraryAssertion.
   void CreateEnvironment();
+  /// A cursor over the main database, or over LMDB's list of free pages.
+  std::unique_ptr<LMDBCursor> OpenCursor(bool free_pages);
+  /// For a data file that ends before the last page its header names: LMDB leaves pages it freed
+  /// within the transaction that allocated them unwritten, so such a file is whole when every
+  /// missing page is a free one. Throws the truncated-file error otherwise.
+  void CheckMissingPagesAreFree(const LMDBHeader& header);
 
   MDB_env* env_ = nullptr;
   string source_;

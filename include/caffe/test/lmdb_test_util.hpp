@@ -130,6 +130,11 @@ inline void SetFirstLMDBValueSize(const std::string& data_file, uint64_t page, u
   OverwriteBytes(data_file, start + node, std::string(reinterpret_cast<const char*>(halves), 4));
 }
 
+/// Cuts `data_file` to `size` bytes, as a copy that stopped does.
+inline void TruncateFile(const std::string& data_file, uint64_t size) {
+  std::filesystem::resize_file(data_file, size);
+}
+
 }  // namespace caffe
 
 #endif  // CAFFE_TEST_LMDB_TEST_UTIL_HPP_

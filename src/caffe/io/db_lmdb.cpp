@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -212,10 +213,16 @@ void LMDB::Open(const string& source, Mode mode) {
   CHECK(env_ == nullptr) << "LMDB '" << source_ << "' is already open";
   source_ = source;
   read_only_ = (mode == READ);
-  CheckDatabaseFolder(source, mode, "LMDB", "an LMDB", "data.mdb");
+  CheckDatabaseFolder(
+      source, mode, "LMDB", "an LMDB", "data.mdb",
+      FileExists(source + "/lock.mdb") ? " (only its lock.mdb is there: an unfinished copy?)" : "");
+  LMDBHeader header;
   if (mode == NEW) {
     CAFFE_CHECK(mkdir(source.c_str(), 0755) == 0)
         << "cannot create LMDB directory '" << source << "': " << std::strerror(errno);
+  } else {
+    // Before LMDB maps the file: an empty, cut-short or foreign data.mdb is named as such.
+    header = ReadLMDBHeader(source + "/data.mdb");
   }
   CreateEnvironment();
   unsigned int flags = read_only_ ? (MDB_RDONLY | MDB_NOTLS) : 0;
@@ -245,6 +252,14 @@ void LMDB::Open(const string& source, Mode mode) {
     env_ = nullptr;
     LMDBCheck(status, "cannot open LMDB '" + source + "'");
   }
+  if (header.file_size < header.bytes_in_use()) {
+    try {
+      CheckMissingPagesAreFree(header);
+    } catch (...) {
+      Close();
+      throw;
+    }
+  }
   LOG(INFO) << "Opened lmdb " << source;
 }
 
@@ -254,13 +269,41 @@ void LMDB::CreateEnvironment() {
   mdb_env_set_assert(env_, &OnLMDBAssertion);
 }
 
+void LMDB::CheckMissingPagesAreFree(const LMDBHeader& header) {
+  const string data_file = source_ + "/data.mdb";
+  const uint64_t first_missing = header.file_size / header.page_size;  // a partial page is missing
+  vector<bool> is_free(header.last_page + 1 - first_missing, false);
+  try {
+    for (auto list = OpenCursor(/*free_pages=*/true); list->valid(); list->Next()) {
+      // A record of LMDB's free-page list (keyed by transaction): a count, then that many page
+      // numbers, 8 bytes each.
+      const string pages = list->value();
+      uint64_t count = 0;
+      if (pages.size() >= sizeof(count)) std::memcpy(&count, pages.data(), sizeof(count));
+      for (uint64_t i = 1; i <= count && (i + 1) * sizeof(uint64_t) <= pages.size(); ++i) {
+        uint64_t page;
+        std::memcpy(&page, pages.data() + i * sizeof(page), sizeof(page));
+        if (page >= first_missing && page <= header.last_page) is_free[page - first_missing] = true;
+      }
+    }
+  } catch (const Error&) {
+    CAFFE_THROW() << TruncatedLMDBMessage(data_file, header);  // the list itself is cut off
+  }
+  CAFFE_CHECK(std::find(is_free.begin(), is_free.end(), false) == is_free.end())
+      << TruncatedLMDBMessage(data_file, header);
+  VLOG(1) << "'" << data_file << "' ends before its last " << is_free.size()
+          << " pages, which are all free";
+}
+
 void LMDB::Close() {
   if (env_ == nullptr) return;
   mdb_env_close(env_);
   env_ = nullptr;
 }
 
-std::unique_ptr<Cursor> LMDB::NewCursor() {
+std::unique_ptr<Cursor> LMDB::NewCursor() { return OpenCursor(/*free_pages=*/false); }
+
+std::unique_ptr<LMDBCursor> LMDB::OpenCursor(bool free_pages) {
   CHECK(env_ != nullptr) << "NewCursor on a closed LMDB";
   MDB_txn* txn = nullptr;
   {
@@ -268,9 +311,9 @@ std::unique_ptr<Cursor> LMDB::NewCursor() {
     LMDBCheck(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn),
               "cannot start a read transaction on LMDB '" + source_ + "'");
   }
-  MDB_dbi dbi;
+  MDB_dbi dbi = 0;  // LMDB's own database 0 is its list of free pages
   MDB_cursor* cursor = nullptr;
-  int status = mdb_dbi_open(txn, nullptr, 0, &dbi);
+  int status = free_pages ? MDB_SUCCESS : mdb_dbi_open(txn, nullptr, 0, &dbi);
   if (status == MDB_SUCCESS) status = mdb_cursor_open(txn, dbi, &cursor);
   if (status != MDB_SUCCESS) {
     mdb_txn_abort(txn);

@@ -1,8 +1,8 @@
 // The LMDB database: writing and reading back in key order, seeking, batched commits, growing the
 // map when it fills up, reading a read-only folder without a lock file, the atomic writer of the
 // converter tools (a database appears only complete), and the errors for missing paths, folders
-// that are no LMDB, damaged pages and records, and unknown backends (LevelDB itself:
-// test_db_leveldb.cpp).
+// that are no LMDB, truncated or empty data files, damaged pages and records, and unknown
+// backends (LevelDB itself: test_db_leveldb.cpp).
 #include <lmdb.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,11 +12,13 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "caffe/io/db.hpp"
 #include "caffe/io/db_lmdb.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/io/lmdb_header.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/lmdb_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
@@ -210,9 +212,92 @@ TEST_F(DBTest, FolderThatIsNotAnLMDBIsAnError) {
     db::GetDB("lmdb")->Open(path_, db::READ);
     FAIL() << "a data.mdb of garbage was accepted";
   } catch (const Error& error) {
-    EXPECT_NE(string(error.what()).find("cannot open LMDB '" + path_ + "'"), string::npos)
+    EXPECT_NE(string(error.what()).find("'" + path_ + "/data.mdb' is not an LMDB data file"),
+              string::npos)
         << error.what();
   }
+}
+
+// A half-finished copy to a node: LMDB would fault (SIGBUS) reading the pages that are missing.
+TEST_F(DBTest, TruncatedDataFileIsNamedWhenOpened) {
+  WriteDatumLMDB(path_, 1000);
+  const string data_file = path_ + "/data.mdb";
+  const db::LMDBHeader header = db::ReadLMDBHeader(data_file);
+  const uint64_t half = header.file_size / 2;
+  TruncateFile(data_file, half);
+  const string expected = "'" + data_file + "' is " + std::to_string(half) +
+                          " bytes but its header says the database has " +
+                          std::to_string(header.last_page + 1) + " pages of " +
+                          std::to_string(header.page_size) + " bytes (" +
+                          std::to_string((header.last_page + 1) * header.page_size) +
+                          " bytes): it is truncated (an unfinished copy?)";
+  EXPECT_EQ(ErrorOf([&] { db::GetDB("lmdb")->Open(path_, db::READ); }), expected);
+  EXPECT_EQ(ErrorOf([&] { db::GetDB("lmdb")->Open(path_, db::WRITE); }), expected);
+}
+
+TEST_F(DBTest, EmptyOrMissingDataFileIsNamed) {
+  Write({{"a", "1"}}, 10);
+  const string data_file = path_ + "/data.mdb";
+  TruncateFile(data_file, 0);  // LMDB itself says "Bad file descriptor"
+  EXPECT_EQ(ErrorOf([&] { db::GetDB("lmdb")->Open(path_, db::READ); }),
+            "'" + data_file +
+                "' is empty (0 bytes) but an LMDB data file starts with two meta pages, the "
+                "first alone 152 bytes long: it is truncated (an unfinished copy?)");
+  std::filesystem::remove(data_file);
+  EXPECT_EQ(ErrorOf([&] { db::GetDB("lmdb")->Open(path_, db::READ); }),
+            "'" + path_ +
+                "' is not an LMDB: the folder holds no data.mdb (only its lock.mdb is there: an "
+                "unfinished copy?)");
+}
+
+// LMDB leaves pages that it allocated and freed within one transaction unwritten, so a whole
+// database may end before the last page its header names; it opens as long as every missing page
+// is a free one.
+TEST_F(DBTest, DataFileShortOnlyByFreePagesOpens) {
+  WriteDatumLMDB(path_, 1000);
+  const string data_file = path_ + "/data.mdb";
+  // Small commits rewrite the tree's top pages into reused ones until the last pages are free.
+  uint64_t free_tail = 0;
+  db::LMDBHeader header;
+  for (int commit = 0; commit < 40 && free_tail == 0; ++commit) {
+    {
+      std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+      database->Open(path_, db::WRITE);
+      std::unique_ptr<db::Transaction> txn = database->NewTransaction();
+      txn->Put(DatumLMDBKey(commit * 37 % 1000), "replaced");
+      txn->Commit();
+    }
+    header = db::ReadLMDBHeader(data_file);
+    std::set<uint64_t> free_pages;  // from LMDB's free-page list, read with LMDB itself
+    MDB_env* env = nullptr;
+    MDB_txn* txn = nullptr;
+    MDB_cursor* cursor = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), MDB_SUCCESS);
+    ASSERT_EQ(mdb_env_open(env, path_.c_str(), MDB_RDONLY, 0664), MDB_SUCCESS);
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn), MDB_SUCCESS);
+    ASSERT_EQ(mdb_cursor_open(txn, 0, &cursor), MDB_SUCCESS);
+    MDB_val key, value;
+    for (int status = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); status == MDB_SUCCESS;
+         status = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+      const size_t* list = static_cast<const size_t*>(value.mv_data);
+      free_pages.insert(list + 1, list + 1 + list[0]);
+    }
+    mdb_cursor_close(cursor);
+    mdb_txn_abort(txn);
+    mdb_env_close(env);
+    while (free_pages.count(header.last_page - free_tail) > 0) ++free_tail;
+  }
+  if (free_tail == 0) GTEST_SKIP() << "this LMDB left no free page at the end of the file";
+  std::map<string, string> expected = ReadAll();
+  const uint64_t kept = (header.last_page + 1 - free_tail) * header.page_size;
+  TruncateFile(data_file, kept);
+  EXPECT_EQ(ReadAll(), expected);
+  TruncateFile(data_file, kept - header.page_size);  // a page in use goes too
+  EXPECT_NE(ErrorOf([&] { db::GetDB("lmdb")->Open(path_, db::READ); })
+                .find("' is " + std::to_string(kept - header.page_size) +
+                      " bytes but its header says the database has " +
+                      std::to_string(header.last_page + 1) + " pages"),
+            string::npos);
 }
 
 // A lost disk block in the middle: LMDB's own check fails (or it reports the page corrupted) as

@@ -157,8 +157,8 @@ TEST_F(CaffeToolTest, MissingLmdbIsNamed) {
   ExpectOneClearError(RunCaffe("time -model " + net), "examples/mnist/no_such_lmdb");
 }
 
-// A dataset damaged on its way to a node: a page lost in the middle, a record whose size runs
-// past the end of the file. Training never dies by a signal: the setup or the prefetch
+// A dataset damaged on its way to a node: cut short, a page lost in the middle, a record whose
+// size runs past the end of the file. Training never dies by a signal: the setup or the prefetch
 // thread's read fails with one line naming the database, and caffe exits 1.
 TEST_F(CaffeToolTest, ADamagedLmdbEndsTrainingWithAnErrorNamingIt) {
   const std::string db = dir_ + "/train_lmdb", data_file = db + "/data.mdb";
@@ -187,6 +187,11 @@ TEST_F(CaffeToolTest, ADamagedLmdbEndsTrainingWithAnErrorNamingIt) {
   const std::string key = FirstKeyOnLMDBPage(data_file, page);
   const std::string healthy = ReadWholeFile(data_file);
 
+  TruncateFile(data_file, size / 2);
+  train("caffe train: error: Data layer 'data': '" + data_file + "' is " +
+        std::to_string(size / 2) + " bytes but its header says the database has ");
+
+  WriteWholeFile(data_file, healthy);
   ZeroLMDBPage(data_file, page);
   std::string output = train("caffe train: error: Data layer 'data': loading data failed: LMDB '" +
                              db + "' is damaged: reading the record after key '" +
