@@ -7,6 +7,9 @@
 //   caffe_db convert DB OUT    every record, under its key, into a new database OUT of backend
 //                              --to (default lmdb): a LevelDB becomes an LMDB (which several
 //                              processes can read, as DDL's learners do), or the other way
+//   caffe_db verify DB         reads every record as the data layers do and checks it: names the
+//                              first damaged or invalid record (its number and key) and exits 1,
+//                              else prints the records and bytes read (a dataset copied to a node)
 // Encoded records are decoded for their shape when they do not carry it (needs OpenCV).
 #include <gflags/gflags.h>
 #include <glog/logging.h>
@@ -21,6 +24,8 @@
 
 #include "caffe/common.hpp"
 #include "caffe/io/db.hpp"
+#include "caffe/io/db_lmdb.hpp"
+#include "caffe/io/db_read_guard.hpp"
 #include "caffe/io/image_io.hpp"
 #include "caffe/proto/caffe.pb.h"
 
@@ -37,7 +42,8 @@ const char kUsage[] =
     "    caffe_db [FLAGS] count DB_NAME\n"
     "    caffe_db [FLAGS] stats DB_NAME\n"
     "    caffe_db [FLAGS] dump DB_NAME N OUTPUT_IMAGE\n"
-    "    caffe_db [FLAGS] convert DB_NAME OUTPUT_DB_NAME   (--backend to read, --to to write)\n";
+    "    caffe_db [FLAGS] convert DB_NAME OUTPUT_DB_NAME   (--backend to read, --to to write)\n"
+    "    caffe_db [FLAGS] verify DB_NAME\n";
 
 string ShapeText(int channels, int height, int width) {
   return std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width);
@@ -154,6 +160,57 @@ void Convert(const string& path, const string& output) {
             << FLAGS_to << " '" << output << "'" << std::endl;
 }
 
+/// Reads every record of `path` in key order as a data layer does and checks it: readable (a
+/// damaged page is a db::DamagedDatabase), keys increasing, a Datum whose raw data fits its shape
+/// (encoded images are not decoded), and as many records as LMDB counts.
+void Verify(const string& path) {
+  uint64_t records = 0, bytes = 0;
+  string previous_key, key;  // key: the record being read, once its key is known
+  auto record = [&]() {
+    const string number = "record " + std::to_string(records);
+    if (!key.empty()) return number + ", key '" + caffe::db::PrintableKey(key) + "',";
+    if (records == 0) return number + " (the first)";
+    return number + " (the one after key '" + caffe::db::PrintableKey(previous_key) + "')";
+  };
+  try {
+    OpenDB open = Open(path);
+    caffe::Datum datum;
+    for (; open.cursor->valid(); open.cursor->Next()) {
+      key = open.cursor->key();
+      CAFFE_CHECK(records == 0 || previous_key < key)
+          << "'" << path << "' is damaged: " << record() << " comes after key '"
+          << caffe::db::PrintableKey(previous_key) << "' (keys must increase)";
+      const string value = open.cursor->value();
+      CAFFE_CHECK(datum.ParseFromString(value))
+          << "'" << path << "' is damaged: " << record() << " is not a valid Datum ("
+          << value.size() << " bytes)";
+      if (!datum.encoded()) {
+        try {
+          caffe::CheckRawDatum(datum);
+        } catch (const caffe::Error& error) {
+          CAFFE_THROW() << "'" << path << "': " << record()
+                        << " is not a valid record: " << error.what();
+        }
+      }
+      ++records;
+      bytes += key.size() + value.size();
+      previous_key.swap(key);
+      key.clear();
+    }
+    if (const auto* lmdb = dynamic_cast<const caffe::db::LMDBCursor*>(open.cursor.get())) {
+      const uint64_t counted = lmdb->RecordsInSnapshot();
+      CAFFE_CHECK(records == counted)
+          << "'" << path << "' is damaged: reading it in key order found " << records
+          << " records but LMDB counts " << counted << " (damaged pages hide the rest)";
+    }
+  } catch (const caffe::db::DamagedDatabase& damage) {
+    CAFFE_THROW() << "'" << path << "' is damaged: " << record()
+                  << " cannot be read: " << damage.reason();
+  }
+  std::cout << "'" << path << "': " << records << " records, " << bytes
+            << " bytes of keys and values; every record reads and is a valid Datum" << std::endl;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,12 +226,14 @@ int main(int argc, char** argv) {
       Dump(argv[2], argv[3], argv[4]);
     } else if (command == "convert" && argc == 4) {
       Convert(argv[2], argv[3]);
+    } else if (command == "verify" && argc == 3) {
+      Verify(argv[2]);
     } else {
       std::cerr << kUsage;
       if (!command.empty() && command != "count" && command != "stats" && command != "dump" &&
-          command != "convert") {
+          command != "convert" && command != "verify") {
         std::cerr << "caffe_db: unknown command '" << command
-                  << "'; known: count, stats, dump, convert" << std::endl;
+                  << "'; known: count, stats, dump, convert, verify" << std::endl;
       }
       return 1;
     }

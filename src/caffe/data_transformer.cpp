@@ -128,22 +128,10 @@ const Datum& DataTransformer<Dtype>::Decode(const Datum& datum, Datum* decoded) 
 template <typename Dtype>
 int DataTransformer<Dtype>::CheckDatum(const Datum& datum) const {
   CHECK(!datum.encoded()) << "an encoded record must be decoded before it is checked";
+  const int size = CheckRawDatum(datum);
   const int channels = datum.channels();
   const int height = datum.height();
   const int width = datum.width();
-  CAFFE_CHECK(channels > 0 && height > 0 && width > 0)
-      << "the record's shape (channels x height x width) is " << ShapeText(channels, height, width)
-      << "; each must be at least 1";
-  const int64_t size = static_cast<int64_t>(channels) * height * width;
-  CAFFE_CHECK(size <= INT32_MAX) << "the record's shape " << ShapeText(channels, height, width)
-                                 << " is too large";
-  const bool has_uint8 = !datum.data().empty();
-  const int64_t held = has_uint8 ? static_cast<int64_t>(datum.data().size())
-                                 : static_cast<int64_t>(datum.float_data_size());
-  CAFFE_CHECK(held == size) << "the record holds " << held
-                            << (has_uint8 ? " bytes of data" : " float_data values")
-                            << " but its shape " << ShapeText(channels, height, width) << " needs "
-                            << size;
   const int crop_size = param_.crop_size();
   CAFFE_CHECK(crop_size <= height && crop_size <= width)
       << "crop_size " << crop_size << " is larger than the record's " << height << "x" << width
@@ -156,7 +144,7 @@ int DataTransformer<Dtype>::CheckDatum(const Datum& datum) const {
         << " (channels x height x width)";
   }
   if (!mean_values_.empty()) CheckMeanValues(channels);
-  return static_cast<int>(size);
+  return size;
 }
 
 template <typename Dtype>

@@ -41,6 +41,9 @@ class LMDBCursor : public Cursor {
   string key() const override;
   string value() const override;
   bool valid() const override { return valid_; }
+  /// How many records LMDB counts in this cursor's database and snapshot (a walk that finds
+  /// fewer met damaged pages that hid the rest).
+  uint64_t RecordsInSnapshot() const;
 
  private:
   /// mdb_cursor_get(op); `seek_key` for MDB_SET_RANGE.

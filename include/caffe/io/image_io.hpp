@@ -43,6 +43,12 @@ void ReadImageToDatum(const string& filename, int label, int height, int width, 
 /// caffe::Error when the bytes are not an image OpenCV can decode.
 void DecodeDatum(const Datum& encoded, ImageColor color, Datum* decoded);
 
+/// The values the raw (not encoded) record `datum` holds, checked against its shape: throws
+/// caffe::Error when a dimension (channels x height x width) is below 1, the shape is over 2^31
+/// values, or the record holds another number of bytes (or of float_data values, where it has no
+/// bytes).
+int CheckRawDatum(const Datum& datum);
+
 /// Writes a record (raw uint8, float values rounded and clamped to 0..255, or encoded) as an image
 /// file whose type follows the extension of `filename` (.png, .jpg, .bmp, ...). Records with 1
 /// or 3 channels only. Throws caffe::Error naming the file on failure.

@@ -130,6 +130,22 @@ inline void SetFirstLMDBValueSize(const std::string& data_file, uint64_t page, u
   OverwriteBytes(data_file, start + node, std::string(reinterpret_cast<const char*>(halves), 4));
 }
 
+/// Makes every branch page of `data_file` (flags 0x01; its node offsets end at the 2-byte field
+/// at byte 12) forget its last child: the records under those children can no longer be reached.
+inline void DropLastChildOfLMDBBranchPages(const std::string& data_file) {
+  const std::string bytes = ReadWholeFile(data_file);
+  const uint32_t page_size = LMDBPageSize(data_file);
+  for (uint64_t page = 2; (page + 1) * page_size <= bytes.size(); ++page) {
+    const size_t start = page * page_size;
+    uint16_t flags, lower;
+    std::memcpy(&flags, bytes.data() + start + 10, sizeof(flags));
+    std::memcpy(&lower, bytes.data() + start + 12, sizeof(lower));
+    if (flags != 0x01) continue;
+    lower -= 2;
+    OverwriteBytes(data_file, start + 12, std::string(reinterpret_cast<const char*>(&lower), 2));
+  }
+}
+
 /// Cuts `data_file` to `size` bytes, as a copy that stopped does.
 inline void TruncateFile(const std::string& data_file, uint64_t size) {
   std::filesystem::resize_file(data_file, size);

@@ -153,6 +153,14 @@ string LMDBCursor::value() const {
   return value;
 }
 
+uint64_t LMDBCursor::RecordsInSnapshot() const {
+  MDB_stat stat;
+  DatabaseReadScope reading("LMDB", source_, key_);
+  LMDBCheck(mdb_stat(txn_, mdb_cursor_dbi(cursor_), &stat),
+            "cannot count the records of LMDB '" + source_ + "'");
+  return stat.ms_entries;
+}
+
 // ---- LMDBTransaction -----------------------------------------------------------------------
 
 void LMDBTransaction::Put(const string& key, const string& value) {

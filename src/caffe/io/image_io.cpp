@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -87,6 +88,26 @@ void ReadImageToDatum(const string& filename, int label, int height, int width, 
 
 void DecodeDatum(const Datum& encoded, ImageColor color, Datum* decoded) {
   CodecFor("decoding an encoded (JPEG/PNG) record").decode_datum(encoded, color, decoded);
+}
+
+int CheckRawDatum(const Datum& datum) {
+  const int channels = datum.channels();
+  const int height = datum.height();
+  const int width = datum.width();
+  const string shape =
+      std::to_string(channels) + "x" + std::to_string(height) + "x" + std::to_string(width);
+  CAFFE_CHECK(channels > 0 && height > 0 && width > 0)
+      << "the record's shape (channels x height x width) is " << shape
+      << "; each must be at least 1";
+  const int64_t size = static_cast<int64_t>(channels) * height * width;
+  CAFFE_CHECK(size <= INT32_MAX) << "the record's shape " << shape << " is too large";
+  const bool has_uint8 = !datum.data().empty();
+  const int64_t held = has_uint8 ? static_cast<int64_t>(datum.data().size())
+                                 : static_cast<int64_t>(datum.float_data_size());
+  CAFFE_CHECK(held == size) << "the record holds " << held
+                            << (has_uint8 ? " bytes of data" : " float_data values")
+                            << " but its shape " << shape << " needs " << size;
+  return static_cast<int>(size);
 }
 
 void WriteDatumToImage(const Datum& datum, const string& filename) {

@@ -1,7 +1,8 @@
 // Image files to Datum records and back: raw and encoded records, colour and gray, resizing,
 // keeping a file's own bytes when nothing changes, decoding, writing records as image files, the
-// errors for missing and corrupt images, and the "path label" list parser. Without OpenCV the
-// image tests are not compiled; one test checks the "needs OpenCV" error instead.
+// errors for missing and corrupt images, the check of a raw record against its shape, and the
+// "path label" list parser. Without OpenCV the image tests are not compiled; one test checks the
+// "needs OpenCV" error instead.
 #include <fstream>
 #include <string>
 #include <vector>
@@ -77,6 +78,31 @@ TEST_F(ImageIOTest, ListLineWithoutLabelAndMissingListAreErrors) {
   const string missing = ErrorOf([&] { ReadImageList(Path("missing.txt")); });
   EXPECT_NE(missing.find("cannot open image list '" + Path("missing.txt")), string::npos)
       << missing;
+}
+
+TEST_F(ImageIOTest, RawRecordMustHoldWhatItsShapeNeeds) {
+  Datum datum;
+  datum.set_channels(2);
+  datum.set_height(3);
+  datum.set_width(1);
+  datum.set_data("abcdef");
+  EXPECT_EQ(CheckRawDatum(datum), 6);
+  datum.set_data("abcde");
+  EXPECT_EQ(ErrorOf([&] { CheckRawDatum(datum); }),
+            "the record holds 5 bytes of data but its shape 2x3x1 needs 6");
+  datum.clear_data();
+  for (int i = 0; i < 6; ++i) datum.add_float_data(0.5f * i);
+  EXPECT_EQ(CheckRawDatum(datum), 6);
+  datum.add_float_data(1.0f);
+  EXPECT_EQ(ErrorOf([&] { CheckRawDatum(datum); }),
+            "the record holds 7 float_data values but its shape 2x3x1 needs 6");
+  datum.set_height(0);
+  EXPECT_EQ(ErrorOf([&] { CheckRawDatum(datum); }),
+            "the record's shape (channels x height x width) is 2x0x1; each must be at least 1");
+  datum.set_height(1 << 20);
+  datum.set_width(1 << 12);
+  EXPECT_EQ(ErrorOf([&] { CheckRawDatum(datum); }),
+            "the record's shape 2x1048576x4096 is too large");
 }
 
 #ifndef USE_OPENCV

@@ -1,7 +1,8 @@
 // caffe_db, run as a program on LMDBs written here: the record count, the stats (storage, shapes,
 // label histogram) of raw, float and encoded records, record N dumped as an image file, the
-// conversion to the other backend and back, and one-line errors for a folder that is no
-// database, a record number past the end and bad usage.
+// conversion to the other backend and back, verify on healthy and damaged databases (the first
+// bad record named, never a signal), and one-line errors for a folder that is no database, a
+// record number past the end and bad usage.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "caffe/io/io.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/image_test_util.hpp"
+#include "caffe/test/lmdb_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #include "caffe/test/tool_test_util.hpp"
 
@@ -123,6 +125,97 @@ TEST_F(CaffeDbTest, ConvertCopiesEveryRecordToTheOtherBackend) {
   EXPECT_FALSE(cursor->valid());
   // An existing output is refused, and nothing is lost.
   ExpectOneLineError(Run({"convert", db_, back}), {back, "already exists"});
+}
+
+TEST_F(CaffeDbTest, VerifySummarizesAHealthyDatabase) {
+  WriteDatumLMDB(db_, 1000);
+  uint64_t bytes = 0;
+  {
+    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+    database->Open(db_, db::READ);
+    for (auto cursor = database->NewCursor(); cursor->valid(); cursor->Next()) {
+      bytes += cursor->key().size() + cursor->value().size();
+    }
+  }
+  const ToolResult result = Run({"verify", db_});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "'" + db_ + "': 1000 records, " + std::to_string(bytes) +
+                            " bytes of keys and values; every record reads and is a valid "
+                            "Datum\n");
+}
+
+TEST_F(CaffeDbTest, VerifyNamesARecordThatIsNotAValidDatum) {
+  Datum short_of_data = Raw(1, 2, 2, 0);
+  short_of_data.set_data("abc");
+  {
+    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
+    database->Open(db_, db::NEW);
+    std::unique_ptr<db::Transaction> txn = database->NewTransaction();
+    txn->Put("key0", Raw(1, 2, 2, 0).SerializeAsString());
+    txn->Put("key1", "\xff\xff not a Datum");
+    txn->Commit();
+  }
+  ExpectOneLineError(Run({"verify", db_}),
+                     {"'" + db_ +
+                      "' is damaged: record 1, key 'key1', is not a valid Datum (14 "
+                      "bytes)"});
+  std::filesystem::remove_all(db_);
+  WriteLMDB({Raw(1, 2, 2, 0), short_of_data});
+  ExpectOneLineError(Run({"verify", db_}),
+                     {"'" + db_ +
+                      "': record 1, key 'key1', is not a valid record: the record "
+                      "holds 3 bytes of data but its shape 1x2x2 needs 4"});
+}
+
+// A lost disk block in the middle of the file: the record after the last one before it is named.
+TEST_F(CaffeDbTest, VerifyNamesTheFirstRecordADamagedPageHides) {
+  WriteDatumLMDB(db_, 1000);
+  const string data_file = db_ + "/data.mdb";
+  const uint64_t page = MiddleLMDBLeafPage(data_file);
+  const int first_lost = std::stoi(FirstKeyOnLMDBPage(data_file, page));
+  ZeroLMDBPage(data_file, page);
+  ExpectOneLineError(Run({"verify", db_}), {"'" + db_ + "' is damaged: record " +
+                                            std::to_string(first_lost) + " (the one after key '" +
+                                            DatumLMDBKey(first_lost - 1) + "') cannot be read: "});
+  // count, stats and convert stop with the same damage, as one line too.
+  ExpectOneLineError(Run({"count", db_}), {"LMDB '" + db_ + "' is damaged", "caffe_db verify"});
+}
+
+// A record whose size runs past the end of the file: LMDB reads past the end of its map (SIGBUS).
+TEST_F(CaffeDbTest, VerifyNamesARecordThatRunsPastTheEndOfTheFile) {
+  WriteDatumLMDB(db_, 1000);
+  const string data_file = db_ + "/data.mdb";
+  const uint64_t page = MiddleLMDBLeafPage(data_file);
+  const string key = FirstKeyOnLMDBPage(data_file, page);
+  SetFirstLMDBValueSize(data_file, page,
+                        static_cast<uint32_t>(std::filesystem::file_size(data_file) - 16));
+  ExpectOneLineError(
+      Run({"verify", db_}),
+      {"'" + db_ + "' is damaged: record " + std::to_string(std::stoi(key)) + ", key '" + key +
+       "', cannot be read: SIGBUS (a page past the end of the file)"});
+}
+
+// Pages that no longer point at part of the tree: the walk ends early without an error from
+// LMDB, and the count it finds is not the count LMDB keeps.
+TEST_F(CaffeDbTest, VerifyFindsRecordsThatDamagedPagesHide) {
+  WriteDatumLMDB(db_, 1000);
+  DropLastChildOfLMDBBranchPages(db_ + "/data.mdb");
+  const ToolResult result = Run({"verify", db_});
+  ExpectOneLineError(result, {"'" + db_ + "' is damaged: reading it in key order found ",
+                              " records but LMDB counts 1000 (damaged pages hide the rest)"});
+  EXPECT_EQ(result.err.find("found 1000 records"), string::npos) << result.err;
+}
+
+TEST_F(CaffeDbTest, VerifyNamesATruncatedOrEmptyDataFile) {
+  WriteDatumLMDB(db_, 1000);
+  const string data_file = db_ + "/data.mdb";
+  const uint64_t size = std::filesystem::file_size(data_file);
+  TruncateFile(data_file, size / 2);
+  ExpectOneLineError(Run({"verify", db_}), {"'" + data_file + "' is " + std::to_string(size / 2) +
+                                                " bytes but its header says the database has ",
+                                            "it is truncated (an unfinished copy?)"});
+  TruncateFile(data_file, 0);
+  ExpectOneLineError(Run({"verify", db_}), {"'" + data_file + "' is empty (0 bytes)"});
 }
 
 #ifdef USE_OPENCV
