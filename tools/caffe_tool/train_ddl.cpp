@@ -6,9 +6,7 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -20,14 +18,9 @@
 #include "caffe_tool/flags.hpp"
 #include "caffe_tool/snapshot_prefix.hpp"
 #include "caffe_tool/train.hpp"
-#ifndef CPU_ONLY
-#include <cuda_runtime.h>
-#endif
 #ifdef USE_MPI
 #include "caffe/parallel/ddl_session.hpp"
 #include "caffe/parallel/ddl_sync.hpp"
-#include "caffe/parallel/learner_gpu.hpp"
-#include "caffe/parallel/mpi_util.hpp"
 #endif
 
 namespace caffe_tool {
@@ -43,60 +36,15 @@ namespace {
   caffe::DdlSession::AbortJob(1);
 }
 
-// This process's part in the job: what it logs (rank 0 logs; the others warn), and the solver
-// count, rank and process model it trains with. (When mpirun ends the job, after Ctrl-C or a
-// learner's failure, each learner gets SIGTERM: Training's handler says so in one line and
-// -sigterm_effect decides what the learners, who vote on it each iteration, do.)
-void JoinJob(const caffe::DdlSession& session, const caffe::DdlOptions& options) {
-  if (session.rank() != 0 && options.dbg_level == 0) {
-    FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);
-  }
-  Caffe::set_solver_count(session.size());
-  Caffe::set_solver_rank(session.rank());
-  Caffe::set_multiprocess(true);
-}
-
 // This learner's GPU, if -gpu was given: one id, which means each learner's own GPU, picked by
-// its rank on the node among the GPUs the scheduler granted (learner_gpu.hpp).
+// its rank on the node among the GPUs the scheduler granted (DdlSession::ChooseGpu).
 vector<int> LearnerGpus(caffe::DdlSession* session) {
   vector<int> gpus = GetGpus();
   if (gpus.empty()) return gpus;
   CAFFE_CHECK_EQ(gpus.size(), 1u)
       << "-gpu " << FLAGS_gpu << " with -ddl: give one id; every learner uses one GPU, and "
       << "-gpu 0 means each learner's own GPU, picked by its rank on the node";
-#ifndef CPU_ONLY
-  caffe::LearnerPlace place;
-  place.local_rank = session->local_rank();
-  place.local_size = session->local_size();
-  place.host = session->host();
-  CUDA_CHECK(cudaGetDeviceCount(&place.visible_count));
-  place.granted = caffe::SchedulerGpusFromEnvironment(place.local_rank);
-  std::string how;
-  gpus[0] = caffe::ChooseLearnerGpu(gpus[0], place, &how);
-  LOG_IF(INFO, session->options().dbg_level >= 1)
-      << "DDL: learner " << session->rank() << " trains on " << how;
-  // Learners that see one GPU each may still have been given the same one.
-  cudaDeviceProp properties;
-  CUDA_CHECK(cudaGetDeviceProperties(&properties, gpus[0]));
-  const int size = session->size();
-  std::vector<char> uuids(16 * static_cast<size_t>(size));
-  std::memcpy(uuids.data() + 16 * session->rank(), properties.uuid.bytes, 16);
-  session->Run([&] {
-    MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, uuids.data(), 16, MPI_BYTE,
-                            session->control()));
-  });
-  for (int other = 0; other < session->rank(); ++other) {
-    if (session->hosts()[other] == session->host() &&
-        std::memcmp(uuids.data() + 16 * other, properties.uuid.bytes, 16) == 0) {
-      LOG(WARNING) << "DDL: learners " << other << " and " << session->rank() << " on host "
-                   << session->host() << " share one GPU (" << how
-                   << "): they take turns on it; give each learner its own GPU for speed";
-      break;
-    }
-  }
-#else
-  (void)session;
-#endif
+  gpus[0] = session->ChooseGpu(gpus[0]);
   return gpus;
 }
 
@@ -142,7 +90,11 @@ int TrainDdl(const caffe::SolverParameter& solver_param) {
 #else
   try {
     caffe::DdlSession session(options);
-    JoinJob(session, options);
+    // Rank 0 logs, the others warn; the solver made next reads this learner's share. (When
+    // mpirun ends the job, after Ctrl-C or a learner's failure, each learner gets SIGTERM:
+    // Training's handler says so in one line and -sigterm_effect decides what the learners, who
+    // vote on it each iteration, do.)
+    session.JoinAsSolver();
     const vector<int> gpus = LearnerGpus(&session);
     SetModeFromGpus(gpus);
     if (!gpus.empty()) {

@@ -3,12 +3,14 @@
 // mpirun started, learns every learner's host and this learner's rank on its node (for -gpu 0 =
 // "my GPU"), and runs the communication thread (every MPI call of training) and the heartbeat
 // (failure detection; see heartbeat.hpp). Finish() ends the job cleanly on every learner
-// together; after a failure the caller reports it and calls AbortJob().
+// together; after a failure the caller reports it and calls AbortJob(). Besides training
+// (DdlSync), it broadcasts and sums host arrays for its callers (pycaffe's caffe.ddl).
 #ifndef CAFFE_PARALLEL_DDL_SESSION_HPP_
 #define CAFFE_PARALLEL_DDL_SESSION_HPP_
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,6 +21,9 @@
 #include "caffe/parallel/heartbeat.hpp"
 
 namespace caffe {
+
+template <typename Dtype>
+class HierarchicalCommunicator;
 
 /// This process's part in a DDL job (see the file comment).
 class DdlSession {
@@ -58,13 +63,33 @@ class DdlSession {
   /// error, so that the job ends with rank 0's one line rather than an MPI_Abort (a lock on the
   /// snapshot prefix held by another run, a snapshot to resume that is not there).
   std::string FromRoot(const std::function<std::string()>& step);
+  /// This thread's Caffe context becomes solver rank() of size(), in several processes, as
+  /// `caffe train -ddl` sets it up before making the solver (its data layers then read this
+  /// learner's share); unless -dbg_level >= 1, learners other than rank 0 log warnings only.
+  void JoinAsSolver() const;
+  /// Collective: the CUDA device this learner trains on for `-gpu requested` (ChooseLearnerGpu
+  /// with this learner's place and the scheduler's variables); warns when two learners of one
+  /// host were given the same GPU. Throws caffe::Error in a build without GPU support.
+  int ChooseGpu(int requested);
+
+  /// Collective: data[0, count) becomes learner `root`'s values on every learner.
+  template <typename Dtype>
+  void Broadcast(Dtype* data, size_t count, int root);
+  /// Collective: data[0, count) becomes the element-wise sum over the learners, bitwise the same
+  /// on each, by the allreduce -mode asks for. The first call for a Dtype builds it (modes b and
+  /// p time their candidates then, on a -bucket_kb buffer).
+  template <typename Dtype>
+  void Allreduce(Dtype* data, size_t count);
+  /// Collective: every learner's `value`, by rank.
+  std::vector<int64_t> Allgather(int64_t value);
+
   /// Throws CommError when the heartbeat has found a learner dead or hung.
   void CheckHealth() const;
-  /// Queues `job` on the communication thread.
-  uint64_t Submit(CommThread::Job job) { return comm_thread_->Submit(std::move(job)); }
+  /// Queues `job` on the communication thread. Throws caffe::Error after Finish().
+  uint64_t Submit(CommThread::Job job);
   /// Waits for a queued job (and all before it), checking health meanwhile; rethrows its error.
   void Wait(uint64_t ticket);
-  void WaitAll() { Wait(comm_thread_->submitted()); }
+  void WaitAll();
   /// Submit + Wait.
   void Run(CommThread::Job job) { Wait(Submit(std::move(job))); }
   /// For tests: make this learner's heartbeat fall silent, as if the process hung.
@@ -86,6 +111,12 @@ class DdlSession {
   MPI_Comm control_ = MPI_COMM_NULL;
   std::unique_ptr<Heartbeat> heartbeat_;
   std::unique_ptr<CommThread> comm_thread_;
+  // Allreduce's communicators, built at its first call per type.
+  std::unique_ptr<HierarchicalCommunicator<float>> float_comm_;
+  std::unique_ptr<HierarchicalCommunicator<double>> double_comm_;
+
+  template <typename Dtype>
+  std::unique_ptr<HierarchicalCommunicator<Dtype>>& ArrayCommunicator();
 
   DdlSession(const DdlSession&) = delete;
   DdlSession& operator=(const DdlSession&) = delete;

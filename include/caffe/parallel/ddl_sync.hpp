@@ -100,6 +100,11 @@ class DdlSync : public Solver<Dtype>::Callback, public Net<Dtype>::Callback {
   std::string rebind_report_;
 };
 
+/// Collective: every learner's `net` gets learner `root`'s values of its learnable params (what
+/// DdlSync does before the first iteration). Returns the number of values broadcast.
+template <typename Dtype>
+size_t BroadcastParams(Net<Dtype>* net, DdlSession* session, int root = 0);
+
 }  // namespace caffe
 
 #endif  // CAFFE_PARALLEL_DDL_SYNC_HPP_

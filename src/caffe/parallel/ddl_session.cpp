@@ -7,6 +7,9 @@
 #include <cstring>
 #include <exception>
 
+#include "caffe/common.hpp"
+#include "caffe/parallel/hierarchical_communicator.hpp"
+#include "caffe/parallel/learner_gpu.hpp"
 #include "caffe/parallel/mpi_util.hpp"
 
 namespace caffe {
@@ -102,6 +105,8 @@ DdlSession::~DdlSession() {
   // caller aborts the job). The heartbeat keeps running: it aborts the job itself if nobody does.
   comm_thread_.release();
   heartbeat_.release();
+  float_comm_.release();
+  double_comm_.release();
 }
 
 void DdlSession::Finish(bool finalize_mpi) {
@@ -111,6 +116,8 @@ void DdlSession::Finish(bool finalize_mpi) {
   heartbeat_->Stop();
   comm_thread_.reset();
   heartbeat_.reset();
+  float_comm_.reset();
+  double_comm_.reset();
   MPI_Comm_free(&control_);
   finished_ = true;
   if (initialized_mpi_ && finalize_mpi) MPI_Finalize();
@@ -139,8 +146,117 @@ void DdlSession::CheckHealth() const {
   if (heartbeat_ && heartbeat_->failed()) throw CommError(heartbeat_->failure());
 }
 
+uint64_t DdlSession::Submit(CommThread::Job job) {
+  CAFFE_CHECK(comm_thread_ != nullptr)
+      << "DDL: learner " << rank_ << " has ended its part in the job (finalized); it can no "
+      << "longer communicate";
+  return comm_thread_->Submit(std::move(job));
+}
+
 void DdlSession::Wait(uint64_t ticket) {
+  if (comm_thread_ == nullptr) return;  // after Finish: Submit refuses, so nothing is queued
   comm_thread_->Wait(ticket, [this] { CheckHealth(); });
 }
+
+void DdlSession::WaitAll() {
+  if (comm_thread_ != nullptr) Wait(comm_thread_->submitted());
+}
+
+void DdlSession::JoinAsSolver() const {
+  if (rank_ != 0 && options_.dbg_level == 0) {
+    FLAGS_minloglevel = std::max(FLAGS_minloglevel, 1);
+  }
+  Caffe::set_solver_count(size_);
+  Caffe::set_solver_rank(rank_);
+  Caffe::set_multiprocess(true);
+}
+
+#ifdef CPU_ONLY
+int DdlSession::ChooseGpu(int requested) {
+  CAFFE_THROW() << "DDL: GPU " << requested << " was asked for, but this build of Caffe has no "
+                << "GPU support (built with CPU_ONLY); train on the CPU, or rebuild with CUDA";
+}
+#else
+int DdlSession::ChooseGpu(int requested) {
+  LearnerPlace place;
+  place.local_rank = local_rank_;
+  place.local_size = local_size_;
+  place.host = host();
+  CUDA_CHECK(cudaGetDeviceCount(&place.visible_count));
+  place.granted = SchedulerGpusFromEnvironment(place.local_rank);
+  std::string how;
+  const int device = ChooseLearnerGpu(requested, place, &how);
+  LOG_IF(INFO, options_.dbg_level >= 1) << "DDL: learner " << rank_ << " trains on " << how;
+  // Learners that see one GPU each may still have been given the same one.
+  cudaDeviceProp properties;
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  std::vector<char> uuids(16 * static_cast<size_t>(size_));
+  std::memcpy(uuids.data() + 16 * rank_, properties.uuid.bytes, 16);
+  Run([&] {
+    MPI_CHECK(
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, uuids.data(), 16, MPI_BYTE, control_));
+  });
+  for (int other = 0; other < rank_; ++other) {
+    if (hosts_[other] == host() &&
+        std::memcmp(uuids.data() + 16 * other, properties.uuid.bytes, 16) == 0) {
+      LOG(WARNING) << "DDL: learners " << other << " and " << rank_ << " on host " << host()
+                   << " share one GPU (" << how
+                   << "): they take turns on it; give each learner its own GPU for speed";
+      break;
+    }
+  }
+  return device;
+}
+#endif
+
+template <typename Dtype>
+void DdlSession::Broadcast(Dtype* data, size_t count, int root) {
+  CAFFE_CHECK(root >= 0 && root < size_)
+      << "DDL: broadcast from learner " << root << ", but the learners are 0 to " << size_ - 1;
+  Run([&] {
+    for (size_t done = 0; done < count; done += kMaxMpiCount) {
+      MPI_CHECK(MPI_Bcast(data + done, static_cast<int>(std::min(kMaxMpiCount, count - done)),
+                          MpiType<Dtype>(), root, control_));
+    }
+  });
+}
+
+template <>
+std::unique_ptr<HierarchicalCommunicator<float>>& DdlSession::ArrayCommunicator<float>() {
+  return float_comm_;
+}
+
+template <>
+std::unique_ptr<HierarchicalCommunicator<double>>& DdlSession::ArrayCommunicator<double>() {
+  return double_comm_;
+}
+
+template <typename Dtype>
+void DdlSession::Allreduce(Dtype* data, size_t count) {
+  if (count == 0) return;  // every learner passes the same count
+  std::unique_ptr<HierarchicalCommunicator<Dtype>>& comm = ArrayCommunicator<Dtype>();
+  Run([&] {
+    if (comm == nullptr) {
+      const size_t sample = std::max<size_t>(1, options_.bucket_kb * size_t(1024) / sizeof(Dtype));
+      comm = CreateDdlCommunicator<Dtype>(options_, topology_, /*gpu_learner=*/false, sample);
+    }
+    comm->Allreduce(data, count);
+  });
+}
+
+std::vector<int64_t> DdlSession::Allgather(int64_t value) {
+  std::vector<int64_t> values(size_, 0);
+  values[rank_] = value;
+  Run([&] {
+    MPI_CHECK(
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, values.data(), 1, MPI_INT64_T, control_));
+  });
+  return values;
+}
+
+template void DdlSession::Broadcast<float>(float*, size_t, int);
+template void DdlSession::Broadcast<double>(double*, size_t, int);
+template void DdlSession::Allreduce<float>(float*, size_t);
+template void DdlSession::Allreduce<double>(double*, size_t);
 
 }  // namespace caffe

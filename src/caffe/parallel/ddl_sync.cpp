@@ -87,8 +87,8 @@ void DdlSync<Dtype>::Solve(const char* resume_file) {
 }
 
 template <typename Dtype>
-void DdlSync<Dtype>::BroadcastWeights() {
-  const Blobs<Dtype>& learnable = net_->learnable_params();
+size_t BroadcastParams(Net<Dtype>* net, DdlSession* session, int root) {
+  const Blobs<Dtype>& learnable = net->learnable_params();
   size_t count = 0;
   for (Blob<Dtype>* param : learnable) count += param->count();
   std::vector<Dtype> weights(std::max<size_t>(count, 1));
@@ -97,19 +97,19 @@ void DdlSync<Dtype>::BroadcastWeights() {
     std::copy(param->cpu_data(), param->cpu_data() + param->count(), weights.begin() + offset);
     offset += param->count();
   }
-  session_->Run([&] {
-    for (size_t done = 0; done < count; done += kMaxMpiCount) {
-      MPI_CHECK(MPI_Bcast(weights.data() + done,
-                          static_cast<int>(std::min(kMaxMpiCount, count - done)), MpiType<Dtype>(),
-                          0, session_->control()));
-    }
-  });
+  session->Broadcast(weights.data(), count, root);
   offset = 0;
   for (Blob<Dtype>* param : learnable) {
     std::copy(weights.begin() + offset, weights.begin() + offset + param->count(),
               param->mutable_cpu_data());
     offset += param->count();
   }
+  return count;
+}
+
+template <typename Dtype>
+void DdlSync<Dtype>::BroadcastWeights() {
+  const size_t count = BroadcastParams(net_, session_);
   LOG_IF(INFO, session_->rank() == 0)
       << "DDL: every learner starts from rank 0's weights (" << count << " values broadcast)";
 }
@@ -336,5 +336,7 @@ std::string DdlSync<Dtype>::Rebind() {
 
 template class DdlSync<float>;
 template class DdlSync<double>;
+template size_t BroadcastParams<float>(Net<float>*, DdlSession*, int);
+template size_t BroadcastParams<double>(Net<double>*, DdlSession*, int);
 
 }  // namespace caffe
