@@ -28,7 +28,8 @@ Distributed training and memory settings:
     snapshots). has_mpi() says whether this build has DDL's MPI transport, and
     parse_ddl_options("-mode r:4x2 ...") checks a `caffe train -ddl` option string and returns
     its settings. DDL training itself runs through `mpirun ... caffe train -ddl "<options>"`
-    (docs/DDL.md). NCCL(solver, uid) keeps one GPU solver per process in step, as BVLC's
+    (docs/DDL.md), or from Python with caffe.ddl under mpirun (init, bcast, bcast_net,
+    allreduce, attach(solver), finalize; see its doc). NCCL(solver, uid) keeps one GPU solver per process in step, as BVLC's
     python/train.py uses it (uid = NCCL.new_uid(), then per process set_device, the solver
     count and rank, set_multiprocess(True), a solver, NCCL(solver, uid), bcast() and
     solver.add_callback(nccl)); has_nccl() says whether this build has it (GPU builds with
@@ -48,5 +49,5 @@ from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, Net, NesterovSo
 from .proto.caffe_pb2 import TEST, TRAIN
 from .classifier import Classifier
 from .detector import Detector
-from . import io
+from . import ddl, io
 from .net_spec import NetSpec, layers, params, to_proto

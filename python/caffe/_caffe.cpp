@@ -44,4 +44,5 @@ PYBIND11_MODULE(_caffe, m) {
   BindSolver(m);
   BindNccl(m);
   BindSgdSolvers(m);
+  BindDdl(m);
 }

@@ -83,9 +83,18 @@ void BindTraining(PySolverClass& solver_class) {
           [](PySolver& solver, const py::object& resume_file) {
             const string path = resume_file.is_none() ? "" : PathArg(resume_file);
             py::gil_scoped_release release;
-            solver.Solve(path.empty() ? nullptr : path.c_str());
+            if (Caffe::root_solver()) {
+              solver.Solve(path.empty() ? nullptr : path.c_str());
+              return;
+            }
+            // One of several solvers (caffe.ddl, NCCL): the root alone tests and snapshots.
+            if (!path.empty()) solver.Restore(path.c_str());
+            solver.Step(solver.param().max_iter() - solver.iter());
           },
-          py::arg("resume_file") = py::none())
+          py::arg("resume_file") = py::none(),
+          "solve(resume_file=None): trains to max_iter (restoring the .solverstate first); "
+          "a solver of rank > 0 (set_solver_rank, caffe.ddl) steps only, the root tests and "
+          "snapshots")
       .def("step", &PySolver::Step, py::arg("iters"), py::call_guard<py::gil_scoped_release>())
       .def(
           "restore",

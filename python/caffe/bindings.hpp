@@ -56,6 +56,8 @@ void BindSolver(py::module_& m);
 void BindNccl(py::module_& m);
 /// bind_solver.cpp: SGDSolver, the solvers derived from it, and caffe.get_solver.
 void BindSgdSolvers(py::module_& m);
+/// bind_ddl.cpp: _caffe._ddl, the compiled half of caffe.ddl (DDL from Python, under mpirun).
+void BindDdl(py::module_& m);
 
 // ---- Shared helpers ----
 

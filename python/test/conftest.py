@@ -74,3 +74,12 @@ def mnist_lmdb(path, images, labels):
                     prefix + '-labels', str(path), '--backend=lmdb'],
                    check=True, capture_output=True)
     return str(path)
+
+
+def write_digits_lmdb(folder, count):
+    """`count` 28x28 images (MNIST's idx files), pixels (k * 37 + p * 11 + (k % 10) * p) % 256 as
+    DDL's C++ tests write them (ddl_test_util.hpp), label k % 10, turned into an LMDB by
+    convert_mnist_data; returns its path."""
+    pixels = [(k * 37 + p * 11 + (k % 10) * p) % 256 for k in range(count) for p in range(28 * 28)]
+    return mnist_lmdb(os.path.join(str(folder), 'digits_lmdb'),
+                      np.array(pixels).reshape(count, 28, 28), np.arange(count) % 10)

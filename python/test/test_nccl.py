@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import caffe
-from conftest import SOURCE_DIR, mnist_lmdb, write_file
+from conftest import SOURCE_DIR, write_digits_lmdb, write_file
 
 BATCH = 4
 ITERATIONS = 5
@@ -56,13 +56,6 @@ solver.step(solver.param.max_iter)
 if rank == 0:
     solver.net.save(out)
 """
-
-
-def write_digits_lmdb(folder, count):
-    """count 28x28 images (MNIST's idx files) turned into an LMDB by convert_mnist_data."""
-    pixels = [(k * 37 + p * 11 + (k % 10) * p) % 256 for k in range(count) for p in range(28 * 28)]
-    return mnist_lmdb(os.path.join(folder, 'digits_lmdb'),
-                      np.array(pixels).reshape(count, 28, 28), np.arange(count) % 10)
 
 
 def write_solver(folder, name, source, batch):
