@@ -270,6 +270,38 @@ TEST_F(CaffeDdlTest, GpuLearnersTrainLikeOneGpuProcess) {
   }
 }
 
+// -gpu 0 is each learner's first granted GPU: with LSF's per-task lists crossed, learner 0 takes
+// GPU 1 and learner 1 GPU 0; three learners on two visible GPUs are refused in one line.
+TEST_F(CaffeDdlTest, GpuLearnersTakeTheGpusTheSchedulerGrantedThem) {
+  if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
+  int gpus = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&gpus), cudaSuccess);
+  if (gpus < 2) GTEST_SKIP() << "needs two GPUs, this machine has " << gpus;
+  const std::string solver = Solver("granted", kBatch, 64, "", 1);
+  const std::string train = CaffeTool() + " train -gpu 0 -solver " + solver;
+  CommandResult run = RunCommand("CUDA_VISIBLE_DEVICES0=1 CUDA_VISIBLE_DEVICES1=0 " + Mpirun(2) +
+                                     "-x CUDA_VISIBLE_DEVICES0 -x CUDA_VISIBLE_DEVICES1 " + train +
+                                     " -ddl \"-mode r:2 -dbg_level 1\"",
+                                 Log("granted"), 120);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("DDL: learner 0 trains on GPU 1 of LSF's CUDA_VISIBLE_DEVICES0=1"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("DDL: learner 1 trains on GPU 0 of LSF's CUDA_VISIBLE_DEVICES1=0"),
+            std::string::npos)
+      << run.output;
+  CommandResult crowded =
+      RunCommand(Mpirun(3) + train + " -ddl \"-mode r:3\"", Log("crowded"), 120);
+  EXPECT_NE(crowded.exit_code, 0) << crowded.output;
+  EXPECT_NE(crowded.output.find("caffe train: error: -gpu with -ddl: 3 learners on host "),
+            std::string::npos)
+      << crowded.output;
+  EXPECT_NE(crowded.output.find("but " + std::to_string(gpus) +
+                                " GPUs are visible: learners would share GPUs"),
+            std::string::npos)
+      << crowded.output;
+}
+
 // LMS on each learner's GPU (the communication thread reduces DDL's gradient buffer, which LMS
 // never swaps): under a budget that keeps swapping the weights and the solver's history, the
 // same weights as one GPU process at the combined batch.
