@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "caffe/io/hdf5.hpp"
+#include "caffe/proto/caffe.pb.h"
+
 namespace caffe {
 
 /// One snapshot on disk: its solver state file (PREFIX_iter_N.solverstate or .solverstate.h5)
@@ -18,6 +21,14 @@ struct SnapshotOnDisk {
   std::string state;
   int iter = 0;
 };
+
+/// The dataset of an HDF5 solver state that holds our resume extensions (the random generator,
+/// the data positions, the learner count) as one text-format SolverState.
+inline constexpr char kResumeStateDataset[] = "resume_state";
+
+/// The scalar parts of the HDF5 solver state open as `file` (read from `path`): iter,
+/// learned_net, current_step and our extensions; not the history.
+void ReadHdf5SolverStateHeader(hid_t file, const std::string& path, SolverState* state);
 
 /// The snapshots of `prefix` that have a solver state file, newest first.
 std::vector<SnapshotOnDisk> ListSnapshots(const std::string& prefix);

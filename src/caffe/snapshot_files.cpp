@@ -16,9 +16,7 @@
 #include <utility>
 
 #include "caffe/common.hpp"
-#include "caffe/io/hdf5.hpp"
 #include "caffe/io/io.hpp"
-#include "caffe/proto/caffe.pb.h"
 
 namespace caffe {
 
@@ -67,14 +65,7 @@ SolverState ReadSolverStateHeader(const std::string& state) {
   SolverState header;
   if (EndsWith(state, ".h5")) {
     Hdf5File file(state, H5F_ACC_RDONLY);
-    // The dataset SGDSolver writes our resume extensions to.
-    if (hdf5_path_exists(file.id(), "resume_state")) {
-      ParseProtoFromText(hdf5_load_string(file.id(), "resume_state"), state, &header);
-    }
-    header.set_iter(hdf5_load_int(file.id(), "iter"));
-    if (hdf5_path_exists(file.id(), "learned_net")) {
-      header.set_learned_net(hdf5_load_string(file.id(), "learned_net"));
-    }
+    ReadHdf5SolverStateHeader(file.id(), state, &header);
   } else {
     ReadProtoFromBinaryFile(state, &header);
   }
@@ -82,6 +73,17 @@ SolverState ReadSolverStateHeader(const std::string& state) {
 }
 
 }  // namespace
+
+void ReadHdf5SolverStateHeader(hid_t file, const std::string& path, SolverState* state) {
+  if (hdf5_path_exists(file, kResumeStateDataset)) {
+    ParseProtoFromText(hdf5_load_string(file, kResumeStateDataset), path, state);
+  }
+  state->set_iter(hdf5_load_int(file, "iter"));
+  if (hdf5_path_exists(file, "learned_net")) {
+    state->set_learned_net(hdf5_load_string(file, "learned_net"));
+  }
+  state->set_current_step(hdf5_load_int(file, "current_step"));
+}
 
 std::vector<SnapshotOnDisk> ListSnapshots(const std::string& prefix) {
   const PrefixParts parts = SplitPrefix(prefix);

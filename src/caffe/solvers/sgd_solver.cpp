@@ -11,6 +11,7 @@
 #include "caffe/io/upgrade_proto.hpp"
 #include "caffe/kernels/math_functions.hpp"
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/snapshot_files.hpp"
 #include "caffe/solvers/gpu_updates.hpp"
 #include "caffe/util/cpu_threads.hpp"
 
@@ -240,11 +241,6 @@ void SGDSolver<Dtype>::SnapshotSolverStateToBinaryProto(const string& model_file
   WriteProtoToBinaryFile(state, snapshot_filename);
 }
 
-namespace {
-// Our resume extensions travel in HDF5 snapshots as one text-format SolverState string.
-const char kResumeStateDataset[] = "resume_state";
-}  // namespace
-
 template <typename Dtype>
 void SGDSolver<Dtype>::SnapshotSolverStateToHDF5(const string& model_filename) {
   const string snapshot_filename = this->SnapshotFilename(".solverstate.h5");
@@ -286,14 +282,7 @@ template <typename Dtype>
 void SGDSolver<Dtype>::RestoreSolverStateFromHDF5(const string& state_file) {
   Hdf5File file(state_file, H5F_ACC_RDONLY);
   SolverState state;
-  if (hdf5_path_exists(file.id(), kResumeStateDataset)) {
-    ParseProtoFromText(hdf5_load_string(file.id(), kResumeStateDataset), state_file, &state);
-  }
-  state.set_iter(hdf5_load_int(file.id(), "iter"));
-  if (hdf5_path_exists(file.id(), "learned_net")) {
-    state.set_learned_net(hdf5_load_string(file.id(), "learned_net"));
-  }
-  state.set_current_step(hdf5_load_int(file.id(), "current_step"));
+  ReadHdf5SolverStateHeader(file.id(), state_file, &state);
   CAFFE_CHECK(hdf5_path_exists(file.id(), "history"))
       << "solver state '" << state_file << "' has no history group";
   hid_t history_hid = H5Gopen2(file.id(), "history", H5P_DEFAULT);
