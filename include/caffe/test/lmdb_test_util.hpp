@@ -34,10 +34,11 @@ inline std::string DatumLMDBKey(int i) {
 }
 
 /// A new LMDB at `path` of `count` raw records of channels x height x width bytes: byte j of
-/// record i is pixel(i, j), its label label(i), its key DatumLMDBKey(i).
+/// record i is pixel(i, j), its label label(i), its key DatumLMDBKey(i). The record at `corrupt`
+/// (if >= 0) holds three bytes that are not a Datum.
 inline void WriteDatumLMDB(const std::string& path, int count, int channels, int height, int width,
                            const std::function<unsigned char(int, int)>& pixel,
-                           const std::function<int(int)>& label) {
+                           const std::function<int(int)>& label, int corrupt = -1) {
   std::unique_ptr<db::DB> database = db::GetDB("lmdb");
   database->Open(path, db::NEW);
   std::unique_ptr<db::Transaction> txn = database->NewTransaction();
@@ -51,7 +52,8 @@ inline void WriteDatumLMDB(const std::string& path, int count, int channels, int
     for (int j = 0; j < static_cast<int>(data.size()); ++j)
       data[j] = static_cast<char>(pixel(i, j));
     datum.set_data(data);
-    txn->Put(DatumLMDBKey(i), datum.SerializeAsString());
+    txn->Put(DatumLMDBKey(i),
+             i == corrupt ? std::string("\xff\xff\xff", 3) : datum.SerializeAsString());
   }
   txn->Commit();
 }

@@ -36,12 +36,6 @@ namespace {
 constexpr int kChannels = 2, kHeight = 3, kWidth = 4;
 constexpr int kRecordSize = kChannels * kHeight * kWidth;
 
-string Key(int index) {
-  char key[16];
-  snprintf(key, sizeof(key), "%08d", index);
-  return key;
-}
-
 template <typename TypeParam>
 class DataLayerTest : public MultiDeviceTest<TypeParam> {
  protected:
@@ -56,21 +50,10 @@ class DataLayerTest : public MultiDeviceTest<TypeParam> {
 
   /// Writes `count` records; the record at `corrupt` (if >= 0) is not a Datum.
   void WriteLMDB(int count, int corrupt = -1) {
-    std::unique_ptr<db::DB> database = db::GetDB("lmdb");
-    database->Open(source_, db::NEW);
-    std::unique_ptr<db::Transaction> txn = database->NewTransaction();
-    for (int i = 0; i < count; ++i) {
-      Datum datum;
-      datum.set_channels(kChannels);
-      datum.set_height(kHeight);
-      datum.set_width(kWidth);
-      datum.set_label(i);
-      string data(kRecordSize, '\0');
-      for (int j = 0; j < kRecordSize; ++j) data[j] = static_cast<char>((i + j) % 256);
-      datum.set_data(data);
-      txn->Put(Key(i), i == corrupt ? string("\xff\xff\xff", 3) : datum.SerializeAsString());
-    }
-    txn->Commit();
+    WriteDatumLMDB(
+        source_, count, kChannels, kHeight, kWidth,
+        [](int i, int j) { return static_cast<unsigned char>((i + j) % 256); },
+        [](int i) { return i; }, corrupt);
   }
 
   LayerParameter MakeParam(int batch_size, const string& extra = "", Phase phase = TRAIN) {
@@ -202,16 +185,16 @@ TYPED_TEST(DataLayerTest, CursorIsThePositionAfterTheLastConsumedBatch) {
   auto layer = this->MakeLayer(param);
   DataCursor start = layer->SaveCursor();
   EXPECT_EQ(start.layer(), "data");
-  EXPECT_EQ(start.key(), Key(0));
+  EXPECT_EQ(start.key(), DatumLMDBKey(0));
   EXPECT_EQ(start.records_read(), 0u);
   this->ForwardLabels(layer.get());
   // Let the thread read ahead as far as it can; the cursor must not move with it.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   DataCursor after_one = layer->SaveCursor();
-  EXPECT_EQ(after_one.key(), Key(3));
+  EXPECT_EQ(after_one.key(), DatumLMDBKey(3));
   EXPECT_EQ(after_one.records_read(), 3u);
   this->ForwardLabels(layer.get());
-  EXPECT_EQ(layer->SaveCursor().key(), Key(6));
+  EXPECT_EQ(layer->SaveCursor().key(), DatumLMDBKey(6));
 }
 
 TYPED_TEST(DataLayerTest, RestoredCursorContinuesWithIdenticalBatches) {
@@ -275,7 +258,7 @@ TYPED_TEST(DataLayerTest, UnknownCursorKeyIsAnErrorAndForwardDoesNotHang) {
   EXPECT_THROW(layer->Forward({}, this->top_), Error);
   // A good position brings the layer back.
   DataCursor good = bad;
-  good.set_key(Key(3));
+  good.set_key(DatumLMDBKey(3));
   good.set_records_read(3);
   layer->RestoreCursor(good);
   EXPECT_EQ(this->ForwardLabels(layer.get()), (vector<int>{3, 0}));
@@ -324,7 +307,7 @@ TYPED_TEST(DataLayerTest, CorruptRecordSurfacesInTheForwardThatReachesIt) {
     } catch (const Error& error) {
       const string message = error.what();
       EXPECT_NE(message.find("Data layer 'data'"), string::npos) << message;
-      EXPECT_NE(message.find("record '" + Key(7) + "'"), string::npos) << message;
+      EXPECT_NE(message.find("record '" + DatumLMDBKey(7) + "'"), string::npos) << message;
       EXPECT_NE(message.find("not a valid Datum"), string::npos) << message;
     }
   }
@@ -342,7 +325,7 @@ TYPED_TEST(DataLayerTest, RecordsOfAnotherSizeInABatchAreAnError) {
     small.set_height(1);
     small.set_width(1);
     small.set_data("x");
-    txn->Put(Key(3), small.SerializeAsString());
+    txn->Put(DatumLMDBKey(3), small.SerializeAsString());
     txn->Commit();
   }
   auto layer = this->MakeLayer(this->MakeParam(2));
@@ -489,7 +472,7 @@ TYPED_TEST(DataLayerTest, EncodedImagesGiveTheValuesOfRawOnes) {
       encoded.set_data(bytes.data(), bytes.size());
       encoded.set_encoded(true);
       encoded.set_label(i);
-      encoded_txn->Put(Key(i), encoded.SerializeAsString());
+      encoded_txn->Put(DatumLMDBKey(i), encoded.SerializeAsString());
       const cv::Mat decoded = cv::imdecode(bytes, cv::IMREAD_COLOR);  // what Caffe should see
       Datum raw;
       raw.set_channels(3);
@@ -499,7 +482,7 @@ TYPED_TEST(DataLayerTest, EncodedImagesGiveTheValuesOfRawOnes) {
       string data;
       for (int value : ImageValues(decoded)) data.push_back(static_cast<char>(value));
       raw.set_data(data);
-      raw_txn->Put(Key(i), raw.SerializeAsString());
+      raw_txn->Put(DatumLMDBKey(i), raw.SerializeAsString());
     }
     raw_txn->Commit();
     encoded_txn->Commit();
@@ -543,7 +526,7 @@ TYPED_TEST(DataLayerTest, UndecodableEncodedRecordNamesTheRecord) {
     Datum broken;
     broken.set_encoded(true);
     broken.set_data("\x89PNG but not really");
-    txn->Put(Key(2), broken.SerializeAsString());
+    txn->Put(DatumLMDBKey(2), broken.SerializeAsString());
     txn->Commit();
   }
   auto layer = this->MakeLayer(this->MakeParam(2));
@@ -552,7 +535,8 @@ TYPED_TEST(DataLayerTest, UndecodableEncodedRecordNamesTheRecord) {
     layer->Forward({}, this->top_);
     FAIL() << "an undecodable record was delivered";
   } catch (const Error& error) {
-    EXPECT_NE(string(error.what()).find("record '" + Key(2) + "'"), string::npos) << error.what();
+    EXPECT_NE(string(error.what()).find("record '" + DatumLMDBKey(2) + "'"), string::npos)
+        << error.what();
     EXPECT_NE(string(error.what()).find("not an image OpenCV can decode"), string::npos)
         << error.what();
   }
@@ -565,7 +549,7 @@ TYPED_TEST(DataLayerTest, EncodedRecordsWithoutOpenCVAreAClearError) {
   Datum encoded;
   encoded.set_encoded(true);
   encoded.set_data("\x89PNG");
-  txn->Put(Key(0), encoded.SerializeAsString());
+  txn->Put(DatumLMDBKey(0), encoded.SerializeAsString());
   txn->Commit();
   txn.reset();
   database->Close();
@@ -597,7 +581,7 @@ TEST(DataLayerSolverTest, ResumedTrainingEndsWithTheSameWeights) {
       string data(kRecordSize, '\0');
       for (int j = 0; j < kRecordSize; ++j) data[j] = static_cast<char>((i * 37 + j * 11) % 256);
       datum.set_data(data);
-      txn->Put(Key(i), datum.SerializeAsString());
+      txn->Put(DatumLMDBKey(i), datum.SerializeAsString());
     }
     txn->Commit();
   }
