@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "caffe/parallel/compression.hpp"
+
 namespace caffe {
 
 /// The collective algorithm -mode selects (IBM DDL's letters).
@@ -38,6 +40,8 @@ struct DdlOptions {
   /// largest gradient bucket (KiB).
   double timeout_s = 30;
   int bucket_kb = 4096;
+  /// -compress: gradients travel in 16 bits through the MPI stages (compression.hpp).
+  Compression compression = Compression::kNone;
   /// -bvlc (a separate flag of the caffe tool): no buckets, reduce everything after backward.
   bool bvlc = false;
   /// The string parsed, for messages.

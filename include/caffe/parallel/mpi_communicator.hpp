@@ -16,8 +16,11 @@ namespace caffe {
 template <typename Dtype>
 class MpiCommunicator : public MpiGroupCommunicator<Dtype> {
  public:
-  explicit MpiCommunicator(std::shared_ptr<MpiGroup> group)
-      : MpiGroupCommunicator<Dtype>(std::move(group)) {}
+  explicit MpiCommunicator(std::shared_ptr<MpiGroup> group,
+                           Compression compression = Compression::kNone);
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
   std::string name() const override { return "mpi"; }
   void ReduceScatter(Dtype* buffer, const Blocks& blocks) override;
   void Allgather(Dtype* buffer, const Blocks& blocks) override;
@@ -25,6 +28,7 @@ class MpiCommunicator : public MpiGroupCommunicator<Dtype> {
  private:
   std::vector<int> counts_, displacements_;
   std::vector<Dtype> result_;  // MPI_Reduce_scatter leaves the block at the start of its output
+  MPI_Op compressed_sum_ = MPI_OP_NULL;  // with compression: the 16-bit values' sum
 };
 
 }  // namespace caffe

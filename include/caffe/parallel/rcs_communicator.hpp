@@ -22,7 +22,8 @@ namespace caffe {
 template <typename Dtype>
 class RcsCommunicator : public MpiGroupCommunicator<Dtype> {
  public:
-  explicit RcsCommunicator(std::shared_ptr<MpiGroup> group);
+  explicit RcsCommunicator(std::shared_ptr<MpiGroup> group,
+                           Compression compression = Compression::kNone);
   std::string name() const override { return "rcs"; }
   void ReduceScatter(Dtype* buffer, const Blocks& blocks) override;
   void Allgather(Dtype* buffer, const Blocks& blocks) override;
@@ -32,10 +33,6 @@ class RcsCommunicator : public MpiGroupCommunicator<Dtype> {
   int RealRank(int virtual_rank) const;
   /// Where virtual member v's merged blocks start (v == power_ gives the end of the buffer).
   size_t VirtualStart(const Blocks& blocks, int virtual_rank) const;
-  /// Blocking transfers of data[0, count) to / from member `peer` (throws caffe::Error when
-  /// count does not fit one MPI message).
-  void Send(const Dtype* data, size_t count, int peer, int tag) const;
-  void Receive(Dtype* data, size_t count, int peer, int tag) const;
 
   int power_;    // p: the largest power of two <= P
   int folded_;   // r = P - p: pairs (2i, 2i+1), i < r, fold into one virtual member

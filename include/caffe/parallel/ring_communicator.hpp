@@ -19,8 +19,9 @@ namespace caffe {
 template <typename Dtype>
 class RingCommunicator : public MpiGroupCommunicator<Dtype> {
  public:
-  explicit RingCommunicator(std::shared_ptr<MpiGroup> group)
-      : MpiGroupCommunicator<Dtype>(std::move(group)) {}
+  explicit RingCommunicator(std::shared_ptr<MpiGroup> group,
+                            Compression compression = Compression::kNone)
+      : MpiGroupCommunicator<Dtype>(std::move(group), compression) {}
   std::string name() const override { return "ring"; }
   void ReduceScatter(Dtype* buffer, const Blocks& blocks) override;
   void Allgather(Dtype* buffer, const Blocks& blocks) override;

@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "caffe/parallel/communicator.hpp"
+#include "caffe/parallel/compression.hpp"
 #include "caffe/test/mpi_test_main.hpp"
 #include "caffe/util/error.hpp"
 
@@ -134,6 +136,57 @@ void ExpectBitwiseIdenticalResults(Communicator<Dtype>* comm, MPI_Comm members, 
   MPI_Bcast(first.data(), static_cast<int>(count * sizeof(Dtype)), MPI_BYTE, 0, members);
   EXPECT_EQ(std::memcmp(first.data(), buffer.data(), count * sizeof(Dtype)), 0)
       << comm->name() << ": members disagree after an allreduce of " << count << " elements";
+}
+
+/// A value no 16-bit format holds exactly (a full mantissa), of either sign and of magnitudes
+/// from about 1e-3 to 10, rank r's at element i.
+template <typename Dtype>
+Dtype InexactContribution(int rank, size_t i) {
+  const double sign = (i + rank) % 3 == 0 ? -1.0 : 1.0;
+  return static_cast<Dtype>(sign * (1.0 / (3.0 + i % 1009) + 0.37 * rank + 1e-3 * (i % 17)) *
+                            (1 + i % 10));
+}
+
+/// With `compression` (the communicator's own), an allreduce of each of `lengths` over `comm`
+/// (whose members are `group_size` ranks) ends with: every element within the rounding's bound
+/// of the exact sum (2P roundings of at most the unit roundoff of the sum of magnitudes), every
+/// element a value the 16-bit format holds (so the values did travel in 16 bits: a full-precision
+/// transfer would keep fp32's mantissa), and bitwise the same buffer on every member.
+template <typename Dtype>
+void ExpectCompressedAllreduceWithinRounding(Communicator<Dtype>* comm, int group_rank,
+                                             int group_size, MPI_Comm members,
+                                             Compression compression,
+                                             const std::vector<size_t>& lengths) {
+  const double bound = 2.0 * group_size * CompressionUnitRoundoff(compression);
+  for (size_t count : lengths) {
+    std::vector<Dtype> buffer(count);
+    for (size_t i = 0; i < count; ++i) buffer[i] = InexactContribution<Dtype>(group_rank, i);
+    comm->Allreduce(buffer.data(), count);
+    size_t outside = count, unrounded = count;
+    for (size_t i = 0; i < count; ++i) {
+      double exact = 0, magnitude = 0;
+      for (int r = 0; r < group_size; ++r) {
+        exact += static_cast<double>(InexactContribution<Dtype>(r, i));
+        magnitude += std::abs(static_cast<double>(InexactContribution<Dtype>(r, i)));
+      }
+      if (outside == count && std::abs(buffer[i] - exact) > bound * magnitude) outside = i;
+      Dtype rounded = buffer[i];
+      RoundAsCompressed(compression, &rounded, 1);
+      if (unrounded == count && group_size > 1 && rounded != buffer[i]) unrounded = i;
+    }
+    EXPECT_EQ(outside, count) << comm->name() << " " << CompressionName(compression) << ": "
+                              << count << " elements, element " << outside
+                              << " is further from the exact sum than the rounding allows";
+    EXPECT_EQ(unrounded, count) << comm->name() << " " << CompressionName(compression) << ": "
+                                << count << " elements, element " << unrounded << " ("
+                                << (unrounded < count ? buffer[unrounded] : 0)
+                                << ") is not a 16-bit value";
+    std::vector<Dtype> first(buffer);
+    MPI_Bcast(first.data(), static_cast<int>(count * sizeof(Dtype)), MPI_BYTE, 0, members);
+    EXPECT_EQ(std::memcmp(first.data(), buffer.data(), count * sizeof(Dtype)), 0)
+        << comm->name() << " " << CompressionName(compression) << ": members disagree after an "
+        << "allreduce of " << count << " elements";
+  }
 }
 
 }  // namespace caffe

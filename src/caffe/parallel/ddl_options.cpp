@@ -12,7 +12,7 @@ namespace {
 
 const char kKnownOptions[] =
     "-mode a:X[xY[xZ]], -dump_iter N, -dev_sync 0|1|2, -rebind_iter N, -dbg_level 0|1|2, "
-    "-timeout SECONDS, -bucket_kb N";
+    "-timeout SECONDS, -bucket_kb N, -compress fp16|bf16|none";
 
 // A whole token of decimal digits in [low, high]; false otherwise.
 bool ParseInt(const std::string& token, long low, long high, int* value) {
@@ -95,7 +95,7 @@ DdlOptions ParseDdlOptions(const std::string& text) {
     }
     const bool known = name == "-mode" || name == "-dump_iter" || name == "-dev_sync" ||
                        name == "-rebind_iter" || name == "-dbg_level" || name == "-timeout" ||
-                       name == "-bucket_kb";
+                       name == "-bucket_kb" || name == "-compress";
     CAFFE_CHECK(known) << where << "unknown option '" << tokens[i] << "'; known: " << kKnownOptions;
     if (!has_value) {
       CAFFE_CHECK(i + 1 < tokens.size() && !(tokens[i + 1].size() > 1 && tokens[i + 1][0] == '-'))
@@ -147,6 +147,10 @@ DdlOptions ParseDdlOptions(const std::string& text) {
       CAFFE_CHECK(ParseSeconds(value, &options.timeout_s))
           << where << "'" << value << "' in " << quoted
           << " is not a number of seconds > 0 (at most 86400)";
+    } else if (name == "-compress") {
+      CAFFE_CHECK(ParseCompression(value, &options.compression))
+          << where << "'" << value << "' in " << quoted
+          << " is not a gradient compression; expected fp16, bf16 or none";
     } else {  // -bucket_kb
       CAFFE_CHECK(ParseInt(value, 1, 16 * 1024 * 1024, &options.bucket_kb))
           << where << "'" << value << "' in " << quoted

@@ -48,15 +48,16 @@ enum class Algorithm { kRing, kMpi, kRcs, kNccl };
 
 template <typename Dtype>
 std::unique_ptr<TwoPhaseCommunicator<Dtype>> Make(Algorithm algorithm,
-                                                  std::shared_ptr<MpiGroup> group) {
+                                                  std::shared_ptr<MpiGroup> group,
+                                                  Compression compression) {
   switch (algorithm) {
     case Algorithm::kRing:
-      return std::make_unique<RingCommunicator<Dtype>>(group);
+      return std::make_unique<RingCommunicator<Dtype>>(group, compression);
     case Algorithm::kMpi:
-      return std::make_unique<MpiCommunicator<Dtype>>(group);
+      return std::make_unique<MpiCommunicator<Dtype>>(group, compression);
     case Algorithm::kRcs:
-      return std::make_unique<RcsCommunicator<Dtype>>(group);
-    case Algorithm::kNccl:
+      return std::make_unique<RcsCommunicator<Dtype>>(group, compression);
+    case Algorithm::kNccl:  // sums in the buffer's type: compression applies to the MPI stages
 #ifdef USE_NCCL
       return NcclCommunicatorOver<Dtype>(*group);
 #else
@@ -214,7 +215,9 @@ std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(const Ddl
     const std::vector<Algorithm> algorithms =
         Candidates(options.algorithm, dim, nccl && NcclUsable(*group, dim));
     std::vector<std::unique_ptr<TwoPhaseCommunicator<Dtype>>> candidates;
-    for (Algorithm algorithm : algorithms) candidates.push_back(Make<Dtype>(algorithm, group));
+    for (Algorithm algorithm : algorithms) {
+      candidates.push_back(Make<Dtype>(algorithm, group, options.compression));
+    }
     typename HierarchicalCommunicator<Dtype>::Stage stage;
     stage.dim = dim;
     if (candidates.size() == 1) {
@@ -229,9 +232,16 @@ std::unique_ptr<HierarchicalCommunicator<Dtype>> CreateDdlCommunicator(const Ddl
       std::swap(candidates[0], candidates[choice.chosen]);
     }
     stage.comm = std::move(candidates[0]);
+    std::string compression;
+    if (options.compression != Compression::kNone) {
+      compression = stage.comm->on_device()
+                        ? std::string(", in fp32: -compress applies to ring, rcs and mpi stages")
+                        : std::string(", gradients sent in ") +
+                              CompressionName(options.compression) + " and summed in fp32";
+    }
     LOG_IF(INFO, world_rank == 0) << "DDL: dimension " << dim << " " << DimensionName(dim) << ", "
                                   << topology.dims[dim] << " learners: " << stage.comm->name()
-                                  << " (" << stage.why << ")";
+                                  << " (" << stage.why << ")" << compression;
     // Later stages reduce this learner's shard of the first stage.
     if (stages.empty()) stage_count = (sample_count + topology.dims[dim] - 1) / topology.dims[dim];
     stages.push_back(std::move(stage));

@@ -12,8 +12,8 @@ constexpr int kUnfoldTag = 204;
 }  // namespace
 
 template <typename Dtype>
-RcsCommunicator<Dtype>::RcsCommunicator(std::shared_ptr<MpiGroup> group)
-    : MpiGroupCommunicator<Dtype>(std::move(group)) {
+RcsCommunicator<Dtype>::RcsCommunicator(std::shared_ptr<MpiGroup> group, Compression compression)
+    : MpiGroupCommunicator<Dtype>(std::move(group), compression) {
   const int size = this->size(), rank = this->rank();
   power_ = 1;
   while (power_ * 2 <= size) power_ *= 2;
@@ -46,7 +46,7 @@ void RcsCommunicator<Dtype>::ReduceScatter(Dtype* buffer, const Blocks& blocks) 
     // Folded: hand everything to rank + 1 (in the segments it receives and adds), then take
     // back this member's block.
     this->SendReceiveAdd(buffer + begin, total, rank + 1, nullptr, 0, rank + 1, kFoldTag);
-    Receive(buffer + blocks.offset[rank], blocks.count[rank], rank + 1, kUnfoldTag);
+    this->Receive(buffer + blocks.offset[rank], blocks.count[rank], rank + 1, kUnfoldTag);
     return;
   }
   if (rank < 2 * folded_) {
@@ -69,7 +69,7 @@ void RcsCommunicator<Dtype>::ReduceScatter(Dtype* buffer, const Blocks& blocks) 
     high = keep_high;
   }
   if (rank < 2 * folded_) {
-    Send(buffer + blocks.offset[rank - 1], blocks.count[rank - 1], rank - 1, kUnfoldTag);
+    this->Send(buffer + blocks.offset[rank - 1], blocks.count[rank - 1], rank - 1, kUnfoldTag);
   }
 }
 
@@ -79,14 +79,16 @@ void RcsCommunicator<Dtype>::Allgather(Dtype* buffer, const Blocks& blocks) {
   if (this->size() == 1) return;
   const int rank = this->rank();
   const size_t begin = blocks.offset[0], total = blocks.total() - begin;
+  // What this member reduced becomes what the others will receive of it.
+  this->RoundAsSent(buffer + blocks.offset[rank], blocks.count[rank]);
   if (virtual_ < 0) {
     // Folded: give this member's block to rank + 1, then receive the whole result.
-    Send(buffer + blocks.offset[rank], blocks.count[rank], rank + 1, kFoldTag);
-    Receive(buffer + begin, total, rank + 1, kUnfoldTag);
+    this->Send(buffer + blocks.offset[rank], blocks.count[rank], rank + 1, kFoldTag);
+    this->Receive(buffer + begin, total, rank + 1, kUnfoldTag);
     return;
   }
   if (rank < 2 * folded_) {
-    Receive(buffer + blocks.offset[rank - 1], blocks.count[rank - 1], rank - 1, kFoldTag);
+    this->Receive(buffer + blocks.offset[rank - 1], blocks.count[rank - 1], rank - 1, kFoldTag);
   }
   // Recursive doubling: swap the aligned range held so far with the partner's.
   for (int distance = 1; distance < power_; distance *= 2) {
@@ -96,29 +98,11 @@ void RcsCommunicator<Dtype>::Allgather(Dtype* buffer, const Blocks& blocks) {
     const size_t partner_start = VirtualStart(blocks, partner_low);
     const size_t own_count = VirtualStart(blocks, own_low + distance) - own_start;
     const size_t partner_count = VirtualStart(blocks, partner_low + distance) - partner_start;
-    CAFFE_CHECK_LE(std::max(own_count, partner_count), kMaxMpiCount)
-        << "rcs: buffer too large for one MPI message";
     const int partner = RealRank(virtual_ ^ distance);
-    MPI_CHECK(MPI_Sendrecv(buffer + own_start, static_cast<int>(own_count), MpiType<Dtype>(),
-                           partner, kDoublingTag, buffer + partner_start,
-                           static_cast<int>(partner_count), MpiType<Dtype>(), partner, kDoublingTag,
-                           this->group_->comm(), MPI_STATUS_IGNORE));
+    this->SendReceive(buffer + own_start, own_count, partner, buffer + partner_start, partner_count,
+                      partner, kDoublingTag);
   }
-  if (rank < 2 * folded_) Send(buffer + begin, total, rank - 1, kUnfoldTag);
-}
-
-template <typename Dtype>
-void RcsCommunicator<Dtype>::Send(const Dtype* data, size_t count, int peer, int tag) const {
-  CAFFE_CHECK_LE(count, kMaxMpiCount) << "rcs: buffer too large for one MPI message";
-  MPI_CHECK(
-      MPI_Send(data, static_cast<int>(count), MpiType<Dtype>(), peer, tag, this->group_->comm()));
-}
-
-template <typename Dtype>
-void RcsCommunicator<Dtype>::Receive(Dtype* data, size_t count, int peer, int tag) const {
-  CAFFE_CHECK_LE(count, kMaxMpiCount) << "rcs: buffer too large for one MPI message";
-  MPI_CHECK(MPI_Recv(data, static_cast<int>(count), MpiType<Dtype>(), peer, tag,
-                     this->group_->comm(), MPI_STATUS_IGNORE));
+  if (rank < 2 * folded_) this->Send(buffer + begin, total, rank - 1, kUnfoldTag);
 }
 
 template class RcsCommunicator<float>;

@@ -31,14 +31,14 @@ void RingCommunicator<Dtype>::Allgather(Dtype* buffer, const Blocks& blocks) {
   const int size = this->size(), rank = this->rank();
   if (size == 1) return;
   const int right = Modulo(rank + 1, size), left = Modulo(rank - 1, size);
+  // What this member reduced becomes what the others will receive of it.
+  this->RoundAsSent(buffer + blocks.offset[rank], blocks.count[rank]);
   for (int step = 0; step < size - 1; ++step) {
     const int send_block = Modulo(rank - step, size);
     const int recv_block = Modulo(rank - step - 1, size);
-    MPI_CHECK(MPI_Sendrecv(buffer + blocks.offset[send_block],
-                           static_cast<int>(blocks.count[send_block]), MpiType<Dtype>(), right,
-                           kAllgatherTag, buffer + blocks.offset[recv_block],
-                           static_cast<int>(blocks.count[recv_block]), MpiType<Dtype>(), left,
-                           kAllgatherTag, this->group_->comm(), MPI_STATUS_IGNORE));
+    this->SendReceive(buffer + blocks.offset[send_block], blocks.count[send_block], right,
+                      buffer + blocks.offset[recv_block], blocks.count[recv_block], left,
+                      kAllgatherTag);
   }
 }
 

@@ -36,7 +36,7 @@ void ExpectErrorNaming(const std::string& text, const std::string& token) {
 TEST(DdlOptionsTest, ParsesEveryOption) {
   const DdlOptions options = ParseDdlOptions(
       "-mode b:4x2x1 -dump_iter 100 -dev_sync 1 -rebind_iter 50 -dbg_level 2 -timeout 7.5 "
-      "-bucket_kb 512");
+      "-bucket_kb 512 -compress bf16");
   EXPECT_EQ(options.algorithm, DdlAlgorithm::kEnhanced);
   EXPECT_EQ(options.dims, (std::vector<int>{4, 2, 1}));
   EXPECT_EQ(options.dump_iter, 100);
@@ -45,6 +45,7 @@ TEST(DdlOptionsTest, ParsesEveryOption) {
   EXPECT_EQ(options.dbg_level, 2);
   EXPECT_DOUBLE_EQ(options.timeout_s, 7.5);
   EXPECT_EQ(options.bucket_kb, 512);
+  EXPECT_EQ(options.compression, Compression::kBf16);
   EXPECT_FALSE(options.bvlc);
 }
 
@@ -54,7 +55,10 @@ TEST(DdlOptionsTest, DefaultsAreOneRingOverEveryone) {
   EXPECT_TRUE(options.dims.empty());
   EXPECT_EQ(options.dump_iter, 0);
   EXPECT_EQ(options.rebind_iter, 0);
+  EXPECT_EQ(options.compression, Compression::kNone);
   EXPECT_EQ(ResolveDdlTopology(options, 6).to_string(), "6x1x1");
+  EXPECT_EQ(ParseDdlOptions("-compress=fp16").compression, Compression::kFp16);
+  EXPECT_EQ(ParseDdlOptions("-compress none").compression, Compression::kNone);
 }
 
 TEST(DdlOptionsTest, AcceptsEveryModeLetterWithOneTwoOrThreeDims) {
@@ -84,6 +88,8 @@ TEST(DdlOptionsTest, EachMistakeNamesTheBadToken) {
   ExpectErrorNaming("-rebind_iter 1.5", "1.5");
   ExpectErrorNaming("-timeout 0", "0");
   ExpectErrorNaming("-bucket_kb 0", "0");
+  ExpectErrorNaming("-compress fp8", "fp8");
+  ExpectErrorNaming("-compress FP16", "FP16");
   ExpectErrorNaming("-mode r:2 -fast 1", "-fast");
   ExpectErrorNaming("mode r:2", "mode");
   ExpectErrorNaming("-mode", "-mode");

@@ -54,6 +54,26 @@ TYPED_TEST(HierarchicalCommunicatorTest, EveryModeAndTopologyGivesTheExactSum) {
   }
 }
 
+// Each stage's algorithm checks its segments and blocks over every length (their own suites):
+// here a few lengths (one segment boundary, shards smaller than a segment) per mode and topology.
+TYPED_TEST(HierarchicalCommunicatorTest, CompressionReachesEveryStage) {
+  for (const char* letter : {"r", "m", "c", "b"}) {
+    for (const std::string& topology : Topologies(WorldSize())) {
+      for (const char* compression : {"fp16", "bf16"}) {
+        const std::string text =
+            "-mode " + std::string(letter) + ":" + topology + " -compress " + compression;
+        SCOPED_TRACE(text);
+        const DdlOptions options = ParseDdlOptions(text);
+        auto comm = CreateDdlCommunicator<TypeParam>(
+            options, ResolveDdlTopology(options, WorldSize()), false, 4096);
+        ExpectCompressedAllreduceWithinRounding(comm.get(), WorldRank(), WorldSize(),
+                                                MPI_COMM_WORLD, options.compression,
+                                                {0, 5, 1000, 65537});
+      }
+    }
+  }
+}
+
 TYPED_TEST(HierarchicalCommunicatorTest, NoModeIsOneRingOverEveryone) {
   const DdlOptions options = ParseDdlOptions("-dump_iter 0");
   auto comm = CreateDdlCommunicator<TypeParam>(options, ResolveDdlTopology(options, WorldSize()),

@@ -31,4 +31,13 @@ TYPED_TEST(MpiCommunicatorTest, RejectsBlocksThatDoNotMatchTheGroup) {
   ExpectBlocksForAnotherGroupSizeRejected(&this->comm_);
 }
 
+TYPED_TEST(MpiCommunicatorTest, CompressedAllreduceSendsSixteenBitsAndSumsWithinRounding) {
+  for (Compression compression : {Compression::kFp16, Compression::kBf16}) {
+    MpiCommunicator<TypeParam> comm(MpiGroup::Duplicate(MPI_COMM_WORLD), compression);
+    EXPECT_EQ(comm.compression(), compression);
+    ExpectCompressedAllreduceWithinRounding(&comm, WorldRank(), WorldSize(), MPI_COMM_WORLD,
+                                            compression, CommunicatorTestLengths());
+  }
+}
+
 }  // namespace caffe

@@ -32,4 +32,13 @@ TYPED_TEST(RcsCommunicatorTest, RejectsBlocksThatDoNotMatchTheGroup) {
   ExpectBlocksForAnotherGroupSizeRejected(&this->comm_);
 }
 
+TYPED_TEST(RcsCommunicatorTest, CompressedAllreduceSendsSixteenBitsAndSumsWithinRounding) {
+  for (Compression compression : {Compression::kFp16, Compression::kBf16}) {
+    RcsCommunicator<TypeParam> comm(MpiGroup::Duplicate(MPI_COMM_WORLD), compression);
+    EXPECT_EQ(comm.compression(), compression);
+    ExpectCompressedAllreduceWithinRounding(&comm, WorldRank(), WorldSize(), MPI_COMM_WORLD,
+                                            compression, CommunicatorTestLengths());
+  }
+}
+
 }  // namespace caffe

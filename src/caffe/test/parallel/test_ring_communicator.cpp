@@ -31,4 +31,13 @@ TYPED_TEST(RingCommunicatorTest, RejectsBlocksThatDoNotMatchTheGroup) {
   ExpectBlocksForAnotherGroupSizeRejected(&this->comm_);
 }
 
+TYPED_TEST(RingCommunicatorTest, CompressedAllreduceSendsSixteenBitsAndSumsWithinRounding) {
+  for (Compression compression : {Compression::kFp16, Compression::kBf16}) {
+    RingCommunicator<TypeParam> comm(MpiGroup::Duplicate(MPI_COMM_WORLD), compression);
+    EXPECT_EQ(comm.compression(), compression);
+    ExpectCompressedAllreduceWithinRounding(&comm, WorldRank(), WorldSize(), MPI_COMM_WORLD,
+                                            compression, CommunicatorTestLengths());
+  }
+}
+
 }  // namespace caffe
