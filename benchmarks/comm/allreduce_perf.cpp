@@ -12,14 +12,19 @@
 //
 // Flags: -b first size, -e last size (bytes, K/M/G suffixes), -f factor between sizes, -n timed
 // iterations, -w warm-up iterations, -c check (0/1), -d float|double, -a algorithms (any of
-// MPI_Allreduce, ring, mpi, rcs; default all), -m -ddl modes (comma-separated, e.g. b:2x2),
-// -g 1: buffers in GPU memory (rank r on GPU local rank mod GPUs; GPU builds): the modes then
-// reduce as GPU learners do, and the algorithm ncclAllReduce (the default with -g 1) is NCCL's
-// own call, as nccl-tests' all_reduce_perf times it.
+// MPI_Allreduce, ring, mpi, rcs; default all; none: only the modes), -m -ddl modes
+// (comma-separated, e.g. b:2x2), -g 1: buffers in GPU memory (rank r on GPU local rank mod GPUs;
+// GPU builds): the modes then reduce as GPU learners do, and the algorithm ncclAllReduce (the
+// default with -g 1) is NCCL's own call, as nccl-tests' all_reduce_perf times it. -z fp16|bf16:
+// ring, mpi, rcs and the modes send 16-bit values (-ddl's -compress); the check then allows the
+// rounding's error (compression.hpp). To count the bytes each rank sends, run under Open MPI's
+// monitoring:
+//   mpirun --mca pml_monitoring_enable 1 --mca pml_monitoring_enable_output 1 ... -a ring -z fp16
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -51,6 +56,7 @@ struct Settings {
   std::vector<std::string> algorithms = {"MPI_Allreduce", "ring", "mpi", "rcs"};
   std::vector<std::string> modes;
   bool gpu = false;
+  caffe::Compression compression = caffe::Compression::kNone;
 };
 
 size_t ParseBytes(const std::string& text) {
@@ -108,13 +114,18 @@ bool ParseFlags(int argc, char** argv, Settings* settings, std::string* error) {
     else if (flag == "-d")
       settings->dtype = value;
     else if (flag == "-a")
-      settings->algorithms = Split(value);
+      settings->algorithms = value == "none" ? std::vector<std::string>() : Split(value);
     else if (flag == "-m")
       settings->modes = Split(value);
     else if (flag == "-g")
       settings->gpu = std::atoi(value.c_str()) != 0;
-    else {
-      *error = "unknown flag " + flag + "; known: -b -e -f -n -w -c -d -a -m -g";
+    else if (flag == "-z") {
+      if (!caffe::ParseCompression(value, &settings->compression)) {
+        *error = "-z " + value + ": expected fp16, bf16 or none";
+        return false;
+      }
+    } else {
+      *error = "unknown flag " + flag + "; known: -b -e -f -n -w -c -d -a -m -g -z";
       return false;
     }
   }
@@ -143,13 +154,19 @@ Dtype Value(int rank, size_t i) {
   return static_cast<Dtype>((rank + 1) * static_cast<long>(i % 97) - 40);
 }
 
+// Elements that differ from the exact sum by more than `unit_roundoff` allows: each of the at
+// most 2P roundings of a compressed allreduce (a partial sum on each hop, the result once) errs
+// by unit_roundoff of at most the sum of magnitudes. Without compression, any difference.
 template <typename Dtype>
-long CountWrong(const std::vector<Dtype>& buffer, int size) {
+long CountWrong(const std::vector<Dtype>& buffer, int size, double unit_roundoff) {
   long wrong = 0;
   for (size_t i = 0; i < buffer.size(); ++i) {
-    Dtype expected = 0;
-    for (int r = 0; r < size; ++r) expected += Value<Dtype>(r, i);
-    if (buffer[i] != expected) ++wrong;
+    double expected = 0, magnitude = 0;
+    for (int r = 0; r < size; ++r) {
+      expected += Value<Dtype>(r, i);
+      magnitude += std::abs(static_cast<double>(Value<Dtype>(r, i)));
+    }
+    if (std::abs(buffer[i] - expected) > 2 * size * unit_roundoff * magnitude) ++wrong;
   }
   return wrong;
 }
@@ -173,9 +190,9 @@ class TestBuffer {
     for (size_t i = 0; i < host_.size(); ++i) host_[i] = Value<Dtype>(rank, i);
     if (device_) caffe::CopyHostToDevice(host_.data(), device_->data(), Bytes());
   }
-  long CountWrong(int size) {
+  long CountWrong(int size, double unit_roundoff) {
     if (device_) caffe::CopyDeviceToHost(device_->data(), host_.data(), Bytes());
-    return ::CountWrong(host_, size);
+    return ::CountWrong(host_, size, unit_roundoff);
   }
 
  private:
@@ -207,9 +224,9 @@ int Run(const Settings& settings) {
   using namespace caffe;
   if (settings.gpu) UseLocalGpu();
   std::shared_ptr<MpiGroup> world = MpiGroup::Duplicate(MPI_COMM_WORLD);
-  RingCommunicator<Dtype> ring(world);
-  MpiCommunicator<Dtype> mpi(world);
-  RcsCommunicator<Dtype> rcs(world);
+  RingCommunicator<Dtype> ring(world, settings.compression);
+  MpiCommunicator<Dtype> mpi(world, settings.compression);
+  RcsCommunicator<Dtype> rcs(world, settings.compression);
   std::vector<std::string> names = settings.algorithms;
   for (const std::string& mode : settings.modes) names.push_back(mode);
 #ifdef USE_NCCL
@@ -227,9 +244,9 @@ int Run(const Settings& settings) {
   if (rank == 0) {
     std::printf(
         "# allreduce_perf: %d processes, %s in %s memory, %d iterations after %d warm-up, check "
-        "%s\n",
+        "%s, compression %s\n",
         size, settings.dtype.c_str(), settings.gpu ? "GPU" : "host", settings.iterations,
-        settings.warmup, settings.check ? "on" : "off");
+        settings.warmup, settings.check ? "on" : "off", CompressionName(settings.compression));
     std::printf(
         "# time: us per allreduce (slowest rank); algbw, busbw: GB/s; busbw = algbw * "
         "2(P-1)/P\n");
@@ -276,7 +293,8 @@ int Run(const Settings& settings) {
     }
     for (const std::string& mode : settings.modes) {
       // The explorer inside times its candidates on this very size.
-      const DdlOptions options = ParseDdlOptions("-mode " + mode);
+      DdlOptions options = ParseDdlOptions("-mode " + mode);
+      options.compression = settings.compression;
       hierarchical.push_back(CreateDdlCommunicator<Dtype>(
           options, ResolveDdlTopology(options, size), settings.gpu, count));
       HierarchicalCommunicator<Dtype>* comm = hierarchical.back().get();
@@ -289,7 +307,9 @@ int Run(const Settings& settings) {
       if (settings.check) {
         buffer.Fill(rank);
         candidate.allreduce(buffer.data(), count);
-        wrong = buffer.CountWrong(size);
+        // MPI_Allreduce (and NCCL's own) always sum exactly.
+        const bool exact = candidate.name == "MPI_Allreduce" || candidate.name == "ncclAllReduce";
+        wrong = buffer.CountWrong(size, exact ? 0 : CompressionUnitRoundoff(settings.compression));
         MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
       }
       for (int i = 0; i < settings.warmup; ++i) candidate.allreduce(buffer.data(), count);

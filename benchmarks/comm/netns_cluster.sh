@@ -10,6 +10,7 @@
 #   RATE=500mbit LEARNERS_PER_HOST=2 HOSTS=2 BUILD=build-ddl benchmarks/comm/netns_cluster.sh
 #   benchmarks/comm/netns_cluster.sh up|down              # only set up / tear down
 #   benchmarks/comm/netns_cluster.sh run <caffe or allreduce_perf arguments...>
+#   benchmarks/comm/netns_cluster.sh compress             # -compress none, fp16, bf16 compared
 #
 # The comparison: allreduce_perf for the flat ring over all learners, the explorer, and -mode b
 # (XxY), then `caffe train` on a net with 17 MB of gradients with a flat ring and with -mode b,
@@ -25,7 +26,7 @@ HOSTS="${HOSTS:-2}"
 LEARNERS_PER_HOST="${LEARNERS_PER_HOST:-2}"
 RATE="${RATE:-1gbit}"            # each host's link to the others
 SUBNET="${SUBNET:-10.88.0}"
-PREFIX="ddlsim"                  # namespaces ddlsim0..N-1, bridge ddlsimbr
+PREFIX="${PREFIX:-ddlsim}"       # namespaces ddlsim0..N-1, bridge ddlsimbr
 WORK="${WORK:-/tmp/ddl_netns_cluster}"
 LEARNERS=$((HOSTS * LEARNERS_PER_HOST))
 
@@ -132,10 +133,51 @@ compare() {
   done
 }
 
+# Bytes that crossed the links between hosts so far: both directions of every host's link, counted
+# at the bridge's end (packets, headers included: what a switch would see).
+link_bytes() {
+  local total=0 h
+  for ((h = 0; h < HOSTS; ++h)); do
+    local statistics="/sys/class/net/${PREFIX}v$h/statistics"
+    total=$((total + $(cat "$statistics/rx_bytes") + $(cat "$statistics/tx_bytes")))
+  done
+  echo "$total"
+}
+
+# -compress none, fp16, bf16: the bytes on the links and the time of a flat ring over all learners
+# and of -mode r:XxY (ring inside each host, ring of the shards across hosts) over 64 MB, then
+# `caffe train` on the 17 MB MLP with -mode r:XxY (iterations per second, bytes per iteration).
+# Fixed algorithms, not b or p: the explorer's trial allreduces would count in the bytes. Each
+# allreduce_perf run is 1 check + 1 warm-up + 5 timed allreduces.
+compress_compare() {
+  up
+  trap down EXIT
+  write_net
+  local mode="r:${LEARNERS_PER_HOST}x${HOSTS}" compression before after
+  echo "== allreduce_perf over 64 MB, then caffe train (17 MB of gradients, 30 iterations)"
+  for compression in none fp16 bf16; do
+    for flat in "r:$LEARNERS" "$mode"; do
+      before=$(link_bytes)
+      mpirun_cluster "$BUILD/bin/allreduce_perf" -b 64M -e 64M -n 5 -w 1 -c 1 -a none \
+        -m "$flat" -z "$compression" 2>&1 | grep -v -E "^(I[0-9]|WARNING: Logging)" | tail -n 1
+      after=$(link_bytes)
+      echo "   -mode $flat -compress $compression: $(((after - before) / 7)) link bytes per allreduce"
+    done
+    before=$(link_bytes)
+    mpirun_cluster "$BUILD/bin/caffe" train -solver "$WORK/solver.prototxt" \
+      -ddl "-mode $mode -compress $compression -dump_iter 10" 2>&1 \
+      | grep -E "Iteration (10|20|30) \(|dim [0-9]" \
+      | sed -E 's/^I[0-9]+ [0-9:.]+ +[0-9]+ [a-z_]+\.cpp:[0-9]+\] //'
+    after=$(link_bytes)
+    echo "   caffe train -compress $compression: $(((after - before) / 30)) link bytes per iteration"
+  done
+}
+
 case "${1:-compare}" in
   up) up ;;
+  compress) compress_compare ;;
   down) down ;;
   run) shift; mpirun_cluster "$@" ;;
   compare) compare ;;
-  *) echo "usage: $0 [compare|up|down|run ARGS...]" >&2; exit 2 ;;
+  *) echo "usage: $0 [compare|compress|up|down|run ARGS...]" >&2; exit 2 ;;
 esac
