@@ -1,0 +1,698 @@
+#!/usr/bin/env python3
+"""The alpha-beta cost model of DDL's allreduce algorithms, calibrated on the network-namespace
+cluster and used to predict scaling efficiency to 256 learners (docs/DDL.md, "Scaling: the cost
+model against measurement"). Standard library only.
+
+    scaling_model.py calibrate RUNS            # fit alpha, beta per algorithm and tier
+    scaling_model.py validate RUNS             # model against every measured cell, 2-8 learners
+    scaling_model.py predict [--gpus-per-host 4 ...]   # efficiency, ResNet-50 and 3-D U-Net
+
+RUNS is the folder benchmarks/comm/scaling_runs.sh writes (h1x2.txt, h2x1.txt, ...: the
+allreduce_perf output of HOSTS x LEARNERS_PER_HOST).
+
+The model is a step simulation. Each algorithm is written as its sequence of steps (the ring's
+2(P-1) shifts of n/P, rcs's halving and doubling exchanges and its fold), each step a set of
+messages that go at once. A message costs alpha + bytes * beta for the tier it crosses (0: inside
+a host, 1: between hosts); between hosts beta is at least load * the link's beta, where load is
+how many messages of the step share the busiest host link it uses (the X learners of a host send
+their shards across together). A step lasts as long as its slowest message; an allreduce is the
+sum of its steps. On one tier without sharing this is the closed form of docs/DDL.md: ring
+2(P-1) alpha + 2 (P-1)/P n beta, rcs 2 log2(P) alpha + 2 (P-1)/P n beta (+ the fold), a
+hierarchical mode the sum of its stages.
+
+Between hosts, a message whose receiver sends back to its sender in the same step (an exchange:
+rcs, and any ring of two) has a beta of its own: on the shaped veth links one exchange already
+gets all that the link gives exchanges, while shifts (rings of three or more) get more, one at a
+time, and share the configured rate (the figures: docs/DDL.md).
+
+predict runs one training iteration at P learners: forward, then backward with the gradients cut
+into buckets (-bucket_kb) reduced one after another as soon as backward has passed their layers
+(backward's time spread over the layers by their multiply-adds), beside -bvlc (one allreduce
+after backward). Efficiency = forward + backward over the iteration.
+"""
+
+import argparse
+import math
+import os
+import re
+import sys
+
+TIERS = (0, 1)
+FIT_LAYOUTS = ((1, 2), (2, 1), (4, 1))  # (hosts, learners a host) that calibrate() reads
+ALGORITHMS = ("ring", "rcs", "mpi")
+MODE_ALGORITHM = {"r": "ring", "c": "rcs", "m": "mpi"}
+
+
+# ----------------------------------------------------------------------------------------------
+# Steps of each algorithm: a list of steps, each a list of (sender, receiver, bytes), over the
+# members' global ranks.
+
+
+def _ring_steps(members, n, phases):
+    p = len(members)
+    steps = []
+    for _ in range(phases * (p - 1)):
+        steps.append([(members[i], members[(i + 1) % p], n / p) for i in range(p)])
+    return steps
+
+
+def _rcs_layout(p):
+    power = 1 << (p.bit_length() - 1)
+    folded = p - power
+
+    def real(v):
+        return 2 * v + 1 if v < folded else v + folded
+
+    return power, folded, real
+
+
+def _rcs_reduce_scatter(members, n):
+    p = len(members)
+    power, folded, real = _rcs_layout(p)
+    steps = []
+    if folded:
+        steps.append([(members[2 * i], members[2 * i + 1], n) for i in range(folded)])
+    distance = power // 2
+    while distance >= 1:
+        steps.append([(members[real(v)], members[real(v ^ distance)], n * distance / power)
+                      for v in range(power)])
+        distance //= 2
+    if folded:
+        steps.append([(members[2 * i + 1], members[2 * i], n / p) for i in range(folded)])
+    return steps
+
+
+def _rcs_allgather(members, n):
+    p = len(members)
+    power, folded, real = _rcs_layout(p)
+    steps = []
+    if folded:
+        steps.append([(members[2 * i], members[2 * i + 1], n / p) for i in range(folded)])
+    distance = 1
+    while distance < power:
+        steps.append([(members[real(v)], members[real(v ^ distance)], n * distance / power)
+                      for v in range(power)])
+        distance *= 2
+    if folded:
+        steps.append([(members[2 * i + 1], members[2 * i], n) for i in range(folded)])
+    return steps
+
+
+def algorithm_steps(algorithm, members, n, operation):
+    """Steps of `operation` (allreduce, reduce_scatter, allgather) of n bytes over members.
+
+    mpi (MPI_Reduce_scatter + MPI_Allgatherv) and nccl are modelled as rings with their own
+    alpha and beta: Open MPI's tuned collectives and NCCL's ring for large buffers."""
+    if len(members) < 2:
+        return []
+    if algorithm == "rcs":
+        if operation == "reduce_scatter":
+            return _rcs_reduce_scatter(members, n)
+        if operation == "allgather":
+            return _rcs_allgather(members, n)
+        return _rcs_reduce_scatter(members, n) + _rcs_allgather(members, n)
+    return _ring_steps(members, n, 2 if operation == "allreduce" else 1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Topology (IBM's layout, docs/DDL.md): learner r has x = r / (Y*Z), y = (r / Z) % Y, z = r % Z;
+# its host is (y, z).
+
+
+class Topology:
+    def __init__(self, x, y=1, z=1):
+        self.dims = (x, y, z)
+        self.size = x * y * z
+
+    def host(self, rank):
+        _, y, z = self.dims
+        return rank % (y * z)
+
+    def rank(self, coords):
+        _, y, z = self.dims
+        return coords[0] * y * z + coords[1] * z + coords[2]
+
+    def groups(self, dim):
+        """The groups of a stage along dim: every learner's fellows differing only there."""
+        ranges = [range(d) for d in self.dims]
+        ranges[dim] = [None]
+        out = []
+        for a in ranges[0]:
+            for b in ranges[1]:
+                for c in ranges[2]:
+                    coords = [a, b, c]
+                    members = []
+                    for i in range(self.dims[dim]):
+                        coords[dim] = i
+                        members.append(self.rank(coords))
+                    out.append(members)
+        return out
+
+
+class Network:
+    """Per algorithm and tier: (alpha seconds, beta seconds per byte of one flow), and for tier 1
+    optionally a third value, beta of an exchange. link_beta: seconds per byte of a host link's
+    capacity, which the crossing messages of a step that leave (or reach) one host share:
+    one message takes bytes * max(beta, load * link); exchanges use their own beta as the link's
+    (one exchange fills what the shaped link gives exchanges). links: host links a host has.
+    staging: seconds per byte to copy the buffer to the host and back (GPU learners under the
+    host algorithms), per algorithm."""
+
+    def __init__(self, params, link_beta=None, links=1, staging=None):
+        self.params = params  # {algorithm: {tier: (alpha, beta) or (alpha, beta, beta_exchange)}}
+        self.link_beta = link_beta
+        self.links = links
+        self.staging = staging or {}
+
+    def cost(self, algorithm, tier, exchange):
+        """(alpha, beta of the flow, beta of the link it shares)."""
+        values = self.params[algorithm][tier]
+        alpha, beta = values[0], values[1]
+        link = beta if self.link_beta is None else self.link_beta
+        if exchange and len(values) > 2:
+            beta = link = values[2]
+        return alpha, beta, link
+
+
+def steps_seconds(steps, topology, network, algorithm):
+    total = 0.0
+    for step in steps:
+        pairs = {(s, r) for s, r, _ in step}
+        out_load, in_load = {}, {}
+        for s, r, _ in step:
+            hs, hr = topology.host(s), topology.host(r)
+            if hs != hr:
+                out_load[hs] = out_load.get(hs, 0) + 1
+                in_load[hr] = in_load.get(hr, 0) + 1
+        slowest = 0.0
+        for s, r, size in step:
+            hs, hr = topology.host(s), topology.host(r)
+            tier = 0 if hs == hr else 1
+            alpha, beta, link = network.cost(algorithm, tier, (r, s) in pairs)
+            if tier:
+                beta = max(beta, link * max(out_load[hs], in_load[hr]) / network.links)
+            slowest = max(slowest, alpha + size * beta)
+        total += slowest
+    return total
+
+
+def stage_seconds(algorithm, topology, dim, n, operation, network):
+    groups = topology.groups(dim)
+    steps = []
+    if groups and len(groups[0]) > 1:
+        per_group = [algorithm_steps(algorithm, g, n, operation) for g in groups]
+        steps = [sum((g[i] for g in per_group), []) for i in range(len(per_group[0]))]
+    return steps_seconds(steps, topology, network, algorithm)
+
+
+def flat_seconds(algorithm, topology, n, network):
+    """One algorithm over all learners, in rank order (allreduce_perf's -a ring,rcs,mpi)."""
+    steps = algorithm_steps(algorithm, list(range(topology.size)), n, "allreduce")
+    return steps_seconds(steps, topology, network, algorithm)
+
+
+def mode_seconds(mode, topology, n, network, inside=None, across=None):
+    """-mode a:XxYxZ: reduce-scatter in the first dimension larger than 1, allreduce of the shard
+    along the others, allgather in the first. b: `inside` inside a host, the fastest of `across`
+    between hosts. Returns (seconds, the algorithm of each stage)."""
+    dims = [d for d in range(3) if topology.dims[d] > 1]
+    if not dims:
+        return 0.0, []
+    if mode in MODE_ALGORITHM:
+        choices = {d: [MODE_ALGORITHM[mode]] for d in dims}
+    elif mode == "b":
+        choices = {d: list(across or ALGORITHMS) for d in dims}
+        choices[0] = [inside or "ring"]
+    else:
+        raise ValueError("unknown mode " + mode)
+    chosen = []
+    total = 0.0
+    first = dims[0]
+    if len(dims) == 1:
+        best = min((stage_seconds(a, topology, first, n, "allreduce", network), a)
+                   for a in choices[first])
+        return best[0] + _staging(best[1], n, network), [best[1]]
+    best = min((stage_seconds(a, topology, first, n, "reduce_scatter", network)
+                + stage_seconds(a, topology, first, n, "allgather", network), a)
+               for a in choices[first])
+    total += best[0] + _staging(best[1], n, network)
+    chosen.append(best[1])
+    shard = n / topology.dims[first]
+    for d in dims[1:]:
+        best = min((stage_seconds(a, topology, d, shard, "allreduce", network), a)
+                   for a in choices[d])
+        total += best[0]
+        chosen.append(best[1])
+    return total, chosen
+
+
+def _staging(algorithm, n, network):
+    return n * network.staging.get(algorithm, 0.0)
+
+
+# ----------------------------------------------------------------------------------------------
+# allreduce_perf's output
+
+
+def parse_allreduce_perf(text):
+    """{name: [(bytes, seconds), ...]} from allreduce_perf's table; names as in its header
+    (ring, rcs, mpi, MPI_Allreduce, b:2x2, ...)."""
+    names, results = None, {}
+    for line in text.splitlines():
+        if line.startswith("#") and "size(B)" in line:
+            fields = re.split(r"\s{2,}", line.lstrip("#").strip())
+            names = [f.replace(" (-mode)", "") for f in fields[2:]]
+            results = {name: [] for name in names}
+        elif names and re.match(r"^\s*\d+\s+\d+\s", line):
+            values = line.split()
+            size = int(values[0])
+            for i, name in enumerate(names):
+                results[name].append((size, float(values[2 + 4 * i]) * 1e-6))
+    return results
+
+
+def read_runs(folder):
+    """{(hosts, learners_per_host): (results, header lines)} for every hHxL.txt in folder."""
+    runs = {}
+    for name in sorted(os.listdir(folder)):
+        match = re.match(r"^h(\d+)x(\d+)\.txt$", name)
+        if not match:
+            continue
+        with open(os.path.join(folder, name)) as f:
+            text = f.read()
+        header = [line for line in text.splitlines() if line.startswith("# layout")
+                  or line.startswith("# start") or line.startswith("# end")]
+        runs[(int(match.group(1)), int(match.group(2)))] = (parse_allreduce_perf(text), header)
+    return runs
+
+
+# ----------------------------------------------------------------------------------------------
+# Fitting
+
+
+def fit_alpha_beta(points):
+    """Least squares of t = ca * alpha + cb * beta over points (ca, cb, t), each residual
+    relative to t (so small and large sizes weigh alike); alpha >= 0."""
+    saa = sab = sbb = sat = sbt = 0.0
+    for ca, cb, t in points:
+        w = 1.0 / (t * t)
+        saa += w * ca * ca
+        sab += w * ca * cb
+        sbb += w * cb * cb
+        sat += w * ca * t
+        sbt += w * cb * t
+    det = saa * sbb - sab * sab
+    alpha = (sat * sbb - sab * sbt) / det if det else 0.0
+    beta = (saa * sbt - sab * sat) / det if det else sbt / sbb
+    if alpha < 0:
+        alpha, beta = 0.0, sbt / sbb
+    return alpha, beta
+
+
+def calibrate(runs):
+    """{algorithm: {tier: (alpha, beta[, beta_exchange])}} from the runs: tier 0 from one host
+    of two learners (h1x2), tier 1 from two hosts of one (h2x1: every algorithm is one exchange
+    each way, 2 alpha + n beta) and, for the ring's shifts, four hosts of one (h4x1: 6 alpha +
+    1.5 n beta)."""
+    params = {}
+    for algorithm in ALGORITHMS:
+        params[algorithm] = {}
+        tier0 = runs[(1, 2)][0][algorithm]
+        params[algorithm][0] = fit_alpha_beta([(2, n, t) for n, t in tier0])
+        tier1 = runs[(2, 1)][0][algorithm]
+        alpha, beta_exchange = fit_alpha_beta([(2, n, t) for n, t in tier1])
+        beta = beta_exchange
+        if algorithm != "rcs" and (4, 1) in runs:
+            shifts = runs[(4, 1)][0][algorithm]
+            alpha_shift, beta = fit_alpha_beta([(6, 1.5 * n, t) for n, t in shifts])
+            alpha = (alpha + alpha_shift) / 2
+        params[algorithm][1] = (alpha, beta, beta_exchange)
+    return params
+
+
+# ----------------------------------------------------------------------------------------------
+# Validation: every measured cell beside the model
+
+
+def rate_beta(header):
+    """Seconds per byte of the shaped rate in a run's "# layout" line (tc units: 1gbit, 500mbit),
+    else None."""
+    for line in header:
+        match = re.search(r", (\d+(?:\.\d+)?)([kmg]?)bit between hosts", line)
+        if match:
+            bits = float(match.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[match.group(2)]
+            return 8.0 / bits
+    return None
+
+
+def validate(runs, params, min_bytes=1 << 20):
+    rows = []
+    for (hosts, per_host), (results, header) in sorted(runs.items()):
+        network = Network(params, link_beta=rate_beta(header))
+        topology = Topology(per_host, hosts)
+        for name, points in results.items():
+            for n, measured in points:
+                if n < min_bytes:
+                    continue
+                if ":" in name:
+                    mode, dims = name.split(":")
+                    x, y = (int(v) for v in dims.split("x")[:2])
+                    model, chosen = mode_seconds(mode, Topology(x, y), n, network)
+                    label = name + " (" + "|".join(chosen) + ")"
+                elif name in ALGORITHMS:
+                    model = flat_seconds(name, topology, n, network)
+                    label = name
+                else:
+                    continue
+                rows.append(((hosts, per_host), label, n, measured, model))
+    return rows
+
+
+# ----------------------------------------------------------------------------------------------
+# Nets: learnable parameters (gradient bytes, in backward order) and multiply-adds per sample,
+# from a deploy prototxt.
+
+
+def _tokens(text):
+    text = re.sub(r"#[^\n]*", "", text)
+    return re.findall(r'"[^"]*"|[{}:]|[^\s{}:"]+', text)
+
+
+def parse_prototxt(text):
+    """A nested {field: [values]} of protobuf text format."""
+    tokens = _tokens(text)
+    pos = 0
+
+    def message():
+        nonlocal pos
+        out = {}
+        while pos < len(tokens) and tokens[pos] != "}":
+            name = tokens[pos]
+            pos += 1
+            if tokens[pos] == ":":
+                pos += 1
+            if tokens[pos] == "{":
+                pos += 1
+                value = message()
+                pos += 1
+            else:
+                value = tokens[pos].strip('"')
+                pos += 1
+            out.setdefault(name, []).append(value)
+        return out
+
+    return message()
+
+
+def _one(msg, name, default):
+    return msg.get(name, [default])[0]
+
+
+def _spatial(msg, name, count, default):
+    values = [int(v) for v in msg.get(name, [])]
+    if not values:
+        return [default] * count
+    return values * count if len(values) == 1 else values
+
+
+def net_layers(path):
+    """[(layer name, learnable parameters, multiply-adds per sample)] in forward order."""
+    with open(path) as f:
+        net = parse_prototxt(f.read())
+    shapes = {}
+    layers = []
+    batch = 1
+    for layer in net.get("layer", []):
+        kind = _one(layer, "type", "")
+        bottoms, tops = layer.get("bottom", []), layer.get("top", [])
+        params, macs = 0, 0
+        if kind == "Input":
+            dims = [int(d) for d in layer["input_param"][0]["shape"][0]["dim"]]
+            batch = dims[0]
+            shapes[tops[0]] = (dims[1], dims[2:])
+            continue
+        if not bottoms or bottoms[0] not in shapes:
+            continue
+        channels, spatial = shapes[bottoms[0]]
+        out = (channels, spatial)
+        if kind in ("Convolution", "Deconvolution"):
+            p = layer["convolution_param"][0]
+            num = int(_one(p, "num_output", 0))
+            group = int(_one(p, "group", 1))
+            k = _spatial(p, "kernel_size", len(spatial), 1)
+            pad = _spatial(p, "pad", len(spatial), 0)
+            stride = _spatial(p, "stride", len(spatial), 1)
+            bias = _one(p, "bias_term", "true") == "true"
+            weights = num * channels // group * math.prod(k)
+            params = weights + (num if bias else 0)
+            if kind == "Convolution":
+                size = [(i + 2 * q - kk) // s + 1 for i, q, kk, s in zip(spatial, pad, k, stride)]
+                macs = weights * math.prod(size)
+            else:
+                size = [s * (i - 1) + kk - 2 * q for i, q, kk, s in zip(spatial, pad, k, stride)]
+                macs = weights * math.prod(spatial)
+            out = (num, size)
+        elif kind == "InnerProduct":
+            p = layer["inner_product_param"][0]
+            num = int(_one(p, "num_output", 0))
+            inputs = channels * math.prod(spatial)
+            bias = _one(p, "bias_term", "true") == "true"
+            params = num * inputs + (num if bias else 0)
+            macs = num * inputs
+            out = (num, [])
+        elif kind == "Pooling":
+            p = layer.get("pooling_param", [{}])[0]
+            if _one(p, "global_pooling", "false") == "true":
+                size = [1] * len(spatial)
+            else:
+                k = _spatial(p, "kernel_size", len(spatial), 1)
+                pad = _spatial(p, "pad", len(spatial), 0)
+                stride = _spatial(p, "stride", len(spatial), 1)
+                size = []
+                for i, q, kk, s in zip(spatial, pad, k, stride):
+                    o = -(-(i + 2 * q - kk) // s) + 1
+                    if q and (o - 1) * s >= i + q:
+                        o -= 1
+                    size.append(o)
+            out = (channels, size)
+        elif kind == "BatchNorm":
+            params = 2 * channels + 1  # mean, variance, moving-average factor
+        elif kind == "Scale":
+            p = layer.get("scale_param", [{}])[0]
+            params = channels * (2 if _one(p, "bias_term", "false") == "true" else 1)
+        elif kind == "Concat":
+            out = (sum(shapes[b][0] for b in bottoms), spatial)
+        elif kind == "Crop":
+            out = (channels, shapes[bottoms[1]][1])
+        for top in tops:
+            shapes[top] = out
+        layers.append((_one(layer, "name", kind), params, macs))
+    del batch  # the shapes are per sample: spatial sizes do not depend on the batch
+    return layers
+
+
+# ----------------------------------------------------------------------------------------------
+# Prediction: one training iteration at P learners
+
+
+def buckets(layers, bucket_bytes, dtype_bytes=4):
+    """[(bytes, index of the layer after whose backward the bucket is ready)] in backward order:
+    parameters in the order backward produces them, cut at bucket_bytes, never inside a layer's
+    parameters (docs/DDL.md, -bucket_kb)."""
+    out, size, last = [], 0, None
+    for index in range(len(layers) - 1, -1, -1):
+        b = layers[index][1] * dtype_bytes
+        if not b:
+            continue
+        if size and size + b > bucket_bytes:
+            out.append((size, last))
+            size = 0
+        size += b
+        last = index
+    if size:
+        out.append((size, last))
+    return out
+
+
+def iteration_seconds(layers, forward, backward, allreduce, bucket_bytes):
+    """Forward, then backward with each bucket reduced on the communication thread as soon as
+    backward has passed its layers (one bucket at a time, in order); backward's time is spread
+    over the layers by their multiply-adds. Returns (iteration seconds, exposed communication)."""
+    total_macs = sum(m for _, _, m in layers) or 1
+    done_after = {}
+    elapsed = 0.0
+    for index in range(len(layers) - 1, -1, -1):
+        elapsed += backward * layers[index][2] / total_macs
+        done_after[index] = elapsed
+    free = 0.0
+    for size, index in buckets(layers, bucket_bytes):
+        free = max(free, done_after[index]) + allreduce(size)
+    exposed = max(0.0, free - backward)
+    return forward + backward + exposed, exposed
+
+
+def predict_table(args, layers, sample_macs, learner_counts, modes):
+    """Per learner count: {mode: (efficiency with buckets overlapping backward, exposed seconds,
+    efficiency of -bvlc: one allreduce of all gradients after backward)}."""
+    compute = 3 * 2 * sample_macs * args.batch / (args.tflops * 1e12)
+    forward, backward = compute / 3, 2 * compute / 3
+    total_bytes = 4 * sum(p for _, p, _ in layers)
+    network = stated_network(args)
+    rows = []
+    for p in learner_counts:
+        x = min(p, args.gpus_per_host)
+        topology = Topology(x, p // x)
+        cells = {}
+        for mode in modes:
+            if mode in ("b", "n"):
+                across = ["nccl"] + (list(ALGORITHMS) if mode == "b" else [])
+                options = {"inside": "nccl", "across": across}
+                mode_letter = "b"
+            else:
+                options, mode_letter = {}, mode
+            memo = {}
+
+            def seconds(n, t=topology, m=mode_letter, o=options, memo=memo):
+                if n not in memo:
+                    memo[n] = mode_seconds(m, t, n, network, **o)[0]
+                return memo[n]
+
+            iteration, exposed = iteration_seconds(layers, forward, backward, seconds,
+                                                   args.bucket_kb * 1024)
+            cells[mode] = (compute / iteration, exposed,
+                           compute / (compute + seconds(total_bytes)))
+        rows.append((p, topology.dims, cells))
+    return compute, rows
+
+
+def stated_network(args):
+    """The stated cluster: GPU learners, NVLink inside a host for NCCL, host memory (as
+    calibrated here, unless given) for the host algorithms of r, c, m, which copy the buffer to
+    the host and back; InfiniBand between hosts for all."""
+    ib = (args.ib_latency_us * 1e-6, 1 / (args.ib_gbs * 1e9))
+    nvlink = (args.nvlink_latency_us * 1e-6, 1 / (args.nvlink_gbs * 1e9))
+    host = {}
+    if args.runs:
+        fitted = calibrate(read_runs(args.runs))
+        ring_beta = fitted["ring"][1][1]
+        for a in ALGORITHMS:
+            # Between hosts: the stated link, times the algorithm's measured cost over the ring's.
+            factor = fitted[a][1][1] / ring_beta
+            host[a] = {0: fitted[a][0][:2], 1: (ib[0], ib[1] * factor)}
+    else:
+        for a in ALGORITHMS:
+            host[a] = {0: (args.host_latency_us * 1e-6, 1 / (args.host_gbs * 1e9)), 1: ib}
+    params = dict(host)
+    params["nccl"] = {0: nvlink, 1: ib}
+    staging = {a: 2 / (args.pcie_gbs * 1e9) for a in ALGORITHMS}
+    return Network(params, links=args.links_per_host, staging=staging)
+
+
+# ----------------------------------------------------------------------------------------------
+# Commands
+
+
+def _format_params(params):
+    lines = ["| algorithm | tier | alpha (us) | beta (ns/B) | bandwidth (MB/s) | beta, exchanges "
+             "(ns/B) |", "|---|---|---|---|---|---|"]
+    for algorithm in ALGORITHMS:
+        for tier in TIERS:
+            values = params[algorithm][tier]
+            exchange = "%.3f" % (values[2] * 1e9) if len(values) > 2 else ""
+            lines.append("| %s | %d | %.1f | %.3f | %.0f | %s |" % (
+                algorithm, tier, values[0] * 1e6, values[1] * 1e9, 1e-6 / values[1], exchange))
+    return "\n".join(lines)
+
+
+def command_calibrate(args):
+    print(_format_params(calibrate(read_runs(args.runs))))
+
+
+def command_validate(args):
+    runs = read_runs(args.runs)
+    params = calibrate(runs)
+    rows = validate(runs, params, args.min_bytes)
+    print("| hosts x learners | algorithm or -mode (model's stages) | size | measured (ms) | "
+          "model (ms) | model / measured |")
+    print("|---|---|---|---|---|---|")
+    errors = {}
+    for (hosts, per_host), label, n, measured, model in rows:
+        ratio = model / measured
+        print("| %dx%d | %s | %d MB | %.1f | %.1f | %.2f |" % (
+            hosts, per_host, label, n >> 20, measured * 1e3, model * 1e3, ratio))
+        key = ("fitted" if (hosts, per_host) in FIT_LAYOUTS else "predicted") + (
+            ", across hosts" if hosts > 1 else ", one host")
+        errors.setdefault(key, []).append(abs(math.log(ratio)))
+    for key, values in sorted(errors.items()):
+        mean = math.exp(sum(values) / len(values))
+        worst = math.exp(max(values))
+        print("# %s: %d cells, geometric mean of max(model/measured, measured/model) %.2f, "
+              "worst %.2f" % (key, len(values), mean, worst))
+    for (hosts, per_host), (_, header) in sorted(runs.items()):
+        print("# h%dx%d: %s" % (hosts, per_host, " / ".join(h.lstrip("# ") for h in header[1:])))
+
+
+def command_predict(args):
+    root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    counts = [1 << i for i in range(1, 9)]
+    modes = args.modes.split(",")
+    for name, path, batch, macs_scale in (
+            ("ResNet-50", "models/resnet50/deploy.prototxt", args.resnet_batch, 1),
+            ("3-D U-Net", "models/unet3d/deploy.prototxt", 1,
+             (args.unet_size / 64.0) ** 3)):
+        layers = net_layers(os.path.join(root, path))
+        layers = [(n, p, m * macs_scale) for n, p, m in layers]
+        params = sum(p for _, p, _ in layers)
+        sample_macs = sum(m for _, _, m in layers)
+        args.batch = batch
+        compute, rows = predict_table(args, layers, sample_macs, counts, modes)
+        print("## %s: %.2f M parameters (%.1f MB of fp32 gradients, %d buckets), %.2f G "
+              "multiply-adds a sample, batch %d a learner: %.0f ms forward + backward" % (
+                  name, params / 1e6, params * 4 / 1e6,
+                  len(buckets(layers, args.bucket_kb * 1024)), sample_macs / 1e9, batch,
+                  compute * 1e3))
+        print("| learners | XxY | " + " | ".join("`-mode %s`" % m for m in modes) + " |")
+        print("|---|---|" + "---|" * len(modes))
+        for p, dims, cells in rows:
+            print("| %d | %dx%d | " % (p, dims[0], dims[1]) + " | ".join(
+                "%.1f / %.1f" % (cells[m][0] * 100, cells[m][2] * 100) for m in modes) + " |")
+        print("# efficiency %: buckets during backward (DDL's default) / -bvlc (one allreduce "
+              "after backward)")
+        print()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in ("calibrate", "validate"):
+        p = sub.add_parser(name)
+        p.add_argument("runs", help="folder of scaling_runs.sh's outputs (h1x2.txt, ...)")
+        p.add_argument("--min-bytes", type=int, default=1 << 20,
+                       help="validate: smallest size to compare (default 1 MiB)")
+    p = sub.add_parser("predict")
+    p.add_argument("--runs", help="calibrated runs: the host-memory tier and each algorithm's "
+                   "cost over the ring's between hosts (default: the --host-* figures)")
+    p.add_argument("--gpus-per-host", type=int, default=4)
+    p.add_argument("--links-per-host", type=int, default=1)
+    p.add_argument("--ib-gbs", type=float, default=12.5, help="GB/s a link, each way")
+    p.add_argument("--ib-latency-us", type=float, default=5.0)
+    p.add_argument("--nvlink-gbs", type=float, default=40.0,
+                   help="NCCL's ring bandwidth inside a host, GB/s")
+    p.add_argument("--nvlink-latency-us", type=float, default=5.0)
+    p.add_argument("--host-gbs", type=float, default=5.0)
+    p.add_argument("--host-latency-us", type=float, default=5.0)
+    p.add_argument("--pcie-gbs", type=float, default=11.0,
+                   help="GPU-host copies of r, c, m (each way)")
+    p.add_argument("--tflops", type=float, default=5.3,
+                   help="sustained fp32 TFLOPS of a GPU in training")
+    p.add_argument("--resnet-batch", type=int, default=32)
+    p.add_argument("--unet-size", type=int, default=144, help="cube edge of a U-Net volume")
+    p.add_argument("--bucket-kb", type=int, default=4096)
+    p.add_argument("--modes", default="r,c,m,b,n")
+    args = parser.parse_args(argv)
+    {"calibrate": command_calibrate, "validate": command_validate,
+     "predict": command_predict}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
