@@ -358,13 +358,12 @@ def validate(runs, params, min_bytes=1 << 20):
                     mode, dims = name.split(":")
                     x, y = (int(v) for v in dims.split("x")[:2])
                     model, chosen = mode_seconds(mode, Topology(x, y), n, network)
-                    label = name + " (" + "|".join(chosen) + ")"
+                    stages = "|".join(chosen)
                 elif name in ALGORITHMS:
-                    model = flat_seconds(name, topology, n, network)
-                    label = name
+                    model, stages = flat_seconds(name, topology, n, network), ""
                 else:
                     continue
-                rows.append(((hosts, per_host), label, n, measured, model))
+                rows.append(((hosts, per_host), name, stages, n, measured, model))
     return rows
 
 
@@ -531,10 +530,10 @@ def iteration_seconds(layers, forward, backward, allreduce, bucket_bytes):
     return forward + backward + exposed, exposed
 
 
-def predict_table(args, layers, sample_macs, learner_counts, modes):
+def predict_table(args, layers, compute, learner_counts, modes):
     """Per learner count: {mode: (efficiency with buckets overlapping backward, exposed seconds,
-    efficiency of -bvlc: one allreduce of all gradients after backward)}."""
-    compute = 3 * 2 * sample_macs * args.batch / (args.tflops * 1e12)
+    efficiency of -bvlc: one allreduce of all gradients after backward)}; compute: seconds of
+    forward + backward on one learner, backward two thirds of it."""
     forward, backward = compute / 3, 2 * compute / 3
     total_bytes = 4 * sum(p for _, p, _ in layers)
     network = stated_network(args)
@@ -562,7 +561,7 @@ def predict_table(args, layers, sample_macs, learner_counts, modes):
             cells[mode] = (compute / iteration, exposed,
                            compute / (compute + seconds(total_bytes)))
         rows.append((p, topology.dims, cells))
-    return compute, rows
+    return rows
 
 
 def stated_network(args):
@@ -612,40 +611,66 @@ def command_validate(args):
     runs = read_runs(args.runs)
     params = calibrate(runs)
     rows = validate(runs, params, args.min_bytes)
-    print("| hosts x learners | algorithm or -mode (model's stages) | size | measured (ms) | "
-          "model (ms) | model / measured |")
-    print("|---|---|---|---|---|---|")
+    sizes = sorted({row[3] for row in rows})
+    table = {}
     errors = {}
-    for (hosts, per_host), label, n, measured, model in rows:
-        ratio = model / measured
-        print("| %dx%d | %s | %d MB | %.1f | %.1f | %.2f |" % (
-            hosts, per_host, label, n >> 20, measured * 1e3, model * 1e3, ratio))
-        key = ("fitted" if (hosts, per_host) in FIT_LAYOUTS else "predicted") + (
-            ", across hosts" if hosts > 1 else ", one host")
-        errors.setdefault(key, []).append(abs(math.log(ratio)))
+    for layout, label, stages, n, measured, model in rows:
+        table.setdefault((layout, label), {})[n] = (measured, model, stages)
+        key = ("fitted" if layout in FIT_LAYOUTS else "predicted") + (
+            ", across hosts" if layout[0] > 1 else ", one host")
+        errors.setdefault(key, []).append(abs(math.log(model / measured)))
+        if n >= 16 << 20:
+            errors.setdefault(key + ", 16 MB and up", []).append(abs(math.log(model / measured)))
+            if ":" in label and not label.startswith("m:"):
+                errors.setdefault(key + ", 16 MB and up, -mode r, c, b", []).append(
+                    abs(math.log(model / measured)))
+    print("| hosts x learners | algorithm or -mode | " + " | ".join(
+        "%d MB" % (n >> 20) for n in sizes) + " |")
+    print("|---|---|" + "---|" * len(sizes))
+    for (layout, label), cells in table.items():
+        fitted = " (fit)" if layout in FIT_LAYOUTS else ""
+        out = []
+        for n in sizes:
+            if n not in cells:
+                out.append("")
+                continue
+            measured, model, stages = cells[n]
+            out.append("%s / %s (%.2f)%s" % (_ms(measured), _ms(model), model / measured,
+                                            " " + stages if label.startswith("b:") else ""))
+        print("| %dx%d%s | %s | " % (layout[0], layout[1], fitted, label) + " | ".join(out) + " |")
+    print("# cells: measured / model ms (model / measured); -mode b: the stages the model picks")
     for key, values in sorted(errors.items()):
         mean = math.exp(sum(values) / len(values))
         worst = math.exp(max(values))
-        print("# %s: %d cells, geometric mean of max(model/measured, measured/model) %.2f, "
-              "worst %.2f" % (key, len(values), mean, worst))
+        print("# %s: %d cells, error factor max(model/measured, measured/model): geometric mean "
+              "%.2f, worst %.2f" % (key, len(values), mean, worst))
     for (hosts, per_host), (_, header) in sorted(runs.items()):
         print("# h%dx%d: %s" % (hosts, per_host, " / ".join(h.lstrip("# ") for h in header[1:])))
+
+
+def _ms(seconds):
+    ms = seconds * 1e3
+    return "%.0f" % ms if ms >= 100 else "%.1f" % ms
 
 
 def command_predict(args):
     root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     counts = [1 << i for i in range(1, 9)]
     modes = args.modes.split(",")
-    for name, path, batch, macs_scale in (
-            ("ResNet-50", "models/resnet50/deploy.prototxt", args.resnet_batch, 1),
-            ("3-D U-Net", "models/unet3d/deploy.prototxt", 1,
-             (args.unet_size / 64.0) ** 3)):
-        layers = net_layers(os.path.join(root, path))
-        layers = [(n, p, m * macs_scale) for n, p, m in layers]
+    resnet = net_layers(os.path.join(root, "models/resnet50/deploy.prototxt"))
+    # One multiply-add is 2 FLOPs, backward twice forward: 6 FLOPs a multiply-add an iteration.
+    flops = 6 * sum(m for _, _, m in resnet) * args.resnet_images_per_s
+    print("# GPU: ResNet-50 at %.0f images/s (batch %d) = %.2f TFLOPS sustained; the U-Net at "
+          "the same rate" % (args.resnet_images_per_s, args.resnet_batch, flops / 1e12))
+    unet = net_layers(os.path.join(root, "models/unet3d/deploy.prototxt"))
+    scale = (args.unet_size / 64.0) ** 3  # deploy.prototxt's volume is 64^3
+    unet = [(n, p, m * scale) for n, p, m in unet]
+    for name, layers, batch in (("ResNet-50", resnet, args.resnet_batch),
+                                ("3-D U-Net %d^3" % args.unet_size, unet, 1)):
         params = sum(p for _, p, _ in layers)
         sample_macs = sum(m for _, _, m in layers)
-        args.batch = batch
-        compute, rows = predict_table(args, layers, sample_macs, counts, modes)
+        compute = 6 * sample_macs * batch / flops
+        rows = predict_table(args, layers, compute, counts, modes)
         print("## %s: %.2f M parameters (%.1f MB of fp32 gradients, %d buckets), %.2f G "
               "multiply-adds a sample, batch %d a learner: %.0f ms forward + backward" % (
                   name, params / 1e6, params * 4 / 1e6,
@@ -683,8 +708,9 @@ def main(argv=None):
     p.add_argument("--host-latency-us", type=float, default=5.0)
     p.add_argument("--pcie-gbs", type=float, default=11.0,
                    help="GPU-host copies of r, c, m (each way)")
-    p.add_argument("--tflops", type=float, default=5.3,
-                   help="sustained fp32 TFLOPS of a GPU in training")
+    p.add_argument("--resnet-images-per-s", type=float, default=195,
+                   help="one GPU's ResNet-50 training rate at --resnet-batch (default: P100, "
+                   "fp32, batch 32, TensorFlow's published benchmark); sets the U-Net's too")
     p.add_argument("--resnet-batch", type=int, default=32)
     p.add_argument("--unet-size", type=int, default=144, help="cube edge of a U-Net volume")
     p.add_argument("--bucket-kb", type=int, default=4096)
