@@ -237,10 +237,12 @@ def mode_seconds(mode, topology, n, network, inside=None, across=None):
                for a in choices[first])
     total += best[0] + _staging(best[1], n, network)
     chosen.append(best[1])
+    on_host = best[1] in network.staging
     shard = n / topology.dims[first]
     for d in dims[1:]:
-        best = min((stage_seconds(a, topology, d, shard, "allreduce", network), a)
-                   for a in choices[d])
+        # A host algorithm after a device one copies the shard to the host and back.
+        best = min((stage_seconds(a, topology, d, shard, "allreduce", network)
+                    + (0.0 if on_host else _staging(a, shard, network)), a) for a in choices[d])
         total += best[0]
         chosen.append(best[1])
     return total, chosen
@@ -657,6 +659,13 @@ def command_predict(args):
     root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     counts = [1 << i for i in range(1, 9)]
     modes = args.modes.split(",")
+    print("# network: %d GPUs a host (NCCL over NVLink %.0f GB/s, %.0f us a step), %d link(s) "
+          "of %.1f GB/s, %.0f us between hosts; r, c, m: host memory %s, GPU copies %.0f GB/s "
+          "each way; buckets of %d KiB" % (
+              args.gpus_per_host, args.nvlink_gbs, args.nvlink_latency_us, args.links_per_host,
+              args.ib_gbs, args.ib_latency_us,
+              "as calibrated in " + args.runs if args.runs else "%.1f GB/s" % args.host_gbs,
+              args.pcie_gbs, args.bucket_kb))
     resnet = net_layers(os.path.join(root, "models/resnet50/deploy.prototxt"))
     # One multiply-add is 2 FLOPs, backward twice forward: 6 FLOPs a multiply-add an iteration.
     flops = 6 * sum(m for _, _, m in resnet) * args.resnet_images_per_s
