@@ -360,7 +360,7 @@ def validate(runs, params, min_bytes=1 << 20):
                     mode, dims = name.split(":")
                     x, y = (int(v) for v in dims.split("x")[:2])
                     model, chosen = mode_seconds(mode, Topology(x, y), n, network)
-                    stages = "|".join(chosen)
+                    stages = ", ".join(chosen)
                 elif name in ALGORITHMS:
                     model, stages = flat_seconds(name, topology, n, network), ""
                 else:
@@ -637,8 +637,8 @@ def command_validate(args):
                 out.append("")
                 continue
             measured, model, stages = cells[n]
-            out.append("%s / %s (%.2f)%s" % (_ms(measured), _ms(model), model / measured,
-                                            " " + stages if label.startswith("b:") else ""))
+            out.append("%s / %s (%.2f%s)" % (_ms(measured), _ms(model), model / measured,
+                                            "; " + stages if label.startswith("b:") else ""))
         print("| %dx%d%s | %s | " % (layout[0], layout[1], fitted, label) + " | ".join(out) + " |")
     print("# cells: measured / model ms (model / measured); -mode b: the stages the model picks")
     for key, values in sorted(errors.items()):
