@@ -5,6 +5,7 @@ model against measurement"). Standard library only.
 
     scaling_model.py calibrate RUNS            # fit alpha, beta per algorithm and tier
     scaling_model.py validate RUNS             # model against every measured cell, 2-8 learners
+    scaling_model.py train RUNS LOG NET        # the iteration model against caffe train's dumps
     scaling_model.py predict [--gpus-per-host 4 ...]   # efficiency, ResNet-50 and 3-D U-Net
 
 RUNS is the folder benchmarks/comm/scaling_runs.sh writes (h1x2.txt, h2x1.txt, ...: the
@@ -214,7 +215,7 @@ def flat_seconds(algorithm, topology, n, network):
 def mode_seconds(mode, topology, n, network, inside=None, across=None):
     """-mode a:XxYxZ: reduce-scatter in the first dimension larger than 1, allreduce of the shard
     along the others, allgather in the first. b: `inside` inside a host, the fastest of `across`
-    between hosts. Returns (seconds, the algorithm of each stage)."""
+    between hosts; p: the fastest everywhere. Returns (seconds, the algorithm of each stage)."""
     dims = [d for d in range(3) if topology.dims[d] > 1]
     if not dims:
         return 0.0, []
@@ -223,6 +224,8 @@ def mode_seconds(mode, topology, n, network, inside=None, across=None):
     elif mode == "b":
         choices = {d: list(across or ALGORITHMS) for d in dims}
         choices[0] = [inside or "ring"]
+    elif mode == "p":
+        choices = {d: list(ALGORITHMS) for d in dims}
     else:
         raise ValueError("unknown mode " + mode)
     chosen = []
@@ -416,10 +419,14 @@ def _spatial(msg, name, count, default):
     return values * count if len(values) == 1 else values
 
 
-def net_layers(path):
-    """[(layer name, learnable parameters, multiply-adds per sample)] in forward order."""
-    with open(path) as f:
-        net = parse_prototxt(f.read())
+def net_layers(path, net=None):
+    """[(layer name, learnable parameters, multiply-adds per sample)] in forward order, of the
+    net in path (a net, or a solver with net_param) or of an already parsed net."""
+    if net is None:
+        with open(path) as f:
+            net = parse_prototxt(f.read())
+        if "net_param" in net:
+            net = net["net_param"][0]
     shapes = {}
     layers = []
     batch = 1
@@ -427,10 +434,12 @@ def net_layers(path):
         kind = _one(layer, "type", "")
         bottoms, tops = layer.get("bottom", []), layer.get("top", [])
         params, macs = 0, 0
-        if kind == "Input":
-            dims = [int(d) for d in layer["input_param"][0]["shape"][0]["dim"]]
-            batch = dims[0]
-            shapes[tops[0]] = (dims[1], dims[2:])
+        if kind in ("Input", "DummyData"):
+            param = layer["input_param" if kind == "Input" else "dummy_data_param"][0]
+            for top, shape in zip(tops, param["shape"]):
+                dims = [int(d) for d in shape["dim"]]
+                batch = dims[0]
+                shapes[top] = (dims[1] if len(dims) > 1 else 1, dims[2:])
             continue
         if not bottoms or bottoms[0] not in shapes:
             continue
@@ -518,18 +527,21 @@ def buckets(layers, bucket_bytes, dtype_bytes=4):
 def iteration_seconds(layers, forward, backward, allreduce, bucket_bytes):
     """Forward, then backward with each bucket reduced on the communication thread as soon as
     backward has passed its layers (one bucket at a time, in order); backward's time is spread
-    over the layers by their multiply-adds. Returns (iteration seconds, exposed communication)."""
+    over the layers by their multiply-adds. Returns (iteration seconds, exposed communication,
+    end-to-end: from the first bucket's start to the last one's end, as -dump_iter's)."""
     total_macs = sum(m for _, _, m in layers) or 1
     done_after = {}
     elapsed = 0.0
     for index in range(len(layers) - 1, -1, -1):
         elapsed += backward * layers[index][2] / total_macs
         done_after[index] = elapsed
-    free = 0.0
+    free, first = 0.0, None
     for size, index in buckets(layers, bucket_bytes):
-        free = max(free, done_after[index]) + allreduce(size)
+        start = max(free, done_after[index])
+        first = start if first is None else first
+        free = start + allreduce(size)
     exposed = max(0.0, free - backward)
-    return forward + backward + exposed, exposed
+    return forward + backward + exposed, exposed, free - (first or 0.0)
 
 
 def predict_table(args, layers, compute, learner_counts, modes):
@@ -558,8 +570,8 @@ def predict_table(args, layers, compute, learner_counts, modes):
                     memo[n] = mode_seconds(m, t, n, network, **o)[0]
                 return memo[n]
 
-            iteration, exposed = iteration_seconds(layers, forward, backward, seconds,
-                                                   args.bucket_kb * 1024)
+            iteration, exposed, _ = iteration_seconds(layers, forward, backward, seconds,
+                                                      args.bucket_kb * 1024)
             cells[mode] = (compute / iteration, exposed,
                            compute / (compute + seconds(total_bytes)))
         rows.append((p, topology.dims, cells))
@@ -650,6 +662,71 @@ def command_validate(args):
         print("# h%dx%d: %s" % (hosts, per_host, " / ".join(h.lstrip("# ") for h in header[1:])))
 
 
+def parse_train_log(text):
+    """From netns_cluster.sh's comparison: the cluster ((hosts, learners a host), rate line) and,
+    per `caffe train -ddl "-mode M ..."`, its -dump_iter dumps: [(end-to-end s, waited s,
+    forward+backward s of the slowest learner, MB, buckets)]."""
+    layout, header, runs, mode = None, [], [], None
+    for line in text.splitlines():
+        match = re.match(r"netns_cluster: (\d+) hosts x (\d+) learners, (\S+) between hosts", line)
+        if match:
+            layout = (int(match.group(1)), int(match.group(2)))
+            header = ["# layout: ..., %s between hosts" % match.group(3)]
+        match = re.match(r'== caffe train -ddl "-mode (\S+)', line)
+        if match:
+            mode = match.group(1)
+            runs.append((mode, []))
+        match = re.search(r"allreduce end-to-end ([\d.]+) ms for ([\d.]+) MB in (\d+) bucket.*"
+                          r"training waited ([\d.]+) ms", line)
+        if match and mode:
+            runs[-1][1].append([float(match.group(1)) / 1e3, float(match.group(4)) / 1e3, None,
+                                float(match.group(2)), int(match.group(3))])
+        match = re.search(r"max jitter: .*forward\+backward ([\d.]+) ms", line)
+        if match and runs and runs[-1][1]:
+            runs[-1][1][-1][2] = float(match.group(1)) / 1e3
+    return layout, header, runs
+
+
+def command_train(args):
+    """The iteration model against `caffe train -ddl` on the cluster: each -mode's dumps (the
+    first, with the start-up, left out when there are more) beside the model's end-to-end and
+    exposed communication for the net's buckets, forward+backward taken from the dump."""
+    params = calibrate(read_runs(args.runs))
+    with open(args.log) as f:
+        layout, header, runs = parse_train_log(f.read())
+    layers = net_layers(args.net)
+    network = Network(params, link_beta=rate_beta(header))
+    cluster = Topology(layout[1], layout[0])
+    print("| -ddl -mode | dumps | forward+backward (ms) | allreduce end-to-end: measured / model "
+          "(ms) | training waited: measured / model exposed (ms) |")
+    print("|---|---|---|---|---|")
+    for mode, dumps in runs:
+        dumps = [d for d in dumps if d[2] is not None]
+        if len(dumps) > 1:
+            dumps = dumps[1:]
+        if not dumps:
+            continue
+        letter, dims = mode.split(":")
+        sizes = [int(v) for v in dims.split("x")]
+        if len(sizes) == 1:
+            algorithms = [MODE_ALGORITHM[letter]] if letter in MODE_ALGORITHM else ALGORITHMS
+
+            def seconds(n, algorithms=algorithms):
+                return min(flat_seconds(a, cluster, n, network) for a in algorithms)
+        else:
+            topology = Topology(*sizes)
+
+            def seconds(n, letter=letter, topology=topology):
+                return mode_seconds(letter, topology, n, network)[0]
+        mean = [sum(d[i] for d in dumps) / len(dumps) for i in range(3)]
+        compute = mean[2]
+        _, exposed, end_to_end = iteration_seconds(layers, compute / 3, 2 * compute / 3, seconds,
+                                                   args.bucket_kb * 1024)
+        print("| %s | %d | %.0f | %.0f / %.0f (%.2f) | %.0f / %.0f (%.2f) |" % (
+            mode, len(dumps), compute * 1e3, mean[0] * 1e3, end_to_end * 1e3,
+            end_to_end / mean[0], mean[1] * 1e3, exposed * 1e3, exposed / mean[1]))
+
+
 def _ms(seconds):
     ms = seconds * 1e3
     return "%.0f" % ms if ms >= 100 else "%.1f" % ms
@@ -703,6 +780,11 @@ def main(argv=None):
         p.add_argument("runs", help="folder of scaling_runs.sh's outputs (h1x2.txt, ...)")
         p.add_argument("--min-bytes", type=int, default=1 << 20,
                        help="validate: smallest size to compare (default 1 MiB)")
+    p = sub.add_parser("train")
+    p.add_argument("runs", help="calibration runs (scaling_runs.sh's folder)")
+    p.add_argument("log", help="netns_cluster.sh's comparison output (its caffe train dumps)")
+    p.add_argument("net", help="the net it trained (a net or solver prototxt)")
+    p.add_argument("--bucket-kb", type=int, default=4096)
     p = sub.add_parser("predict")
     p.add_argument("--runs", help="calibrated runs: the host-memory tier and each algorithm's "
                    "cost over the ring's between hosts (default: the --host-* figures)")
@@ -725,7 +807,7 @@ def main(argv=None):
     p.add_argument("--bucket-kb", type=int, default=4096)
     p.add_argument("--modes", default="r,c,m,b,n")
     args = parser.parse_args(argv)
-    {"calibrate": command_calibrate, "validate": command_validate,
+    {"calibrate": command_calibrate, "validate": command_validate, "train": command_train,
      "predict": command_predict}[args.command](args)
 
 

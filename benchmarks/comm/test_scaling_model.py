@@ -119,6 +119,38 @@ class ParseTest(unittest.TestCase):
         self.assertLess(abs(sum(m for _, _, m in resnet) / 3.86e9 - 1), 0.01)
 
 
+TRAIN_LOG = """netns_cluster: 2 hosts x 2 learners, 1gbit between hosts
+== caffe train -ddl "-mode b:2x2 -dump_iter 10"
+DDL dump at iteration 10 (mean of 10 iterations): allreduce end-to-end 550.000 ms for 16.64 MB \
+in 2 bucket(s); training waited 540.000 ms for communication
+    max jitter: learner 2 (host ddlsim0), forward+backward 90.000 ms, 15.181 ms behind the fastest
+DDL dump at iteration 20 (mean of 10 iterations): allreduce end-to-end 501.490 ms for 16.64 MB \
+in 2 bucket(s); training waited 496.078 ms for communication
+    max jitter: learner 2 (host ddlsim0), forward+backward 83.314 ms, 15.181 ms behind the fastest
+""".replace("\\\n", "")
+
+MLP = """net_param { layer { name: "data" type: "DummyData" top: "data" top: "label"
+  dummy_data_param { shape { dim: 8 dim: 64 } shape { dim: 8 } } }
+  layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1"
+    inner_product_param { num_output: 4096 } }
+  layer { name: "ip2" type: "InnerProduct" bottom: "ip1" top: "ip2"
+    inner_product_param { num_output: 1000 } } }"""
+
+
+class TrainLogTest(unittest.TestCase):
+    def test_dumps_of_each_mode(self):
+        layout, header, runs = sm.parse_train_log(TRAIN_LOG)
+        self.assertEqual(layout, (2, 2))
+        self.assertAlmostEqual(sm.rate_beta(header), 8e-9)
+        self.assertEqual([mode for mode, _ in runs], ["b:2x2"])
+        for got, want in zip(runs[0][1][1], [0.50149, 0.496078, 0.083314, 16.64, 2]):
+            self.assertAlmostEqual(got, want)
+
+    def test_dummy_data_net(self):
+        layers = sm.net_layers(None, sm.parse_prototxt(MLP)["net_param"][0])
+        self.assertEqual(layers, [("ip1", 266240, 262144), ("ip2", 4097000, 4096000)])
+
+
 class IterationTest(unittest.TestCase):
     LAYERS = [("a", 1 << 20, 10), ("b", 1 << 20, 10), ("c", 3 << 20, 20)]
 
@@ -130,10 +162,10 @@ class IterationTest(unittest.TestCase):
     def test_overlap(self):
         # Backward 4 s over macs 20, 10, 10: c done at 2, b at 3, a at 4.
         free = sm.iteration_seconds(self.LAYERS, 2.0, 4.0, lambda n: 0.0, 4 << 20)
-        self.assertEqual(free, (6.0, 0.0))
-        # Each bucket 1.5 s: c 2 -> 3.5, b 3.5 -> 5, a 5 -> 6.5: 2.5 s exposed.
+        self.assertEqual(free, (6.0, 0.0, 2.0))
+        # Each bucket 1.5 s: c 2 -> 3.5, b 3.5 -> 5, a 5 -> 6.5: 2.5 s exposed, 4.5 s end to end.
         self.assertEqual(sm.iteration_seconds(self.LAYERS, 2.0, 4.0, lambda n: 1.5, 4 << 20),
-                         (8.5, 2.5))
+                         (8.5, 2.5, 4.5))
 
 
 if __name__ == "__main__":
