@@ -638,7 +638,7 @@ def command_validate(args):
             if ":" in label and not label.startswith("m:"):
                 errors.setdefault(key + ", 16 MB and up, -mode r, c, b", []).append(
                     abs(math.log(model / measured)))
-    print("| hosts x learners | algorithm or -mode | " + " | ".join(
+    print("| hosts x learners a host | algorithm or -mode | " + " | ".join(
         "%d MB" % (n >> 20) for n in sizes) + " |")
     print("|---|---|" + "---|" * len(sizes))
     for (layout, label), cells in table.items():
