@@ -13,6 +13,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
+import net_costs  # noqa: E402
 import scaling_model as sm  # noqa: E402
 
 ALPHA, BETA = 1.0, 0.001
@@ -147,7 +148,7 @@ class TrainLogTest(unittest.TestCase):
             self.assertAlmostEqual(got, want)
 
     def test_dummy_data_net(self):
-        layers = sm.net_layers(None, sm.parse_prototxt(MLP)["net_param"][0])
+        layers = sm.net_layers(None, net_costs.parse_prototxt(MLP)["net_param"][0])
         self.assertEqual(layers, [("ip1", 266240, 262144), ("ip2", 4097000, 4096000)])
 
 
