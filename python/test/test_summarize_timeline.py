@@ -172,6 +172,30 @@ def write_rank(folder, rank, epoch_us, step_ms, exchange):
     return path
 
 
+def test_gpu_track_gives_gpu_busy_and_the_kernels_layer_times(tmp_path, capsys):
+    # One 10 ms step whose host slices are the launches (0.1 ms each); on "GPU 0 compute" the
+    # same layers as the GPU ran them: conv 5 ms and ip 1 ms, the last 0.5 ms past the step.
+    events = [{'ph': 'M', 'name': 'thread_name', 'pid': 0, 'tid': 0, 'args': {'name': 'solver'}},
+              {'ph': 'M', 'name': 'thread_name', 'pid': 0, 'tid': 3,
+               'args': {'name': 'GPU 0 compute'}},
+              {'ph': 'X', 'cat': 'step', 'name': 'iteration 0', 'pid': 0, 'tid': 0, 'ts': 0.0,
+               'dur': 10000.0, 'args': {'iteration': 0}}]
+    for name, host_start, gpu_start, gpu_ms in (('conv', 0.0, 3500.0, 5.0),
+                                                ('ip', 100.0, 9500.0, 1.0)):
+        events += [{'ph': 'X', 'cat': 'forward', 'name': name, 'pid': 0, 'tid': 0,
+                    'ts': host_start, 'dur': 100.0, 'args': {}},
+                   {'ph': 'X', 'cat': 'forward', 'name': name, 'pid': 0, 'tid': 3,
+                    'ts': gpu_start, 'dur': gpu_ms * 1000.0, 'args': {}}]
+    path = tmp_path / 'trace.json'
+    path.write_text(json.dumps({'otherData': {'rank': 0}, 'traceEvents': events}))
+    rows, mean = summarize_timeline.summarize(str(path))[0]
+    output = capsys.readouterr().out
+    assert mean['compute'] == pytest.approx(0.2)  # the host's launches
+    assert mean['gpu_busy'] == pytest.approx(5.5)  # conv, and the half of ip inside the step
+    assert mean['layers'] == {'conv': pytest.approx(5.0), 'ip': pytest.approx(1.0)}
+    assert re.search(r'^\s+average\s+10\.00\s+2\.0%\s+55\.0%\s', output, re.M), output
+
+
 def test_ranks_slowest_hidden_communication_and_merge(tmp_path, capsys):
     # Rank 1 is slower (12 ms steps) and started 500 us later; each exchange overlaps the forward
     # (the first half of the step) by 1 ms.

@@ -12,6 +12,7 @@
 #include "caffe/kernels/math_functions.hpp"
 #include "caffe/net/insert_splits.hpp"
 #include "caffe/net/layer_param_check.hpp"
+#include "caffe/timeline/gpu_slice.hpp"
 #include "caffe/timeline/timeline.hpp"
 #include "caffe/util/environment.hpp"
 
@@ -466,6 +467,7 @@ template <typename Dtype>
 Dtype Net<Dtype>::ForwardStep(int i, int start, int end) {
   timeline::Slice slice("forward", layer_names_[i]);
   slice.Arg("type", layers_[i]->type());
+  timeline::GpuSlice gpu_slice("forward", layer_names_[i]);
   ScopedFlushDenormals flush_denormals;
   const int head = fused_head_[i];
   try {
@@ -584,6 +586,7 @@ void Net<Dtype>::BackwardStep(int i, int start, int end) {
   if (fused && i != head + fused_followers_[head]) return;  // runs in the last layer's step
   timeline::Slice slice("backward", layer_names_[i]);
   slice.Arg("type", layers_[i]->type());
+  timeline::GpuSlice gpu_slice("backward", layer_names_[i]);
   ScopedFlushDenormals flush_denormals;
   try {
     if (fused) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarizes a timeline written by `caffe train -timeline` or `caffe time -timeline`
 (docs/TIMELINE.md): per recorded iteration and on average, the step time; how much of it the
-layers computed; how long the step waited for data, for the gradients' exchange with the other
+layers computed (and, in GPU mode, how much the GPU was busy with them); how long the step waited for data, for the gradients' exchange with the other
 learners, and for LMS copies; the bytes copied to and from the device and at what rate; the ten
 most expensive layers; and with several ranks (trace.rank0.json, ...) each rank's figures, the
 slowest named.
@@ -83,9 +83,20 @@ def outermost(slices):
     return kept
 
 
+def gpu_tracks(events):
+    """The ids of the tracks where the GPU's own layer times are ("GPU N compute")."""
+    return {e['tid'] for e in events
+            if e.get('ph') == 'M' and e.get('name') == 'thread_name' and
+            str(e.get('args', {}).get('name', '')).startswith('GPU ')}
+
+
 def iterations(events):
-    """One dict per recorded step: its figures in milliseconds, bytes and per-layer times."""
+    """One dict per recorded step: its figures in milliseconds, bytes and per-layer times (the
+    GPU's where it recorded them: the host's slices there are only the launches)."""
     slices = [e for e in events if e.get('ph') == 'X']
+    on_gpu = gpu_tracks(events)
+    gpu_slices = [e for e in slices if e['tid'] in on_gpu and e['cat'] in ('forward', 'backward')]
+    slices = [e for e in slices if e['tid'] not in on_gpu]
     top = outermost(slices)
     steps = sorted((e for e in slices if e.get('cat') == 'step'), key=lambda e: e['ts'])
     rows = []
@@ -105,6 +116,11 @@ def iterations(events):
         computing = [e for e in track if e['cat'] in ('forward', 'backward')]
         hidden = sum(overlap(e, c) for e in exchanges for c in computing)
         copies = [e for e in others + track if e['cat'] == 'copy']
+        gpu = [e for e in gpu_slices if overlap(e, step) > 0]
+        if gpu:
+            layers = defaultdict(float)
+            for e in gpu:
+                layers[e['name']] += e['dur'] / 1000
         rows.append({
             'iteration': int(step.get('args', {}).get('iteration', len(rows))),
             'step': step['dur'] / 1000,
@@ -120,6 +136,7 @@ def iterations(events):
                              if e['name'].startswith('swap out')),
             'h2d_time': sum(e['dur'] for e in copies if e['name'].startswith('swap in')) / 1000,
             'd2h_time': sum(e['dur'] for e in copies if e['name'].startswith('swap out')) / 1000,
+            'gpu_busy': sum(overlap(e, step) for e in gpu) / 1000 if gpu else None,
             'layers': layers,
         })
     return rows
@@ -133,6 +150,8 @@ def average(rows):
     keys = ('step', 'compute', 'data_wait', 'sync_wait', 'communication', 'hidden', 'stall',
             'h2d_bytes', 'd2h_bytes', 'h2d_time', 'd2h_time')
     mean = {key: sum(row[key] for row in rows) / len(rows) for key in keys}
+    busy = [row['gpu_busy'] for row in rows if row['gpu_busy'] is not None]
+    mean['gpu_busy'] = sum(busy) / len(busy) if busy else None
     layers = defaultdict(float)
     for row in rows:
         for name, ms in row['layers'].items():
@@ -145,18 +164,22 @@ def percent(part, whole):
     return 100.0 * part / whole if whole > 0 else 0.0
 
 
-HEADER = ('{:>9} {:>10} {:>9} {:>10} {:>10} {:>10} {:>8} {:>9} {:>11} {:>11}'.format(
-    'iteration', 'step (ms)', 'compute', 'data wait', 'comm (ms)', 'hidden', 'LMS stall',
-    'sync wait', 'H2D GB/s', 'D2H GB/s'))
+HEADER = ('{:>9} {:>10} {:>9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>9} {:>11} {:>11}'.format(
+    'iteration', 'step (ms)', 'compute', 'GPU busy', 'data wait', 'comm (ms)', 'hidden',
+    'LMS stall', 'sync wait', 'H2D GB/s', 'D2H GB/s'))
 
 
-ROW = '{:>9} {:>10.2f} {:>8.1f}% {:>9.1f}% {:>10.2f} {:>9.1f}% {:>8.2f} {:>9.2f} {:>11} {:>11}'
+ROW = ('{:>9} {:>10.2f} {:>8.1f}% {:>9} {:>9.1f}% {:>10.2f} {:>9.1f}% {:>8.2f} {:>9.2f} {:>11} '
+       '{:>11}')
 
 
 def format_row(label, row):
     step = row['step']
+    busy = row.get('gpu_busy')
     return ROW.format(
-        label, step, percent(row['compute'], step), percent(row['data_wait'], step),
+        label, step, percent(row['compute'], step),
+        '-' if busy is None else '{:.1f}%'.format(percent(busy, step)),
+        percent(row['data_wait'], step),
         row['communication'], percent(row['hidden'], row['communication']), row['stall'],
         row['sync_wait'],
         '{:.1f} ({:.0f} MB)'.format(rate(row['h2d_bytes'], row['h2d_time']),

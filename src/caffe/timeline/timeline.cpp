@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "caffe/io/io.hpp"
+#include "caffe/timeline/gpu_slice.hpp"
 #include "caffe/util/error.hpp"
 
 namespace caffe {
@@ -211,10 +212,13 @@ void SetIteration(int iteration) {
         iteration >= r.options.first_iteration && iteration < r.options.end_iteration,
         std::memory_order_relaxed);
   }
+  // The GPU's slices of the iteration before: its work is done or nearly so by now.
+  FlushGpuSlices(true);
   if (Recording()) Counter("host memory (MB)", ResidentMegabytes());  // /proc: not outside
 }
 
 int64_t Finish() {
+  FlushGpuSlices(true);  // the GPU's slices of the last iterations, before the file is written
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (!r.started) return 0;
