@@ -5,9 +5,10 @@
 // a relative error of at most about (hops) x the format's unit roundoff (fp16 2^-11, bf16 2^-8).
 // fp16 keeps 3 more bits, but below 6.1e-5 its values are subnormal (spaced 6e-8 apart: small
 // gradients lose their relative precision, and those below 3e-8 become zero), and above 65504 it
-// overflows to infinity; bf16 has fp32's range. NCCL stages (GPU learners) move fp32 regardless. Every member still ends with bitwise the same values: each member
-// rounds its own reduced block to the format before sending it round (RoundAsCompressed), so
-// what it keeps equals what the others receive.
+// overflows to infinity; bf16 has fp32's range. NCCL stages (GPU learners) move fp32 regardless.
+// Every member still ends with bitwise the same values: each member rounds its own reduced block to
+// the format before sending it round (RoundAsCompressed), so what it keeps equals what the others
+// receive.
 #ifndef CAFFE_PARALLEL_COMPRESSION_HPP_
 #define CAFFE_PARALLEL_COMPRESSION_HPP_
 

@@ -1,13 +1,14 @@
 // Gradient compression's conversions (-ddl "-compress"): names parse both ways; a decompressed
-// value is within the unit roundoff of the original (fp16's subnormals: within half their step); DecompressAdd adds
-// in the buffer's type; RoundAsCompressed gives what a receiver gets and is idempotent (the
-// property that keeps members bitwise equal); and both buffer types, across the chunk boundary.
-#include "caffe/parallel/compression.hpp"
-
+// value is within the unit roundoff of the original (fp16's subnormals: within half their step);
+// DecompressAdd adds in the buffer's type; RoundAsCompressed gives what a receiver gets and is
+// idempotent (the property that keeps members bitwise equal); and both buffer types, across the
+// chunk boundary.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
+
+#include "caffe/parallel/compression.hpp"
 
 namespace caffe {
 
