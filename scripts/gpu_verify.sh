@@ -4,7 +4,8 @@
 # the repository root there, with the bundle/ folder that scripts/gpu_prepare.sh makes here (the
 # GPU build with its tests, the digits, ../shared's nets and fixtures, ResNet-50 at batch 64)
 # carried along. Steps: tests [programs...] (alone), or any of lenet, time, ddl, lms, lmsfrac,
-# lmsfit, unetfit, unet, sanitize; each command may run 10 minutes, so give a few steps per call:
+# lmsfit, unetfit, unet, timeline, sanitize; each command may run 10 minutes, so give a few steps
+# per call:
 #   scripts/gpu_verify.sh tests                       # every test program of the bundle
 #   scripts/gpu_verify.sh tests test_gpu_math_functions test_relu_layer
 #   scripts/gpu_verify.sh lenet time
@@ -13,6 +14,7 @@
 #   scripts/gpu_verify.sh lmsfrac lmsfit
 #   scripts/gpu_verify.sh unetfit
 #   scripts/gpu_verify.sh unet
+#   scripts/gpu_verify.sh timeline                    # GoogLeNet 1200x1200 under LMS, traced
 #   scripts/gpu_verify.sh sanitize                    # compute-sanitizer over the kernels' tests
 # Logs and summaries go to $OUT (or gpu_verify_out/): each step's summary in <step>.txt, its logs
 # in logs_<step>.tar.gz (the device tool brings back 8 files of $OUT).
@@ -259,6 +261,32 @@ EOF
     echo "outputs of $name ($flags): $(wc -l < "$OUT/lms_outputs_$name.txt") values, $verdict to" \
          "the unbudgeted run's" | tee -a "$OUT/lms.txt"
   done
+}
+
+run_timeline() {
+  # Issue 41, must-show 4: the seed's GoogLeNet 10x3x1200x1200 with -lms 8192 under a 16G budget,
+  # recorded by -timeline: summarize_timeline.py's table (GPU busy, LMS stalls, H2D and D2H bytes
+  # and GB/s) beside the run's [LMS] line; then, where Nsight Systems is installed, the same run
+  # under nsys with its NVTX summary (the layers' names).
+  local model=/tmp/googlenet_1200.prototxt
+  sed 's/dim: 224 dim: 224/dim: 1200 dim: 1200/' models/bvlc_googlenet/deploy.prototxt > "$model"
+  local flags=(-gpu 0 -iterations 3 -gpu_mem_limit 16G -lms 8192)
+  caffe time -model "$model" "${flags[@]}" -timeline "$OUT/googlenet_lms_trace.json" \
+      > "$OUT/timeline_googlenet.log" 2>&1
+  echo "== GoogLeNet 10x3x1200x1200 ${flags[*]} -timeline: exit $?" | tee -a "$OUT/timeline.txt"
+  grep -E "Average Forward-Backward|\[LMS\]" "$OUT/timeline_googlenet.log" |
+    sed 's/^[IWE][0-9]* [0-9:.]* *[0-9]* [a-z_.]*:[0-9]*\] //' | tee -a "$OUT/timeline.txt"
+  python3 tools/extra/summarize_timeline.py "$OUT/googlenet_lms_trace.json" 2>&1 |
+    tee -a "$OUT/timeline.txt"
+  if command -v nsys > /dev/null; then
+    nsys profile -t cuda,nvtx -o /tmp/googlenet_lms -f true caffe time -model "$model" \
+        "${flags[@]}" > "$OUT/timeline_nsys.log" 2>&1
+    echo "== nsys profile: exit $?" | tee -a "$OUT/timeline.txt"
+    nsys stats --report nvtx_sum /tmp/googlenet_lms.nsys-rep 2>&1 | head -30 |
+      tee -a "$OUT/timeline.txt"
+  else
+    echo "nsys: not installed on this machine (NVTX ranges not checked)" | tee -a "$OUT/timeline.txt"
+  fi
 }
 
 # What the CUDA emulator cannot see (docs/CUDA_EMU.md): device accesses out of bounds or
@@ -530,7 +558,7 @@ run_unet() {
 # archive, logs_<step>.tar.gz, beside the steps' summaries (<step>.txt), nvidia-smi.txt and
 # device_query.txt.
 SUMMARIES=(tests.txt lenet.txt time.txt ddl.txt lms.txt lmsfrac.txt lmsfit.txt unetfit.txt unet.txt
-           sanitize.txt nvidia-smi.txt device_query.txt)
+           timeline.txt sanitize.txt nvidia-smi.txt device_query.txt)
 pack_logs() {  # pack_logs <step>
   local files=() file name
   for file in "$OUT"/*; do
@@ -562,9 +590,10 @@ for step in "$@"; do
     lmsfit) run_lmsfit ;;
     unet) run_unet ;;
     unetfit) run_unetfit ;;
+    timeline) run_timeline ;;
     sanitize) run_sanitize ;;
     *) echo "gpu_verify: unknown step '$step' (tests [programs], or lenet, time, ddl, lms," \
-            "lmsfrac, lmsfit, unetfit, unet, sanitize)" >&2; exit 2 ;;
+            "lmsfrac, lmsfit, unetfit, unet, timeline, sanitize)" >&2; exit 2 ;;
   esac
   pack_logs "$step"
 done

@@ -15,10 +15,11 @@ FIT_PLAIN=100   # the largest value (first dim) that fits a -gpu_mem_limit witho
 FIT_LMS=200     # ... with -lms (without -gpu_mem_limit everything fits)
 BROKEN=0        # 1: every run fails for another reason
 caffe() {  # caffe time -model FILE -gpu 0 -iterations N [flags]
-  local model="" lms=0 budget=0
+  local model="" lms=0 budget=0 trace=""
   while [ $# -gt 0 ]; do
     case "$1" in
       -model) model="$2"; shift ;;
+      -timeline) trace="$2"; shift ;;
       -lms) lms=1 ;;
       -gpu_mem_limit) budget=1 ;;
     esac
@@ -34,6 +35,17 @@ caffe() {  # caffe time -model FILE -gpu 0 -iterations N [flags]
     return 1
   fi
   [ "$lms" = 1 ] && echo "[LMS] swapped in 10 bytes (1 blocks, 0 prefetched)"
+  # A trace of one 10 ms step: the GPU busy for 4 ms of it, one 2 MB swap in of 1 ms.
+  [ -n "$trace" ] && cat > "$trace" <<'JSON'
+{"otherData":{"rank":0},"traceEvents":[
+{"ph":"M","name":"thread_name","pid":0,"tid":0,"args":{"name":"main"}},
+{"ph":"M","name":"thread_name","pid":0,"tid":1,"args":{"name":"GPU 0 compute"}},
+{"ph":"X","cat":"step","name":"iteration 0","pid":0,"tid":0,"ts":0,"dur":10000,"args":{}},
+{"ph":"X","cat":"forward","name":"conv1","pid":0,"tid":0,"ts":0,"dur":100,"args":{}},
+{"ph":"X","cat":"forward","name":"conv1","pid":0,"tid":1,"ts":500,"dur":4000,"args":{}},
+{"ph":"X","cat":"copy","name":"swap in","pid":0,"tid":2,"ts":100,"dur":1000,"args":{"bytes":2000000}}
+]}
+JSON
   [ "${CAFFE_CUDNN_ALGO:-}" = time ] && value=$((value - 8))  # timed algorithms: faster
   [ -n "${CAFFE_CUDNN_WORKSPACE_MB:-}" ] && value=$((value - 2))  # more workspace: faster still
   [ "${CAFFE_FUSION:-1}" = 0 ] && value=$((value + 4))  # layers apart: slower
@@ -126,6 +138,13 @@ check "run_time times BatchNorm nets with the layers apart too" \
   "  layers apart (CAFFE_FUSION=0, timed): 60.5 ms; apart / as one: 1.071" \
   "$(grep 'CAFFE_FUSION=0' "$OUT/time.txt")"
 unset -f python3
+
+# The timeline step: the [LMS] line, and the summary's row of GPU busy and swap-ins.
+run_timeline > /dev/null
+check "run_timeline's [LMS] line" "[LMS] swapped in 10 bytes (1 blocks, 0 prefetched)" \
+  "$(grep '^\[LMS\]' "$OUT/timeline.txt")"
+check "run_timeline's summary: GPU busy and the copies in" "10.00 1.0% 40.0% 2.0 (2 MB)" \
+  "$(grep '^ *average' "$OUT/timeline.txt" | awk '{print $2, $3, $4, $10, $11, $12}')"
 
 # After a step its logs go into logs_<step>.tar.gz; the summaries and other archives stay.
 rm -rf "$OUT" && mkdir -p "$OUT"
