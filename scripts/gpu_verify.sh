@@ -142,6 +142,30 @@ run_ddl() {
          "$(last_accuracy "$log"); $(grep -o "DDL: dimension.*" "$log" | head -1)" |
       tee -a "$OUT/ddl.txt"
   done
+  # Issue 43, must-show 7: two learners on the one GPU (-gpu 0 each) end with the weights of two
+  # CPU learners on the same data, 20 steps from the same seed. NCCL refuses two ranks on one
+  # GPU, so they reduce through host memory (the warning names the GPU); with several GPUs each
+  # learner has its own and NCCL reduces.
+  local solver=/tmp/ddl_pair_solver.prototxt weights=() device
+  for device in gpu cpu; do
+    sed -e 's/^max_iter:.*/max_iter: 20/; s/^test_interval:.*/test_interval: 1000/' \
+        -e "s|^snapshot_prefix:.*|snapshot_prefix: \"/tmp/ddl_pair_$device\"|" \
+        examples/mnist/lenet_digits_solver.prototxt > "$solver"
+    echo "random_seed: 1" >> "$solver"
+    local flags=()
+    [ "$device" = gpu ] && flags=(-gpu 0)
+    mpirun --oversubscribe -n 2 caffe train --solver="$solver" "${flags[@]}" -ddl "-mode n:2" \
+        > "$OUT/ddl_pair_$device.log" 2>&1
+    echo "LeNet, 2 DDL learners on the $device, 20 steps: exit $?;" \
+         "$(grep -o "DDL: dimension.*\|NCCL needs one GPU.*" "$OUT/ddl_pair_$device.log" | head -2 |
+            tr '\n' ' ')" | tee -a "$OUT/ddl.txt"
+    weights+=("/tmp/ddl_pair_${device}_iter_20.caffemodel")
+  done
+  # The Python with protobuf: PyTorch's, as the time step's.
+  local python=python3
+  [ -x /opt/torch/.venv/bin/python3 ] && python=/opt/torch/.venv/bin/python3
+  "$python" tools/extra/compare_caffemodels.py "${weights[@]}" --tolerance 1e-3 \
+      --proto-dir bundle/proto 2>&1 | sed 's/^/GPU pair vs CPU pair: /' | tee -a "$OUT/ddl.txt"
   mpirun --oversubscribe -n 1 allreduce_perf -g 1 -b 256M -e 256M -n 20 -w 5 -m n:1 2>&1 |
     grep -v "^I[0-9]" | tee -a "$OUT/ddl.txt"
   # Two learners: on one GPU they share it (mode b reduces through host memory, and

@@ -23,20 +23,8 @@ export PYTHONPATH="${PYTHONPATH:-$PWD/build/python}"
 
 # Largest relative difference between two caffemodels' blobs (max |a - b| / max |b| per blob).
 weights_difference() {
-  "$PYTHON" - "$1" "$2" <<'PY'
-import sys
-from caffe.proto import caffe_pb2
-def blobs(path):
-    net = caffe_pb2.NetParameter()
-    with open(path, "rb") as f:
-        net.ParseFromString(f.read())
-    return [list(b.data) for layer in net.layer for b in layer.blobs]
-worst = 0.0
-for a, b in zip(blobs(sys.argv[1]), blobs(sys.argv[2])):
-    scale = max(abs(v) for v in b) or 1.0
-    worst = max(worst, max(abs(x - y) for x, y in zip(a, b)) / scale)
-print("%.2e" % worst)
-PY
+  "$PYTHON" tools/extra/compare_caffemodels.py "$1" "$2" |
+    sed 's/^largest relative difference: //; s/ (.*//'
 }
 
 printf '%-5s %-12s %-9s %s\n' seed compression accuracy "weights vs none"
