@@ -181,6 +181,7 @@ void ExpectCompressedAllreduceWithinRounding(Communicator<Dtype>* comm, int grou
                                 << count << " elements, element " << unrounded << " ("
                                 << (unrounded < count ? buffer[unrounded] : 0)
                                 << ") is not a 16-bit value";
+    if (count == 0) continue;
     std::vector<Dtype> first(buffer);
     MPI_Bcast(first.data(), static_cast<int>(count * sizeof(Dtype)), MPI_BYTE, 0, members);
     EXPECT_EQ(std::memcmp(first.data(), buffer.data(), count * sizeof(Dtype)), 0)
