@@ -90,8 +90,9 @@ void Drain(State& s, bool wait) {
     float from_reference = 0, duration = 0;
     if (Ok(status) && Ok(cudaEventElapsedTime(&from_reference, clock.reference, slice.start)) &&
         Ok(cudaEventElapsedTime(&duration, slice.start, slice.end))) {
-      const auto start = clock.host + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                          std::chrono::duration<double, std::milli>(from_reference));
+      const auto start =
+          clock.host + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double, std::milli>(from_reference));
       Complete(clock.track, slice.category, slice.name, At(start), duration * 1000.0);
     }
     s.free_events[slice.device].push_back(slice.start);

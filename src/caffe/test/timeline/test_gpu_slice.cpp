@@ -2,9 +2,8 @@
 // the track "GPU 0 compute" as the GPU ran them (CUDA events on the compute stream): one GPU
 // slice per host slice of a layer, in order and without overlap, each starting no earlier than
 // the host issued it and ending before the iteration's step is over; only inside the recorded
-// iterations; and no GPU track in CPU mode. Skips, saying so, without a GPU (the CUDA emulator runs it in CI).
-#include "caffe/timeline/gpu_slice.hpp"
-
+// iterations; and no GPU track in CPU mode. Skips, saying so, without a GPU (the CUDA emulator runs
+// it in CI).
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -15,6 +14,7 @@
 #include "caffe/net.hpp"
 #include "caffe/test/file_test_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
+#include "caffe/timeline/gpu_slice.hpp"
 #include "caffe/timeline/timeline.hpp"
 
 namespace caffe {
@@ -51,8 +51,8 @@ std::vector<TraceSlice> Slices(const std::string& trace) {
       "\"tid\":([0-9]+),\"ts\":([0-9.]+),\"dur\":([0-9.]+)");
   std::vector<TraceSlice> slices;
   for (std::sregex_iterator it(trace.begin(), trace.end(), event), end; it != end; ++it) {
-    slices.push_back({(*it)[2], (*it)[1], std::stod((*it)[4]), std::stod((*it)[5]),
-                      std::stoi((*it)[3])});
+    slices.push_back(
+        {(*it)[2], (*it)[1], std::stod((*it)[4]), std::stod((*it)[5]), std::stoi((*it)[3])});
   }
   return slices;
 }
