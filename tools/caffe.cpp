@@ -55,7 +55,7 @@ DEFINE_string(ddl, "",
               "Optional; distributed training (DDL): run under mpirun, one learner per process, "
               "with DDL's options in one string, e.g. -ddl \"-mode b:4x2x1 -dump_iter 100\" "
               "(-mode a:XxYxZ, -dump_iter N, -dev_sync 0|1|2, -rebind_iter N, -dbg_level 0|1|2, "
-              "-timeout S, -bucket_kb N; see docs/DDL.md).");
+              "-timeout S, -bucket_kb N, -compress fp16|bf16; see docs/DDL.md).");
 DEFINE_bool(bvlc, false,
             "Optional, with -ddl: no gradient buckets; reduce all gradients after backward "
             "(IBM Caffe's \"disable layer-wise reduction\").");

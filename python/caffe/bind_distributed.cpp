@@ -22,6 +22,7 @@ py::dict DdlOptionsDict(const DdlOptions& options) {
   result["dbg_level"] = options.dbg_level;
   result["timeout_s"] = options.timeout_s;
   result["bucket_kb"] = options.bucket_kb;
+  result["compress"] = CompressionName(options.compression);
   return result;
 }
 

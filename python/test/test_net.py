@@ -320,7 +320,8 @@ def test_context_functions():
         with pytest.raises(caffe.Error, match='GPU'):  # no GPU support, or no such GPU
             caffe.set_device(0)
     options = caffe.parse_ddl_options('-mode r:2x1')
-    assert options['mode'] == 'r' and options['dims'] == [2, 1]
+    assert options['mode'] == 'r' and options['dims'] == [2, 1] and options['compress'] == 'none'
+    assert caffe.parse_ddl_options('-compress bf16')['compress'] == 'bf16'
     with pytest.raises(caffe.Error):
         caffe.parse_ddl_options('-mode x:4')
     timer = caffe.Timer()
