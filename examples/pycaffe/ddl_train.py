@@ -14,10 +14,18 @@ solver's schedule (examples/ddl/lenet_digits_ddl_solver.prototxt, that of one pr
 divided by N. Rank 0 logs (as `caffe train` does; the others warn only), reports the loss, tests
 and saves examples/ddl/lenet_digits_ddl_py.caffemodel; caffe.ddl.allreduce gives the mean step
 time over the learners.
+
+Stopping as `caffe train -ddl` does (its -sigterm_effect stop): SIGTERM (a scheduler's stop or
+preemption, and what mpirun sends the learners on Ctrl-C), SIGINT and SIGHUP only raise a flag;
+after each step the learners vote (one allreduce of their flags), so all stop after the same step,
+and rank 0 saves the weights and a snapshot to resume from (`solver.restore`, or `caffe train
+-snapshot latest`) before every learner exits. Give mpirun `--mca odls_base_sigkill_timeout 30`
+so that its SIGKILL, after 1 s by default, does not come first.
 """
 import argparse
 import math
 import os
+import signal
 import tempfile
 import time
 
@@ -62,6 +70,35 @@ def learner_solver(path, learners, iters, test_iter):
     return file.name, param
 
 
+class StopRequest:
+    """SIGTERM, SIGINT and SIGHUP raise a flag instead of ending the process; agreed() tells the
+    learners, all at once, whether any of them has seen one."""
+
+    def __init__(self):
+        self.signal = 0
+        for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(number, self._raise)
+
+    def _raise(self, number, frame):
+        self.signal = number
+        # mpirun stops reading the learners' output when it ends a job (Ctrl-C): a full pipe
+        # would block the next line, and the stop with it. Lines that cannot go are dropped.
+        for fd in (1, 2):
+            os.set_blocking(fd, False)
+
+    def agreed(self):
+        """Collective: whether any learner was asked to stop (their flags summed)."""
+        return caffe.ddl.allreduce(np.array([float(self.signal != 0)]), op='sum')[0] > 0
+
+
+def say(text):
+    """Prints a line of rank 0's report; once output cannot be written (StopRequest), drops it."""
+    try:
+        print(text, flush=True)
+    except (BlockingIOError, BrokenPipeError):
+        pass
+
+
 def test_accuracy(solver, batches):
     net = solver.test_nets[0]
     return sum(float(net.forward()['accuracy']) for _ in range(batches)) / batches
@@ -84,13 +121,27 @@ def main():
                   size, mode, 'GPU {}'.format(device) if device >= 0 else 'CPU', batch,
                   size * batch, param.max_iter, sync.gradient_count, sync.allreduce), flush=True)
     display = max(1, args.display // size)
+    stop = StopRequest()
     start = time.time()
     for step in range(param.max_iter):
         solver.step(1)  # rank 0 also tests every test_interval steps
         if rank == 0 and (step + 1) % display == 0:
-            print('step {}: loss {:.4f} (mean over learners)'.format(solver.iter,
-                                                                     solver.smoothed_loss),
-                  flush=True)
+            say('step {}: loss {:.4f} (mean over learners)'.format(solver.iter,
+                                                                   solver.smoothed_loss))
+        if stop.agreed():
+            if rank == 0:
+                weights = param.snapshot_prefix + '_py.caffemodel'
+                solver.net.save(weights)
+                solver.snapshot()
+                say('stopped by a signal after step {}: weights in {}, snapshot {}_iter_{}'
+                    '.solverstate'.format(solver.iter, weights, param.snapshot_prefix,
+                                          solver.iter))
+            # Every learner waits here until rank 0's files are complete.
+            caffe.ddl.allreduce(np.zeros(1))
+            if stop.signal == signal.SIGTERM:
+                os._exit(0)  # mpirun, itself ending the job, would not answer MPI_Finalize
+            caffe.ddl.finalize()
+            return
     seconds = caffe.ddl.allreduce(np.array([(time.time() - start) / param.max_iter]))
     if rank == 0:
         accuracy = test_accuracy(solver, param.test_iter[0])

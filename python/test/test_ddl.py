@@ -9,6 +9,7 @@ mpi), apart from the pycaffe suite."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -252,22 +253,27 @@ def test_an_uncaught_exception_on_one_learner_ends_the_job(tmp_path):
     assert seconds < 30, output
 
 
-@needs_mpi
-def test_the_example_trains_lenet_on_digits(tmp_path):
-    """examples/pycaffe/ddl_train.py as 2 learners, a few steps, in a scratch root holding its
-    solver and net and LMDBs of generated digits."""
+def example_root(folder):
+    """A scratch root for examples/pycaffe/ddl_train.py: its solver and net, and LMDBs of
+    generated digits (a bar whose row is the digit)."""
     for path in ('examples/ddl/lenet_digits_ddl_solver.prototxt',
                  'examples/mnist/lenet_digits_train_test.prototxt'):
-        os.makedirs(str(tmp_path / os.path.dirname(path)), exist_ok=True)
-        shutil.copy(os.path.join(SOURCE_DIR, path), str(tmp_path / path))
+        os.makedirs(str(folder / os.path.dirname(path)), exist_ok=True)
+        shutil.copy(os.path.join(SOURCE_DIR, path), str(folder / path))
     images = np.zeros((120, 28, 28), np.uint8)
     for k in range(120):
-        images[k, 2 + 2 * (k % 10), 4:24] = 200  # a bar whose row is the digit
+        images[k, 2 + 2 * (k % 10), 4:24] = 200
     for split in ('train', 'test'):
-        mnist_lmdb(tmp_path / 'examples' / 'mnist' / 'digits_{}_lmdb'.format(split), images,
+        mnist_lmdb(folder / 'examples' / 'mnist' / 'digits_{}_lmdb'.format(split), images,
                    np.arange(120) % 10)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
-               OMP_NUM_THREADS='1')
+    return dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1',
+                OMP_NUM_THREADS='1')
+
+
+@needs_mpi
+def test_the_example_trains_lenet_on_digits(tmp_path):
+    """examples/pycaffe/ddl_train.py as 2 learners, a few steps."""
+    env = example_root(tmp_path)
     result = subprocess.run(
         [MPIRUN, '--oversubscribe', '-n', '2', sys.executable,
          os.path.join(SOURCE_DIR, 'examples', 'pycaffe', 'ddl_train.py'), '--iters', '4',
@@ -277,3 +283,33 @@ def test_the_example_trains_lenet_on_digits(tmp_path):
     assert result.returncode == 0, output
     assert '2 learners' in output and 'accuracy' in output, output
     assert os.path.exists(str(tmp_path / 'examples' / 'ddl' / 'lenet_digits_ddl_py.caffemodel'))
+
+
+@needs_mpi
+def test_ctrl_c_on_mpirun_stops_the_example_with_its_weights_and_a_snapshot(tmp_path):
+    """Ctrl-C (SIGINT to mpirun's process group; mpirun then sends the learners SIGTERM): the
+    learners vote, stop after the same step, and rank 0 leaves the weights and a snapshot."""
+    env = example_root(tmp_path)
+    job = subprocess.Popen(
+        [MPIRUN, '--oversubscribe', '-n', '2', '--mca', 'odls_base_sigkill_timeout', '5',
+         sys.executable, os.path.join(SOURCE_DIR, 'examples', 'pycaffe', 'ddl_train.py'),
+         '--iters', '100000', '--test_iter', '1', '--display', '2'],
+        cwd=str(tmp_path), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        start_new_session=True)
+    seen = b''
+    try:
+        while b'step ' not in seen:  # training has begun
+            line = job.stdout.readline()
+            assert line, seen.decode(errors='replace')
+            seen += line
+        os.killpg(job.pid, signal.SIGINT)
+        job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    ddl = tmp_path / 'examples' / 'ddl'
+    assert (ddl / 'lenet_digits_ddl_py.caffemodel').exists(), seen.decode(errors='replace')
+    states = list(ddl.glob('lenet_digits_ddl_iter_*.solverstate'))
+    assert len(states) == 1, seen.decode(errors='replace')
+    assert int(states[0].name.split('_iter_')[1].split('.')[0]) >= 1
