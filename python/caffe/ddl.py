@@ -18,7 +18,8 @@ rank(), size(), local_rank() (among the learners on this host), is_initialized()
 bcast(array, root=0): in place, every learner's array becomes root's; returns it.
 bcast_net(net, root=0): every learner's net gets root's parameters.
 allreduce(array, op='avg'): a new array, the element-wise sum ('sum') or mean ('avg') over the
-learners, by the allreduce -mode asks for (bitwise the same on every learner).
+learners, by the allreduce -mode asks for (bitwise the same on every learner), in full
+precision (-compress applies to the gradients only).
 attach(solver): the solver's gradients are averaged as `caffe train -ddl` does (its DdlSync);
 returns a Sync (sync.solve(), sync.allreduce, sync.buckets, sync.gradient_count).
 finalize(): ends this learner's part; every learner calls it (at exit if not before).

@@ -65,7 +65,8 @@ def collectives(folder, prototxt):
         'bcast': error_of(caffe.ddl.bcast, np.zeros(2, np.float32)),
         'initialized': caffe.ddl.is_initialized(),
     }}
-    rank, size, device = caffe.ddl.init('-mode c:2')
+    # -compress is for gradients: the collectives below still sum exactly.
+    rank, size, device = caffe.ddl.init('-mode c:2 -compress bf16')
     results.update(rank=rank, size=size, device=device, local_rank=caffe.ddl.local_rank(),
                    ddl_rank=caffe.ddl.rank(), ddl_size=caffe.ddl.size(),
                    initialized=caffe.ddl.is_initialized())
@@ -88,6 +89,9 @@ def collectives(folder, prototxt):
                                                     (rank + 1)).all())
             arrays['allreduce_{}_{}'.format(op, np.dtype(dtype).name)] = result
     arrays['allreduce_default'] = caffe.ddl.allreduce(np.full(4, rank + 1.0))
+    # 1 + 2^-20 (rank + 1): 21 significant bits, which bf16 (8) would round away.
+    arrays['allreduce_fine'] = caffe.ddl.allreduce(
+        np.full(3, 1.0 + 2.0 ** -20 * (rank + 1), np.float32), op='sum')
     arrays['allreduce_empty'] = caffe.ddl.allreduce(np.zeros(0, np.float32), op='sum')
     # bcast_net: nets made with different seeds end with root's weights.
     caffe.set_random_seed(100 + rank)

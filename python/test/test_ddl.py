@@ -161,6 +161,9 @@ def test_collectives_give_every_learner_the_same_values(collectives):
                                           1.5 * np.arange(6).reshape(3, 2))
         assert result['allreduce_shape'] == [3, 2] and result['allreduce_input_kept']
         np.testing.assert_array_equal(arrays['allreduce_default'], np.full(4, 1.5))
+        # Exact although the job was started with -compress bf16.
+        np.testing.assert_array_equal(arrays['allreduce_fine'],
+                                      np.full(3, 2.0 + 3 * 2.0 ** -20, np.float32))
         assert arrays['allreduce_empty'].shape == (0,)
         np.testing.assert_array_equal(arrays['after_errors'], [2, 2])
     # bcast_net: the nets differed (other seeds) and end with rank 0's weights.

@@ -76,8 +76,9 @@ class DdlSession {
   template <typename Dtype>
   void Broadcast(Dtype* data, size_t count, int root);
   /// Collective: data[0, count) becomes the element-wise sum over the learners, bitwise the same
-  /// on each, by the allreduce -mode asks for. The first call for a Dtype builds it (modes b and
-  /// p time their candidates then, on a -bucket_kb buffer).
+  /// on each, by the allreduce -mode asks for, in full precision (-compress is for gradients:
+  /// a user's arrays, counts and flags are summed exactly as sent). The first call for a Dtype
+  /// builds it (modes b and p time their candidates then, on a -bucket_kb buffer).
   template <typename Dtype>
   void Allreduce(Dtype* data, size_t count);
   /// Collective: every learner's `value`, by rank.

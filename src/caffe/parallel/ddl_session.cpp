@@ -238,7 +238,9 @@ void DdlSession::Allreduce(Dtype* data, size_t count) {
   Run([&] {
     if (comm == nullptr) {
       const size_t sample = std::max<size_t>(1, options_.bucket_kb * size_t(1024) / sizeof(Dtype));
-      comm = CreateDdlCommunicator<Dtype>(options_, topology_, /*gpu_learner=*/false, sample);
+      DdlOptions exact = options_;
+      exact.compression = Compression::kNone;
+      comm = CreateDdlCommunicator<Dtype>(exact, topology_, /*gpu_learner=*/false, sample);
     }
     comm->Allreduce(data, count);
   });
