@@ -48,6 +48,12 @@ class MpiGroupCommunicator : public TwoPhaseCommunicator<Dtype> {
   bool compressed() const { return compression_ != Compression::kNone; }
   /// The MPI datatype of one value on the wire.
   MPI_Datatype WireType() const { return compressed() ? MPI_UINT16_T : MpiType<Dtype>(); }
+  /// What goes on the wire for data[0, count): data itself, or its 16-bit form (in wire_out_).
+  const void* Outgoing(const Dtype* data, size_t count);
+  /// Where count values from the wire are received for data: data itself, or wire_in_, from
+  /// which Landed then converts them into data.
+  void* Incoming(Dtype* data, size_t count);
+  void Landed(Dtype* data, size_t count);
 
   /// Elements per message segment (256 KiB of floats).
   static constexpr size_t kSegment = 65536;
