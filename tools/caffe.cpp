@@ -10,6 +10,7 @@
 #include <string>
 
 #include "caffe/common.hpp"
+#include "caffe/net/layer_precision.hpp"
 #include "caffe_tool/command_registry.hpp"
 
 using std::string;
@@ -70,6 +71,10 @@ DEFINE_int32(lms_prefetch, 1, "Optional, with -lms: how many layers ahead buffer
 DEFINE_string(gpu_mem_limit, "",
               "Optional, GPU runs; the most GPU memory Caffe may use, in bytes or with K, M, G, "
               "T (powers of 1024), e.g. 16G. Default: $CAFFE_GPU_MEM_LIMIT, else the whole GPU.");
+DEFINE_string(precision, "",
+              "Optional; the arithmetic of every net's layers where its prototxt names none for "
+              "them: fp32, bf16 or fp16 (default: the prototxt's default_forward_type and "
+              "default_backward_type, else fp32). See docs/PRECISION.md.");
 
 DEFINE_string(timeline, "",
               "Optional, for 'train' and 'time': record where each thread's time goes into this "
@@ -96,6 +101,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
+    caffe::SetPrecisionFlag(FLAGS_precision);
     return command->second.first();
   } catch (const caffe::Error& error) {
     // One write, so the lines of learners under mpirun do not interleave.

@@ -60,6 +60,23 @@ class Layer {
     return top_index < static_cast<int>(loss_.size()) ? loss_[top_index] : Dtype(0);
   }
   void set_loss(int top_index, Dtype value);
+  /// Loss scaling (solver loss_scale): the loss tops' diffs, where backward starts, become their
+  /// loss weights times `scale`; Forward still returns the unscaled loss.
+  void SetLossScale(Dtype scale, const Blobs<Dtype>& top);
+
+  /// The arithmetic of this layer's forward and backward passes as the net chose it
+  /// (net/layer_precision.hpp): FLOAT, or BFLOAT16 where a prototxt or `caffe -precision` asked
+  /// for 16 bits, this layer HasBf16Math and the machine does bf16 in hardware.
+  Type forward_math() const { return forward_math_; }
+  Type backward_math() const { return backward_math_; }
+  void set_math(Type forward, Type backward) {
+    forward_math_ = forward;
+    backward_math_ = backward;
+  }
+  /// Whether this layer computes in bf16 when set_math asks (its inputs and weights rounded to
+  /// bf16, products summed in fp32): the layers whose time is matrix products. Others, losses
+  /// and normalisation statistics among them, always compute in their Dtype.
+  virtual bool HasBf16Math() const { return false; }
 
   /// The layer type string, as written in a prototxt's `type:`.
   virtual const char* type() const { return ""; }
@@ -137,6 +154,8 @@ class Layer {
   vector<shared_ptr<Blob<Dtype>>> blobs_;  // learned parameters
   vector<bool> param_propagate_down_;      // whether each learned blob gets a diff
   vector<Dtype> loss_;                     // loss weight of each top (0: not a loss)
+  Dtype loss_scale_ = 1;                   // SetLossScale's; the tops' diffs hold loss_ x it
+  Type forward_math_ = FLOAT, backward_math_ = FLOAT;
 
   DISABLE_COPY_AND_ASSIGN(Layer);
 };

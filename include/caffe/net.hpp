@@ -19,6 +19,8 @@
 
 namespace caffe {
 
+class PrecisionPlan;
+
 template <typename Dtype>
 class Net {
  public:
@@ -52,6 +54,9 @@ class Net {
   void BackwardTo(int end);
   /// Re-runs every layer's Reshape (after an input changed shape).
   void Reshape();
+  /// Loss scaling: backward starts from the loss weights times `scale` (Layer::SetLossScale), so
+  /// every gradient comes out `scale` times larger; the losses Forward returns are unscaled.
+  void SetLossScale(Dtype scale);
   Dtype ForwardBackward() {
     Dtype loss;
     Forward(&loss);
@@ -173,6 +178,7 @@ class Net {
     std::map<string, int> blob_name_to_idx;
     std::set<string> available_blobs;
     std::set<string> learnable_layer_names;
+    PrecisionPlan* precision = nullptr;  // float nets: each layer's arithmetic
   };
   // Init's steps. The parameter filtered by the net's state, with split layers inserted and
   // each layer's phase set.

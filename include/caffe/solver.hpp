@@ -7,11 +7,13 @@
 #ifndef CAFFE_SOLVER_HPP_
 #define CAFFE_SOLVER_HPP_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "caffe/net.hpp"
 #include "caffe/solver_factory.hpp"
+#include "caffe/solvers/loss_scaler.hpp"
 #include "caffe/util/benchmark.hpp"
 #include "caffe/util/signal_handler.hpp"
 
@@ -49,6 +51,8 @@ class Solver {
   shared_ptr<Net<Dtype>> net() { return net_; }
   const vector<shared_ptr<Net<Dtype>>>& test_nets() { return test_nets_; }
   int iter() const { return iter_; }
+  /// Loss scaling's state (static or dynamic scale), made with the train net.
+  const LossScaler& loss_scaler() const { return *loss_scaler_; }
   Dtype smoothed_loss() const { return smoothed_loss_; }
   bool requested_early_exit() const { return requested_early_exit_; }
 
@@ -87,6 +91,9 @@ class Solver {
   /// (FindNonFiniteOrigin) and what to try; once until the loss is finite again. (Test nets
   /// warn once a run, in Test.)
   void WarnOfNonFiniteLoss(Dtype loss);
+  /// Loss scaling, once a step's gradients are complete: divides them by the scale they were
+  /// computed at, or returns false (the step is to be skipped) where the dynamic scaler says so.
+  bool UnscaleGradients();
 
   /// Fills the state fields every solver shares (iteration, step, RNG, data cursors).
   void SaveCommonState(const string& model_filename, SolverState* state) const;
@@ -108,6 +115,8 @@ class Solver {
   int last_finite_loss_iter_ = -1;  // the last iteration of this run whose loss was finite
   bool nonfinite_loss_warned_ = false;
   bool test_nonfinite_loss_warned_ = false;  // once a run: test nets share the trained weights
+  std::unique_ptr<LossScaler> loss_scaler_;  // made with the train net
+  Dtype net_loss_scale_ = 1;                 // the scale the train net's loss tops carry now
 
   DISABLE_COPY_AND_ASSIGN(Solver);
 };

@@ -55,7 +55,7 @@ Dtype Layer<Dtype>::Forward(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top)
 #endif
     loss += caffe_cpu_dot(count, top[top_id]->cpu_data(), top[top_id]->cpu_diff());
   }
-  return loss;
+  return loss_scale_ == Dtype(1) ? loss : loss / loss_scale_;
 }
 
 namespace {
@@ -137,6 +137,15 @@ void Layer<Dtype>::ToProto(LayerParameter* param, bool write_diff) {
 }
 
 template <typename Dtype>
+void Layer<Dtype>::SetLossScale(Dtype scale, const Blobs<Dtype>& top) {
+  loss_scale_ = scale;
+  for (size_t top_id = 0; top_id < top.size() && top_id < loss_.size(); ++top_id) {
+    if (loss_[top_id] == Dtype(0)) continue;
+    caffe_set(top[top_id]->count(), loss_[top_id] * scale, top[top_id]->mutable_cpu_diff());
+  }
+}
+
+template <typename Dtype>
 void Layer<Dtype>::set_loss(int top_index, Dtype value) {
   if (static_cast<int>(loss_.size()) <= top_index) loss_.resize(top_index + 1, Dtype(0));
   loss_[top_index] = value;
@@ -211,7 +220,7 @@ void Layer<Dtype>::SetLossWeights(const Blobs<Dtype>& top) {
     const Dtype loss_weight = layer_param_.loss_weight(top_id);
     if (loss_weight == Dtype(0)) continue;
     set_loss(top_id, loss_weight);
-    caffe_set(top[top_id]->count(), loss_weight, top[top_id]->mutable_cpu_diff());
+    caffe_set(top[top_id]->count(), loss_weight * loss_scale_, top[top_id]->mutable_cpu_diff());
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <type_traits>
 
 #include "caffe/io/hdf5.hpp"
 #include "caffe/io/io.hpp"
@@ -12,6 +13,7 @@
 #include "caffe/kernels/math_functions.hpp"
 #include "caffe/net/insert_splits.hpp"
 #include "caffe/net/layer_param_check.hpp"
+#include "caffe/net/layer_precision.hpp"
 #include "caffe/timeline/gpu_slice.hpp"
 #include "caffe/timeline/timeline.hpp"
 #include "caffe/util/environment.hpp"
@@ -64,7 +66,10 @@ void Net<Dtype>::Init(const NetParameter& in_param) {
   top_id_vecs_.resize(num_layers);
   bottom_need_backward_.resize(num_layers);
   Wiring wiring;
+  PrecisionPlan precision(param, Caffe::mode() == Caffe::GPU);
+  if (std::is_same<Dtype, float>::value) wiring.precision = &precision;
   for (int layer_id = 0; layer_id < num_layers; ++layer_id) AddLayer(&param, layer_id, &wiring);
+  precision.Log();
   MarkLayersNeedingBackward(param.force_backward());
   // Blobs no layer consumed are the net's outputs (in name order, as BVLC lists them).
   for (const string& blob_name : wiring.available_blobs) {
@@ -115,6 +120,10 @@ void Net<Dtype>::AddLayer(NetParameter* param, int layer_id, Wiring* wiring) {
   const string stray = StrayLayerParams(layer_param);
   LOG_IF(WARNING, !stray.empty()) << stray;
   layers_.push_back(LayerRegistry<Dtype>::CreateLayer(layer_param));
+  if (wiring->precision) {
+    const LayerMath math = wiring->precision->Choose(layer_param, layers_.back()->HasBf16Math());
+    layers_.back()->set_math(math.forward, math.backward);
+  }
   layer_names_.push_back(layer_param.name());
   LOG_IF(INFO, Caffe::root_solver()) << "Creating Layer " << layer_param.name();
   bool need_backward = false;
@@ -630,6 +639,11 @@ void Net<Dtype>::Backward() {
 template <typename Dtype>
 void Net<Dtype>::Reshape() {
   for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->Reshape(bottom_vecs_[i], top_vecs_[i]);
+}
+
+template <typename Dtype>
+void Net<Dtype>::SetLossScale(Dtype scale) {
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i]->SetLossScale(scale, top_vecs_[i]);
 }
 
 template <typename Dtype>

@@ -93,6 +93,7 @@ void Solver<Dtype>::InitTrainNet() {
   net_state.MergeFrom(param_.train_state());
   net_param.mutable_state()->CopyFrom(net_state);
   net_ = std::make_shared<Net<Dtype>>(net_param);
+  loss_scaler_ = std::make_unique<LossScaler>(param_, net_param);
   for (const string& weights : param_.weights()) LoadNetWeights(net_.get(), weights);
 }
 
@@ -202,6 +203,10 @@ void Solver<Dtype>::Step(int iters) {
     }
     const bool display = param_.display() && iter_ % param_.display() == 0;
     net_->set_debug_info(display && param_.debug_info());
+    if (loss_scaler_->scale() != net_loss_scale_) {
+      net_loss_scale_ = loss_scaler_->scale();
+      net_->SetLossScale(net_loss_scale_);
+    }
     Dtype loss = 0;
     for (int i = 0; i < param_.iter_size(); ++i) {
       const Dtype pass_loss = net_->ForwardBackward();
@@ -252,7 +257,7 @@ void Solver<Dtype>::Step(int iters) {
       timeline::Slice sync("communication", "gradient sync");
       for (Callback* callback : callbacks_) callback->on_gradients_ready();
     }
-    {
+    if (!loss_scaler_->active() || UnscaleGradients()) {
       timeline::Slice update("update", "update");
       ApplyUpdate();
     }
@@ -300,6 +305,22 @@ void Solver<Dtype>::Solve(const char* resume_file) {
   }
   if (param_.test_interval() && iter_ % param_.test_interval() == 0) TestAll();
   LOG(INFO) << "Optimization Done.";
+}
+
+template <typename Dtype>
+bool Solver<Dtype>::UnscaleGradients() {
+  timeline::Slice unscale("update", "loss scaling");
+  const Blobs<Dtype>& params = net_->learnable_params();
+  bool finite = true;
+  // A sum of absolute values is not finite exactly where some value is not (or where the
+  // gradients are within a factor of the count of fp32's largest, as good as an overflow).
+  for (size_t i = 0; i < params.size() && finite; ++i)
+    finite = std::isfinite(params[i]->asum_diff());
+  if (!loss_scaler_->AfterGradients(finite, iter_)) return false;
+  if (net_loss_scale_ != Dtype(1)) {
+    for (Blob<Dtype>* param : params) param->scale_diff(Dtype(1) / net_loss_scale_);
+  }
+  return true;
 }
 
 template <typename Dtype>

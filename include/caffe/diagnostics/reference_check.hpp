@@ -21,8 +21,13 @@ struct BlobComparison {
   bool shapes_match = true;  // and its shape equals ours
   double max_abs_diff = 0;
   double max_abs_reference = 0;
+  double sum_sq_diff = 0;       // sum (ours - ref)^2
+  double sum_sq_reference = 0;  // sum ref^2
   /// max_abs_diff / max_abs_reference (0 when both are 0).
   double relative() const;
+  /// |ours - ref| / |ref| in the 2-norm (0 when both are 0): a few elements that differ wholly
+  /// (a max-pooling window that picked another maximum) weigh by their share of the blob.
+  double norm_relative() const;
   /// Present, same shape, and max |ours - ref| <= tolerance * max |ref|.
   bool Within(double tolerance) const;
 };

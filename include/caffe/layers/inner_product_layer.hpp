@@ -4,6 +4,9 @@
 #ifndef CAFFE_LAYERS_INNER_PRODUCT_LAYER_HPP_
 #define CAFFE_LAYERS_INNER_PRODUCT_LAYER_HPP_
 
+#include <cstdint>
+#include <vector>
+
 #include "caffe/blob.hpp"
 #include "caffe/layer.hpp"
 #include "caffe/proto/caffe.pb.h"
@@ -20,6 +23,10 @@ class InnerProductLayer : public Layer<Dtype> {
   const char* type() const override { return "InnerProduct"; }
   // Forward writes all of each top, Backward all of each propagated bottom diff (LMS).
   bool WritesWholeOutputs() const override { return true; }
+  /// bf16 where asked and the batch has at least kBf16MinExamples examples (below, the product
+  /// is bound by reading the weights, and rounding them first costs more than it saves).
+  bool HasBf16Math() const override { return true; }
+  static constexpr int kBf16MinExamples = 64;
   /// Backward reads the bottom's data only for the weights' gradient, and never the top's.
   bool BackwardReadsTopData(int) const override { return false; }
   bool BackwardReadsBottomData(int) const override { return this->param_propagate_down(0); }
@@ -46,6 +53,11 @@ class InnerProductLayer : public Layer<Dtype> {
   int axis_ = 1;
   bool bias_term_ = true;
   bool transpose_ = false;  // weights stored (K, N)
+  // The weights rounded to bf16 by the last Forward in bf16, for the Backward after it.
+  std::vector<uint16_t> weights_bf16_;
+  bool weights_bf16_ready_ = false;
+  // The bf16 copy of the weights, made now unless Forward made it (`reuse`).
+  const uint16_t* WeightsInBf16(bool reuse);
 };
 
 }  // namespace caffe

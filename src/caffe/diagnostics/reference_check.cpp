@@ -16,6 +16,11 @@ bool BlobComparison::Within(double tolerance) const {
   return present && shapes_match && max_abs_diff <= tolerance * max_abs_reference;
 }
 
+double BlobComparison::norm_relative() const {
+  if (sum_sq_diff == 0) return 0;
+  return std::sqrt(sum_sq_diff / sum_sq_reference);
+}
+
 ReferenceData::ReferenceData(const string& path) : file_(path, H5F_ACC_RDONLY) {}
 
 string ReferenceData::Encode(const string& name) {
@@ -101,8 +106,10 @@ BlobComparison ReferenceData::CompareDataset(const string& path, const string& w
   const float* expected = reference.cpu_data();
   for (int i = 0; i < reference.count(); ++i) {
     result.max_abs_reference = std::max(result.max_abs_reference, std::fabs(double(expected[i])));
-    result.max_abs_diff =
-        std::max(result.max_abs_diff, std::fabs(double(expected[i]) - double(data[i])));
+    const double diff = double(expected[i]) - double(data[i]);
+    result.max_abs_diff = std::max(result.max_abs_diff, std::fabs(diff));
+    result.sum_sq_diff += diff * diff;
+    result.sum_sq_reference += double(expected[i]) * expected[i];
   }
   return result;
 }

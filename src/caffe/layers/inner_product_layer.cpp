@@ -1,10 +1,13 @@
 // Legend as in inner_product_layer.hpp: M examples, K inputs per example, N outputs.
 #include "caffe/layers/inner_product_layer.hpp"
 
+#include <type_traits>
 #include <vector>
 
 #include "caffe/filler.hpp"
+#include "caffe/kernels/bf16_gemm.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/float16.hpp"
 
 namespace caffe {
 
@@ -63,12 +66,63 @@ void InnerProductLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<D
   top[0]->Reshape(top_shape);
 }
 
+namespace {
+
+// The products of the forward pass (top = bottom W^T, or bottom W with transpose) and of the
+// bottom's gradient (top_diff W, or top_diff W^T), in bf16 with the weights already rounded
+// where `weights_bf16` is given (float nets only), else in the layer's Dtype.
+template <typename Dtype>
+void WeightsProduct(CBLAS_TRANSPOSE trans_w, int M, int N, int K, const Dtype* A,
+                    const Dtype* weights, const uint16_t* weights_bf16, Dtype* C) {
+  caffe_cpu_gemm<Dtype>(CblasNoTrans, trans_w, M, N, K, Dtype(1), A, weights, Dtype(0), C);
+}
+
+template <>
+void WeightsProduct<float>(CBLAS_TRANSPOSE trans_w, int M, int N, int K, const float* A,
+                           const float* weights, const uint16_t* weights_bf16, float* C) {
+  if (!weights_bf16) {
+    return caffe_cpu_gemm<float>(CblasNoTrans, trans_w, M, N, K, 1.f, A, weights, 0.f, C);
+  }
+  caffe_cpu_gemm_bf16(CblasNoTrans, trans_w, M, N, K, 1.f, A, K, weights_bf16, 0.f, C, N);
+}
+
+// dW += A^T B (both the layer's activations or gradients), in bf16 where `bf16`.
+template <typename Dtype>
+void WeightGradient(bool bf16, int M, int N, int K, const Dtype* A, const Dtype* B, Dtype* C) {
+  caffe_cpu_gemm<Dtype>(CblasTrans, CblasNoTrans, M, N, K, Dtype(1), A, B, Dtype(1), C);
+}
+
+template <>
+void WeightGradient<float>(bool bf16, int M, int N, int K, const float* A, const float* B,
+                           float* C) {
+  if (!bf16) return caffe_cpu_gemm<float>(CblasTrans, CblasNoTrans, M, N, K, 1.f, A, B, 1.f, C);
+  caffe_cpu_gemm_bf16(CblasTrans, CblasNoTrans, M, N, K, 1.f, A, M, B, N, 1.f, C, N);
+}
+
+}  // namespace
+
+template <typename Dtype>
+const uint16_t* InnerProductLayer<Dtype>::WeightsInBf16(bool reuse) {
+  if constexpr (std::is_same<Dtype, float>::value) {
+    if (reuse && weights_bf16_ready_) return weights_bf16_.data();
+    const Blob<float>& weights = *this->blobs_[0];
+    weights_bf16_.resize(weights.count());
+    FloatsToBf16(weights.cpu_data(), weights.count(), weights_bf16_.data());
+    weights_bf16_ready_ = true;
+    return weights_bf16_.data();
+  }
+  return nullptr;  // double nets compute in double
+}
+
 template <typename Dtype>
 void InnerProductLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const Dtype* weights = this->blobs_[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();
-  caffe_cpu_gemm<Dtype>(CblasNoTrans, transpose_ ? CblasNoTrans : CblasTrans, examples_, outputs_,
-                        inputs_, Dtype(1), bottom[0]->cpu_data(), weights, Dtype(0), top_data);
+  const bool bf16 = this->forward_math() == BFLOAT16 && examples_ >= kBf16MinExamples;
+  weights_bf16_ready_ = false;
+  WeightsProduct<Dtype>(transpose_ ? CblasNoTrans : CblasTrans, examples_, outputs_, inputs_,
+                        bottom[0]->cpu_data(), weights, bf16 ? WeightsInBf16(false) : nullptr,
+                        top_data);
   if (bias_term_) {
     const Dtype* bias = this->blobs_[1]->cpu_data();
     for (int m = 0; m < examples_; ++m) {
@@ -83,16 +137,15 @@ void InnerProductLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
                                             const vector<bool>& propagate_down,
                                             const Blobs<Dtype>& bottom) {
   const Dtype* top_diff = top[0]->cpu_diff();
+  const bool bf16 = this->backward_math() == BFLOAT16 && examples_ >= kBf16MinExamples;
   // Param diffs accumulate (the net clears them before each backward pass, as in BVLC).
   if (this->param_propagate_down_[0]) {
     const Dtype* bottom_data = bottom[0]->cpu_data();
     Dtype* weight_diff = this->blobs_[0]->mutable_cpu_diff();
     if (transpose_) {  // dW (K, N) += bottom^T * top_diff
-      caffe_cpu_gemm<Dtype>(CblasTrans, CblasNoTrans, inputs_, outputs_, examples_, Dtype(1),
-                            bottom_data, top_diff, Dtype(1), weight_diff);
+      WeightGradient<Dtype>(bf16, inputs_, outputs_, examples_, bottom_data, top_diff, weight_diff);
     } else {  // dW (N, K) += top_diff^T * bottom
-      caffe_cpu_gemm<Dtype>(CblasTrans, CblasNoTrans, outputs_, inputs_, examples_, Dtype(1),
-                            top_diff, bottom_data, Dtype(1), weight_diff);
+      WeightGradient<Dtype>(bf16, outputs_, inputs_, examples_, top_diff, bottom_data, weight_diff);
     }
   }
   if (bias_term_ && this->param_propagate_down_[1]) {
@@ -103,9 +156,9 @@ void InnerProductLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
     }
   }
   if (propagate_down[0]) {
-    caffe_cpu_gemm<Dtype>(CblasNoTrans, transpose_ ? CblasTrans : CblasNoTrans, examples_, inputs_,
-                          outputs_, Dtype(1), top_diff, this->blobs_[0]->cpu_data(), Dtype(0),
-                          bottom[0]->mutable_cpu_diff());
+    WeightsProduct<Dtype>(transpose_ ? CblasTrans : CblasNoTrans, examples_, inputs_, outputs_,
+                          top_diff, this->blobs_[0]->cpu_data(),
+                          bf16 ? WeightsInBf16(true) : nullptr, bottom[0]->mutable_cpu_diff());
   }
 }
 

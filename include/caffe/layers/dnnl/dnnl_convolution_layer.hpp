@@ -1,11 +1,11 @@
-// Convolution on oneDNN's CPU engine (float only). Same parameters, blobs and results as
-// ConvolutionLayer, whose setup and shapes it inherits; forward and backward run oneDNN's direct
-// convolution primitives instead of im2col + GEMM. Caffe's blobs stay in their plain layout
-// (N, C, spatial...); activations are reordered into the blocked layouts oneDNN's kernels want and
-// back around each call, which costs memory traffic but far less than the im2col it replaces.
-// Geometries oneDNN cannot express (a negative right padding, an axis other than 1) run on the
-// base class, as does everything in double; so do, when the engine was not asked for by name, the
-// shapes where oneDNN is slower than im2col + GEMM (see FasterOnDnnl in the .cpp).
+// Convolution on oneDNN's CPU engine (float only; fp32 or bf16 arithmetic). Same parameters, blobs
+// and results as ConvolutionLayer, whose setup and shapes it inherits; forward and backward run
+// oneDNN's direct convolution primitives instead of im2col + GEMM. Caffe's blobs stay in their
+// plain layout (N, C, spatial...); activations are reordered into the blocked layouts oneDNN's
+// kernels want and back around each call, which costs memory traffic but far less than the im2col
+// it replaces. Geometries oneDNN cannot express (a negative right padding, an axis other than 1)
+// run on the base class, as does everything in double; so do, when the engine was not asked for by
+// name, the shapes where oneDNN is slower than im2col + GEMM (see FasterOnDnnl in the .cpp).
 #ifndef CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
 #define CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
 
@@ -23,6 +23,10 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float> {
   void Reshape(const Blobs<float>& bottom, const Blobs<float>& top) override;
   /// False where this layer's geometry runs on Caffe's engine (see above).
   bool runs_on_dnnl() const { return primitives_ != nullptr; }
+  /// In bf16 (forward_math or backward_math BFLOAT16) every geometry oneDNN takes runs here,
+  /// faster or not in fp32: activations and weights are rounded to bf16 in the reorders into
+  /// oneDNN's layouts, outputs and gradients come back in fp32.
+  bool HasBf16Math() const override { return true; }
 
  protected:
   void Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) override;

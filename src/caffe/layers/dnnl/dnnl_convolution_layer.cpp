@@ -197,20 +197,30 @@ struct DnnlConvolutionLayer::Primitives {
   bool tiled_weight_diff = false;  // added by AddTiledWeightGradient, not by the reorder
   std::vector<float> bias_diff;    // one call's bias gradient, before it accumulates
 
-  memory::desc Any(const memory::desc& plain) const {
-    return memory::desc(plain.dims(), memory::data_type::f32, Tag::any);
+  // The arithmetic's types: bf16 rounds the factors (activations, weights, the top's gradient);
+  // what the primitives write (outputs, gradients) stays fp32 either way.
+  memory::data_type forward_type = memory::data_type::f32;
+  memory::data_type backward_type = memory::data_type::f32;
+
+  static memory::desc Any(const memory::desc& plain,
+                          memory::data_type type = memory::data_type::f32) {
+    return memory::desc(plain.dims(), type, Tag::any);
+  }
+
+  dnnl::convolution_forward::primitive_desc ForwardDesc(memory::data_type type) const {
+    const auto kind = dnnl::prop_kind::forward_training;
+    const auto algorithm = dnnl::algorithm::convolution_direct;
+    auto desc = bias ? dnnl::convolution_forward::desc(kind, algorithm, Any(src_md, type),
+                                                       Any(weights_md, type), bias_md, Any(dst_md),
+                                                       strides, dilates, pad_left, pad_right)
+                     : dnnl::convolution_forward::desc(kind, algorithm, Any(src_md, type),
+                                                       Any(weights_md, type), Any(dst_md), strides,
+                                                       dilates, pad_left, pad_right);
+    return dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), DnnlEngine());
   }
 
   void MakeForward() {
-    const auto kind = dnnl::prop_kind::forward_training;
-    const auto algorithm = dnnl::algorithm::convolution_direct;
-    auto desc =
-        bias ? dnnl::convolution_forward::desc(kind, algorithm, Any(src_md), Any(weights_md),
-                                               bias_md, Any(dst_md), strides, dilates, pad_left,
-                                               pad_right)
-             : dnnl::convolution_forward::desc(kind, algorithm, Any(src_md), Any(weights_md),
-                                               Any(dst_md), strides, dilates, pad_left, pad_right);
-    forward_pd = dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), DnnlEngine());
+    forward_pd = ForwardDesc(forward_type);
     forward = dnnl::convolution_forward(forward_pd);
     src = Staged(src_md, forward_pd.src_desc(), kSrc);
     weights = Staged(weights_md, forward_pd.weights_desc(), kWeights);
@@ -219,22 +229,27 @@ struct DnnlConvolutionLayer::Primitives {
 
   void MakeBackward() {
     const auto algorithm = dnnl::algorithm::convolution_direct;
+    const auto type = backward_type;
+    // The backward primitives take a forward one of their own types as their hint.
+    const dnnl::convolution_forward::primitive_desc hint =
+        type == forward_type ? forward_pd : ForwardDesc(type);
     data_pd = dnnl::convolution_backward_data::primitive_desc(
-        dnnl::convolution_backward_data::desc(algorithm, Any(src_md), Any(weights_md), Any(dst_md),
-                                              strides, dilates, pad_left, pad_right),
-        UserScratchpad(), DnnlEngine(), forward_pd);
+        dnnl::convolution_backward_data::desc(algorithm, Any(src_md), Any(weights_md, type),
+                                              Any(dst_md, type), strides, dilates, pad_left,
+                                              pad_right),
+        UserScratchpad(), DnnlEngine(), hint);
     backward_data = dnnl::convolution_backward_data(data_pd);
     data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), kDiffDst);
     data_weights = Staged(weights_md, data_pd.weights_desc(), kWeights);
     data_diff_src = Staged(src_md, data_pd.diff_src_desc(), kDst);
     auto weights_desc = bias ? dnnl::convolution_backward_weights::desc(
-                                   algorithm, Any(src_md), Any(weights_md), bias_md, Any(dst_md),
-                                   strides, dilates, pad_left, pad_right)
+                                   algorithm, Any(src_md, type), Any(weights_md), bias_md,
+                                   Any(dst_md, type), strides, dilates, pad_left, pad_right)
                              : dnnl::convolution_backward_weights::desc(
-                                   algorithm, Any(src_md), Any(weights_md), Any(dst_md), strides,
-                                   dilates, pad_left, pad_right);
+                                   algorithm, Any(src_md, type), Any(weights_md), Any(dst_md, type),
+                                   strides, dilates, pad_left, pad_right);
     weights_pd = dnnl::convolution_backward_weights::primitive_desc(weights_desc, UserScratchpad(),
-                                                                    DnnlEngine(), forward_pd);
+                                                                    DnnlEngine(), hint);
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
     weights_src = Staged(src_md, weights_pd.src_desc(), kSrc);
     weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
@@ -259,8 +274,15 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   primitive_bottom_shape_ = bottom[0]->shape();
   primitives_.reset();
   if (channel_axis_ != 1 || num_spatial_axes_ < 1 || num_spatial_axes_ > 3) return;
-  if (only_where_faster_ && !FasterOnDnnl(channels_ / group_, num_output_ / group_)) return;
+  const bool bf16_forward = this->forward_math() == BFLOAT16;
+  const bool bf16_backward = this->backward_math() == BFLOAT16;
+  if (only_where_faster_ && !bf16_forward && !bf16_backward &&
+      !FasterOnDnnl(channels_ / group_, num_output_ / group_)) {
+    return;
+  }
   auto p = std::make_unique<Primitives>();
+  if (bf16_forward) p->forward_type = memory::data_type::bf16;
+  if (bf16_backward) p->backward_type = memory::data_type::bf16;
   p->src_image = bottom[0]->count(1);
   p->dst_image = top[0]->count(1);
   p->images = ImagesPerCall(num_, std::max(p->src_image, p->dst_image) * sizeof(float));
