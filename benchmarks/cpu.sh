@@ -6,7 +6,11 @@
 # stated in (ours / PyTorch, ours / BVLC Caffe from ../shared/ANCHORS.md), peak resident memory,
 # and the GFLOP/s of our convolution layers against the machine's sgemm rate measured alongside.
 #
-#   benchmarks/cpu.sh [-r repeats] [-i iterations] [-t threads] [net ...]
+#   benchmarks/cpu.sh [-r repeats] [-i iterations] [-t threads] [-p "fp32 bf16"] [net ...]
+#
+# -p: the precisions, each a row per net (default fp32): ours with `caffe time -precision P`,
+# PyTorch with bf16 autocast for bf16 (docs/PRECISION.md); they alternate within each repeat, and
+# with more than one, the last lines give each net's fp32 / P ratio of our training step.
 #
 # Nets are names of ../shared/benchmarks/nets/<net>.prototxt, paths to prototxts, or
 # resnet50_trainval_b<N> (models/resnet50/train_val.prototxt with its data layers replaced by an
@@ -20,12 +24,21 @@ cd "$(dirname "$0")/.."
 REPEATS=3
 ITERATIONS=10
 THREADS=2
-while getopts "r:i:t:" option; do
+PRECISIONS=(fp32)
+while getopts "r:i:t:p:" option; do
   case "$option" in
     r) REPEATS="$OPTARG" ;;
     i) ITERATIONS="$OPTARG" ;;
     t) THREADS="$OPTARG" ;;
-    *) echo "usage: $0 [-r repeats] [-i iterations] [-t threads] [net ...]" >&2; exit 1 ;;
+    p) read -r -a PRECISIONS <<< "$OPTARG" ;;
+    *) echo "usage: $0 [-r repeats] [-i iterations] [-t threads] [-p \"fp32 bf16\"] [net ...]" >&2
+       exit 1 ;;
+  esac
+done
+for precision in "${PRECISIONS[@]}"; do
+  case "$precision" in
+    fp32|bf16) ;;
+    *) echo "-p: \"$precision\" is not a precision; expected fp32 or bf16" >&2; exit 1 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -74,6 +87,8 @@ declare -A BVLC=(
 )
 
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+# each "V1 V2 ...": the median of a space-separated list.
+each() { tr ' ' '\n' <<< "$1" | sed '/^$/d' | median; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
 # value KEY FILE: the number of FILE's last "KEY <number>" line (torch_from_prototxt.py, GNU time).
 value() { sed -n "s/^$1 \([0-9.eE+-]*\)\$/\1/p" "$2" | tail -1; }
@@ -94,8 +109,9 @@ run_logged() {
 export OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" MKL_NUM_THREADS="$THREADS"
 STATUS=0
 ALL_SGEMM=()
-echo "| net | ours train ms | PyTorch train ms | ours / PyTorch train (goal <= 0.8) | BVLC train ms | ours / BVLC train (goal <= 0.5) | ours inference ms | PyTorch inference ms | ours / PyTorch inference (goal <= 0.8) | ours peak RSS | PyTorch peak RSS | BVLC peak RSS | ours conv GFLOP/s vs sgemm |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| net | precision | ours train ms | PyTorch train ms | ours / PyTorch train (goal <= 0.8) | BVLC train ms | ours / BVLC train (goal <= 0.5) | ours inference ms | PyTorch inference ms | ours / PyTorch inference (goal <= 0.8) | ours peak RSS | PyTorch peak RSS | BVLC peak RSS | ours conv GFLOP/s vs sgemm |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+SPEEDUPS=()
 for net in "${NETS[@]}"; do
   if [[ "$net" =~ ^resnet50_trainval_b([0-9]+)$ ]]; then
     model="$WORK/$net.prototxt"
@@ -107,72 +123,91 @@ for net in "${NETS[@]}"; do
     [ -f "$model" ] || { echo "no such net: $net (looked for $model)" >&2; exit 1; }
   fi
   name="$(basename "$model" .prototxt)"
-  ours=() ours_inference=() ours_rss=() torch=() torch_inference=() torch_rss=() conv=() sgemm=()
+  # Per precision, each figure's values over the repeats, space-separated.
+  declare -A ours=() ours_inference=() ours_rss=() torch=() torch_inference=() torch_rss=() conv=()
+  sgemm=()
   failed=""
   for repeat in $(seq "$REPEATS"); do
-    log="$WORK/$name.$repeat"
-    # Ours and PyTorch alternate, so a slow spell of the machine hits both.
-    run_logged "$log.caffe_train" "$name: caffe time (TRAIN)" \
-      /usr/bin/time -f "PEAK_RSS_KB %M" "$CAFFE" time -model "$model" -iterations "$ITERATIONS" ||
-      { failed="caffe time (TRAIN)"; break; }
-    run_logged "$log.torch_train" "$name: PyTorch (TRAIN)" \
-      /usr/bin/time -f "PEAK_RSS_KB %M" "$PYTHON" "$TORCH_NET" time --proto-dir "$WORK" \
-      --model "$model" --phase TRAIN --iterations "$ITERATIONS" --threads "$THREADS" \
-      --caffe-log "$log.caffe_train" || { failed="PyTorch (TRAIN) or its shape check"; break; }
-    run_logged "$log.caffe_test" "$name: caffe time (TEST)" \
-      "$CAFFE" time -model "$model" -phase TEST -iterations "$ITERATIONS" ||
-      { failed="caffe time (TEST)"; break; }
-    run_logged "$log.torch_test" "$name: PyTorch (TEST)" \
-      "$PYTHON" "$TORCH_NET" time --proto-dir "$WORK" --model "$model" --phase TEST \
-      --iterations "$ITERATIONS" --threads "$THREADS" --caffe-log "$log.caffe_test" ||
-      { failed="PyTorch (TEST) or its shape check"; break; }
-    grep "^note:" "$log.torch_train" "$log.torch_test" | sed "s|^[^:]*:|$name: |" >&2 || true
-    ours+=("$(caffe_ms "Average Forward-Backward" "$log.caffe_train")")
-    ours_inference+=("$(caffe_ms "Average Forward pass" "$log.caffe_test")")
-    ours_rss+=("$(value PEAK_RSS_KB "$log.caffe_train")")
-    torch+=("$(value train_ms "$log.torch_train")")
-    torch_inference+=("$(value inference_ms "$log.torch_test")")
-    torch_rss+=("$(value PEAK_RSS_KB "$log.torch_train")")
-    conv+=("$(value conv_gflops "$log.torch_train")")
-    TORCH_VERSION="$(sed -n 's/^torch_version //p' "$log.torch_train")"
-    for figure in "${ours[-1]}" "${ours_inference[-1]}" "${ours_rss[-1]}" "${torch[-1]}" \
-                  "${torch_inference[-1]}" "${torch_rss[-1]}"; do
-      [ -n "$figure" ] || failed="a figure missing from the logs"
+    for precision in "${PRECISIONS[@]}"; do
+      log="$WORK/$name.$precision.$repeat"
+      # Ours and PyTorch alternate, so a slow spell of the machine hits both.
+      run_logged "$log.caffe_train" "$name: caffe time (TRAIN, $precision)" \
+        /usr/bin/time -f "PEAK_RSS_KB %M" "$CAFFE" time -model "$model" \
+        -iterations "$ITERATIONS" -precision "$precision" ||
+        { failed="caffe time (TRAIN, $precision)"; break 2; }
+      run_logged "$log.torch_train" "$name: PyTorch (TRAIN, $precision)" \
+        /usr/bin/time -f "PEAK_RSS_KB %M" "$PYTHON" "$TORCH_NET" time --proto-dir "$WORK" \
+        --model "$model" --phase TRAIN --iterations "$ITERATIONS" --threads "$THREADS" \
+        --precision "$precision" --caffe-log "$log.caffe_train" ||
+        { failed="PyTorch (TRAIN, $precision) or its shape check"; break 2; }
+      run_logged "$log.caffe_test" "$name: caffe time (TEST, $precision)" \
+        "$CAFFE" time -model "$model" -phase TEST -iterations "$ITERATIONS" \
+        -precision "$precision" || { failed="caffe time (TEST, $precision)"; break 2; }
+      run_logged "$log.torch_test" "$name: PyTorch (TEST, $precision)" \
+        "$PYTHON" "$TORCH_NET" time --proto-dir "$WORK" --model "$model" --phase TEST \
+        --iterations "$ITERATIONS" --threads "$THREADS" --precision "$precision" \
+        --caffe-log "$log.caffe_test" || { failed="PyTorch (TEST, $precision) or its shape check"; break 2; }
+      grep "^note:" "$log.torch_train" "$log.torch_test" | sed "s|^[^:]*:|$name: |" >&2 || true
+      figures=("$(caffe_ms "Average Forward-Backward" "$log.caffe_train")"
+               "$(caffe_ms "Average Forward pass" "$log.caffe_test")"
+               "$(value PEAK_RSS_KB "$log.caffe_train")"
+               "$(value train_ms "$log.torch_train")"
+               "$(value inference_ms "$log.torch_test")"
+               "$(value PEAK_RSS_KB "$log.torch_train")")
+      for figure in "${figures[@]}"; do
+        [ -n "$figure" ] || failed="a figure missing from the logs"
+      done
+      if [ -n "$failed" ]; then
+        echo "$name: $failed; logs:" >&2
+        tail -3 "$log".* >&2
+        break 2
+      fi
+      ours[$precision]+=" ${figures[0]}"
+      ours_inference[$precision]+=" ${figures[1]}"
+      ours_rss[$precision]+=" ${figures[2]}"
+      torch[$precision]+=" ${figures[3]}"
+      torch_inference[$precision]+=" ${figures[4]}"
+      torch_rss[$precision]+=" ${figures[5]}"
+      conv[$precision]+=" $(value conv_gflops "$log.torch_train")"
+      TORCH_VERSION="$(sed -n 's/^torch_version //p' "$log.torch_train")"
     done
-    if [ -n "$failed" ]; then
-      echo "$name: $failed; logs:" >&2
-      tail -3 "$log".* >&2
-      break
-    fi
     if [ -x "$SGEMM" ]; then
       sgemm+=("$("$SGEMM" | tail -1 | sed -n 's/.*: \([0-9.]*\) GFLOP.*/\1/p')")
       ALL_SGEMM+=("${sgemm[-1]}")
     fi
   done
   if [ -n "$failed" ]; then
-    echo "| $name | failed: $failed (see stderr) ||||||||||||"
+    echo "| $name | | failed: $failed (see stderr) ||||||||||||"
     STATUS=1
     continue
   fi
-  m_ours="$(printf '%s\n' "${ours[@]}" | median)"
-  m_torch="$(printf '%s\n' "${torch[@]}" | median)"
-  m_ours_inf="$(printf '%s\n' "${ours_inference[@]}" | median)"
-  m_torch_inf="$(printf '%s\n' "${torch_inference[@]}" | median)"
-  m_ours_rss="$(printf '%s\n' "${ours_rss[@]}" | median | cut -d. -f1)"
-  m_torch_rss="$(printf '%s\n' "${torch_rss[@]}" | median | cut -d. -f1)"
-  IFS='|' read -r bvlc bvlc_rss <<< "${BVLC[$name]:-n/a|n/a}"
-  conv_cell="n/a"
-  if [ -n "${conv[0]}" ] && [ ${#sgemm[@]} -gt 0 ]; then
-    m_conv="$(printf '%s\n' "${conv[@]}" | median)"
-    m_sgemm="$(printf '%s\n' "${sgemm[@]}" | median)"
-    conv_cell="$(awk -v c="$m_conv" -v s="$m_sgemm" \
-      'BEGIN { printf "%.0f of %.0f (%.0f %%)", c, s, 100 * c / s }')"
-  fi
-  printf "| %s | %.1f | %.1f | %s | %s | %s | %.1f | %.1f | %s | %d MB | %d MB | %s | %s |\n" \
-    "$name" "$m_ours" "$m_torch" "$(ratio "$m_ours" "$m_torch")" "$bvlc" \
-    "$(if [ "$bvlc" = n/a ]; then echo n/a; else ratio "$m_ours" "${bvlc%%-*}"; fi)" \
-    "$m_ours_inf" "$m_torch_inf" "$(ratio "$m_ours_inf" "$m_torch_inf")" \
-    "$((m_ours_rss / 1024))" "$((m_torch_rss / 1024))" "$bvlc_rss" "$conv_cell"
+  m_sgemm=""
+  [ ${#sgemm[@]} -gt 0 ] && m_sgemm="$(printf '%s\n' "${sgemm[@]}" | median)"
+  for precision in "${PRECISIONS[@]}"; do
+    m_ours="$(each "${ours[$precision]}")"
+    m_torch="$(each "${torch[$precision]}")"
+    m_ours_inf="$(each "${ours_inference[$precision]}")"
+    m_torch_inf="$(each "${torch_inference[$precision]}")"
+    m_ours_rss="$(each "${ours_rss[$precision]}" | cut -d. -f1)"
+    m_torch_rss="$(each "${torch_rss[$precision]}" | cut -d. -f1)"
+    IFS='|' read -r bvlc bvlc_rss <<< "${BVLC[$name]:-n/a|n/a}"
+    [ "$precision" = fp32 ] || { bvlc="n/a"; bvlc_rss="n/a"; }
+    conv_cell="n/a"
+    if [ -n "$(tr -d ' ' <<< "${conv[$precision]}")" ] && [ -n "$m_sgemm" ]; then
+      m_conv="$(each "${conv[$precision]}")"
+      conv_cell="$(awk -v c="$m_conv" -v s="$m_sgemm" \
+        'BEGIN { printf "%.0f of %.0f (%.0f %%)", c, s, 100 * c / s }')"
+    fi
+    printf "| %s | %s | %.1f | %.1f | %s | %s | %s | %.1f | %.1f | %s | %d MB | %d MB | %s | %s |\n" \
+      "$name" "$precision" "$m_ours" "$m_torch" "$(ratio "$m_ours" "$m_torch")" "$bvlc" \
+      "$(if [ "$bvlc" = n/a ]; then echo n/a; else ratio "$m_ours" "${bvlc%%-*}"; fi)" \
+      "$m_ours_inf" "$m_torch_inf" "$(ratio "$m_ours_inf" "$m_torch_inf")" \
+      "$((m_ours_rss / 1024))" "$((m_torch_rss / 1024))" "$bvlc_rss" "$conv_cell"
+    if [ "$precision" != fp32 ] && [ -n "${ours[fp32]:-}" ]; then
+      SPEEDUPS+=("$name: our training step fp32 / $precision $(ratio "$(each "${ours[fp32]}")" "$m_ours"), inference $(ratio "$(each "${ours_inference[fp32]}")" "$m_ours_inf")")
+    fi
+  done
+  unset ours ours_inference ours_rss torch torch_inference torch_rss conv
 done
 
 echo
@@ -183,11 +218,13 @@ cat <<'EOF'
 train = forward + backward per iteration (caffe time's Average Forward-Backward; PyTorch
 zero_grad + forward + loss.backward(), no update). inference = forward of the TEST-phase net
 (caffe time -phase TEST's Average Forward pass; PyTorch eval + no_grad on the same TEST-phase
-graph: Dropout off, BatchNorm on stored statistics, Accuracy layers included). Peak RSS of the
+graph: Dropout off, BatchNorm on stored statistics, Accuracy layers included). bf16: ours with
+-precision bf16, PyTorch under torch.autocast(dtype=torch.bfloat16). Peak RSS of the
 TRAIN runs (GNU time). BVLC figures from ../shared/ANCHORS.md (ratios against a range's low end).
 conv GFLOP/s: FLOPs of our convolution layers (2 per multiply-add; backward = weight gradient +
 input gradient) over their per-layer times in caffe time, against bench_sgemm in the same repeats.
 EOF
+[ ${#SPEEDUPS[@]} -eq 0 ] || printf '%s\n' "${SPEEDUPS[@]}"
 if [ ${#ALL_SGEMM[@]} -gt 0 ]; then
   read -r -a sorted <<< "$(printf '%s\n' "${ALL_SGEMM[@]}" | sort -g | tr '\n' ' ')"
   echo "sgemm during the run: ${sorted[0]}-${sorted[-1]} GFLOP/s;" \

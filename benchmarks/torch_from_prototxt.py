@@ -543,6 +543,15 @@ def time_command(args):
             for key, value in (rates or {}).items():
                 print(f"{key} {value:.4f}")
     params = list(graph.modules.parameters())
+    print(f"torch_precision {args.precision}")
+    # bf16: PyTorch's mixed precision (autocast runs convolutions and matrix products in bf16,
+    # keeps fp32 weights and the numerically sensitive operations in fp32); backward follows
+    # the forward's types, outside the context as PyTorch's recipes do.
+    def run_forward():
+        if args.precision == "fp32":
+            return graph.forward()
+        with torch.autocast(device_type=args.device, dtype=torch.bfloat16):
+            return graph.forward()
 
     if args.phase == "TRAIN":
         outputs = None
@@ -556,7 +565,7 @@ def time_command(args):
                 p.grad = None    # zero_grad(set_to_none=True)
             synchronize()
             start = time.perf_counter()
-            loss, blobs = graph.forward()
+            loss, blobs = run_forward()
             if loss is None:
                 loss = sum(blobs[name].float().sum() for name in outputs)
             synchronize()
@@ -589,11 +598,11 @@ def time_command(args):
     else:
         graph.modules.eval()
         with torch.no_grad():
-            graph.forward()
+            run_forward()
             synchronize()
             start = time.perf_counter()
             for _ in range(args.iterations):
-                graph.forward()
+                run_forward()
             synchronize()
             total = time.perf_counter() - start
         print(f"inference_ms {total * 1e3 / args.iterations:.4f}")
@@ -637,6 +646,8 @@ def main():
     timing.add_argument("--threads", type=int, default=2)
     timing.add_argument("--caffe-log", help="`caffe time` log of the same net and phase")
     timing.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    timing.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                        help="bf16: the forward under torch.autocast(dtype=torch.bfloat16)")
     timing.set_defaults(run=time_command)
     convert = commands.add_parser("input-net", help="replace data layers by an Input layer")
     convert.add_argument("--proto-dir", required=True)
