@@ -16,6 +16,8 @@ Training: caffe.get_solver(solver.prototxt) or SGDSolver, NesterovSolver, AdaGra
 RMSPropSolver, AdaDeltaSolver, AdamSolver: step(n), solve(resume_file=None), restore, snapshot,
 apply_update, share_weights(net), net, test_nets, iter, max_iter, param, add_callback.
 Context (per thread): set_mode_cpu, set_mode_gpu, set_device, set_random_seed, init_log, log.
+Precision (the process): set_precision('bf16' | 'fp16' | 'fp32' | '') as `caffe -precision`, for
+the nets made afterwards; cpu_has_bf16() says whether this CPU computes in bf16 (docs/PRECISION.md).
 Also caffe.io (Transformer, load_image, resize_image, oversample, proto <-> array), caffe.draw,
 caffe.Classifier, caffe.Detector, caffe.NetSpec with caffe.layers / caffe.params (and
 caffe.coord_map's crop, which aligns a fully convolutional net's tops), and
@@ -39,11 +41,12 @@ Distributed training and memory settings:
     for the nets and solvers this thread makes afterwards, in GPU mode on set_device's GPU;
     lms_stats() gives its counters line. In CPU mode it has no effect (a warning says so).
 """
-from ._caffe import (NCCL, Blob, BlobVec, Error, Layer, Timer, __version__, get_solver,
-                     gpu_available, has_mpi, has_nccl, image_support, init_log,
+from ._caffe import (NCCL, Blob, BlobVec, Error, Layer, Timer, __version__, cpu_has_bf16,
+                     get_solver, gpu_available, has_mpi, has_nccl, image_support, init_log,
                      layer_type_list, lms_stats, log, parse_ddl_options, set_device,
-                     set_lms, set_mode_cpu, set_mode_gpu, set_multiprocess, set_random_seed,
-                     set_solver_count, set_solver_rank, solver_count, solver_rank)
+                     set_lms, set_mode_cpu, set_mode_gpu, set_multiprocess, set_precision,
+                     set_random_seed, set_solver_count, set_solver_rank, solver_count,
+                     solver_rank)
 from .pycaffe import (AdaDeltaSolver, AdaGradSolver, AdamSolver, Net, NesterovSolver,
                       RMSPropSolver, SGDSolver, Solver)
 from .proto.caffe_pb2 import TEST, TRAIN

@@ -1,7 +1,9 @@
 // caffe.set_mode_cpu, set_mode_gpu, set_device, set_random_seed, gpu_available and the solver
 // count, rank and multiprocess settings: libcaffe's context, which is per thread (a net runs in
-// the thread that calls it).
+// the thread that calls it); and set_precision (for the whole process, as `caffe -precision`).
 #include "bindings.hpp"
+#include "caffe/kernels/bf16_gemm.hpp"
+#include "caffe/net/layer_precision.hpp"
 
 namespace caffe {
 namespace pycaffe {
@@ -22,6 +24,8 @@ void BindContext(py::module_& m) {
   m.def("set_solver_rank", &Caffe::set_solver_rank, py::arg("rank"));
   m.def("solver_rank", &Caffe::solver_rank);
   m.def("set_multiprocess", &Caffe::set_multiprocess, py::arg("multiprocess"));
+  m.def("set_precision", &SetPrecisionFlag, py::arg("precision"));
+  m.def("cpu_has_bf16", &CpuHasBf16Math);
 }
 
 }  // namespace pycaffe

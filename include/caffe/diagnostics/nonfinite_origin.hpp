@@ -29,10 +29,12 @@ enum class NonFiniteSource {
 
 struct NonFiniteOrigin {
   NonFiniteSource source = NonFiniteSource::kNone;
-  int layer = -1;            // the layer that made the blob (-1 with kNone)
-  std::string blob;          // that blob's name
-  std::string description;   // a clause naming the layer, its type, the blob, the counts
-  double largest_input = 0;  // kLayer: the largest magnitude among its bottoms and weights
+  int layer = -1;               // the layer that made the blob (-1 with kNone)
+  std::string blob;             // that blob's name
+  std::string description;      // a clause naming the layer, its type, the blob, the counts
+  double largest_input = 0;     // kLayer: the largest magnitude among its bottoms and weights
+  Type layer_math = FLOAT;      // kLayer: the layer's forward arithmetic (docs/PRECISION.md)
+  bool bf16_gradients = false;  // some layer of the net computes its gradients in bf16
 };
 
 /// Reads `net`'s blobs after a forward pass (and any backward) and finds the first layer, in

@@ -188,6 +188,11 @@ NonFiniteOrigin FindNonFiniteOrigin(const Net<Dtype>& net) {
       text << " and finite weights (largest magnitude " << weights_largest << ")";
     }
     origin.largest_input = std::max(bottoms_largest, weights_largest);
+    origin.layer_math = net.layers()[i]->forward_math();
+    if (origin.layer_math == BFLOAT16) text << ", computing in bf16";
+  }
+  for (const auto& layer : net.layers()) {
+    origin.bf16_gradients = origin.bf16_gradients || layer->backward_math() == BFLOAT16;
   }
   origin.description = text.str();
   return origin;
@@ -208,8 +213,17 @@ std::string NonFiniteAdvice(const NonFiniteOrigin& origin, double base_lr) {
       if (base_lr <= 0) return "They came with the weights: the training that wrote them diverged.";
       return "An update made them so, from gradients that overflowed or were not finite (backward "
              "reaches the last layer named first): " +
-             lower_lr.str() + ".";
+             lower_lr.str() +
+             (origin.bf16_gradients
+                  ? "; with gradients in 16 bits, dynamic_loss_scale: true in the solver skips "
+                    "the steps whose gradients overflow (docs/PRECISION.md)."
+                  : ".");
     case NonFiniteSource::kLayer:
+      if (origin.layer_math == BFLOAT16) {
+        return "In 16 bits: give the layer forward_type: FLOAT and backward_type: FLOAT to "
+               "compute it in fp32, and for gradients that overflow or vanish set "
+               "dynamic_loss_scale: true in the solver (docs/PRECISION.md).";
+      }
       if (origin.largest_input < kDivergedMagnitude) {
         return "The layer's own arithmetic failed on these values (a log of zero or of a "
                "negative value, an exp or power out of range, a division by zero).";

@@ -6,6 +6,7 @@
 
 #include "caffe/diagnostics/nonfinite_origin.hpp"
 #include "caffe/io/io.hpp"
+#include "caffe/kernels/bf16_gemm.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
 namespace caffe {
@@ -155,6 +156,37 @@ TYPED_TEST(NonFiniteOriginTest, BlobsTheLossDoesNotNeedAreLeftOut) {
   const NonFiniteOrigin origin = this->ForwardAndFind();
   EXPECT_EQ(origin.source, NonFiniteSource::kWeights);
   EXPECT_EQ(this->net_->layer_names()[origin.layer], "out");
+}
+
+// A layer computing in bf16 that overflows is named so, with what to try in 16 bits.
+TEST(NonFiniteOriginBf16Test, ALayerInBf16IsNamedWithLossScalingAdvice) {
+  if (!CpuHasBf16Math()) GTEST_SKIP() << "no bf16 arithmetic here: " << CpuBf16Explanation();
+  Caffe::set_mode(Caffe::CPU);
+  NetParameter param;
+  ParseProtoFromText(R"(
+      name: "Overflow" default_forward_type: BFLOAT16 default_backward_type: BFLOAT16
+      layer { name: "input" type: "Input" top: "data" top: "target"
+        input_param { shape { dim: 64 dim: 3 } shape { dim: 64 dim: 2 } } }
+      layer { name: "out" type: "InnerProduct" bottom: "data" top: "out"
+        inner_product_param { num_output: 2 weight_filler { type: "constant" value: 3e38 } } }
+      layer { name: "loss" type: "EuclideanLoss" bottom: "out" bottom: "target" top: "loss" })",
+                     "test net", &param);
+  Net<float> net(param);
+  caffe_set(net.blob_by_name("data")->count(), 1.f, net.blob_by_name("data")->mutable_cpu_data());
+  net.Forward();
+  const NonFiniteOrigin origin = FindNonFiniteOrigin(net);
+  ASSERT_EQ(origin.source, NonFiniteSource::kLayer);
+  EXPECT_EQ(origin.layer_math, BFLOAT16);
+  EXPECT_NE(origin.description.find("'out' (InnerProduct) made 128 of 128 values"),
+            std::string::npos)
+      << origin.description;
+  EXPECT_NE(origin.description.find(", computing in bf16"), std::string::npos)
+      << origin.description;
+  const std::string advice = ExplainNonFiniteOrigin(origin, 0.01);
+  EXPECT_NE(advice.find("give the layer forward_type: FLOAT and backward_type: FLOAT"),
+            std::string::npos)
+      << advice;
+  EXPECT_NE(advice.find("dynamic_loss_scale: true"), std::string::npos) << advice;
 }
 
 }  // namespace caffe
