@@ -49,6 +49,9 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   /// the top's.
   bool BackwardReadsTopData(int) const override { return false; }
   bool BackwardReadsBottomData(int) const override { return this->param_propagate_down(0); }
+  /// bf16 where asked: the GEMMs round their factors to bf16 (depthwise convolutions, computed
+  /// directly, stay fp32).
+  bool HasBf16Math() const override { return true; }
   /// LMS: the bottoms, tops and learned blobs, plus the column, output and transposed-gradient
   /// buffers.
   bool DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bottom, const Blobs<Dtype>& top,
@@ -99,6 +102,11 @@ class BaseConvolutionLayer : public Layer<Dtype> {
   static void AccumulateChannelSumsGpu(const Dtype* data, int num, int channels, int spatial,
                                        Dtype* sums);
 #endif
+
+  // Whether this pass's GEMMs are in bf16: the subclass sets it from forward_math() or
+  // backward_math() as each pass starts (a Deconvolution's forward runs BackwardGemm, so the
+  // GEMM functions cannot tell the pass themselves).
+  bool bf16_gemm_ = false;
 
   // From the parameters (LayerSetUp). One entry per spatial axis.
   std::vector<int> kernel_shape_, stride_, pad_, dilation_;

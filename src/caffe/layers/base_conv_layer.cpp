@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "caffe/filler.hpp"
+#include "caffe/kernels/bf16_gemm.hpp"
 #include "caffe/kernels/im2col.hpp"
 #include "caffe/kernels/math_functions.hpp"
 #include "caffe/util/cpu_threads.hpp"
@@ -28,6 +29,21 @@ void ForEachChunk(int count, int threads, Body body) {
   } else {
     for (int i = 0; i < count; ++i) body(i);
   }
+}
+
+// caffe_cpu_gemm_ld, with the factors rounded to bf16 where `bf16` (float layers only).
+template <typename Dtype>
+void Gemm(bool bf16, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+          const Dtype* A, int lda, const Dtype* B, int ldb, Dtype beta, Dtype* C, int ldc) {
+  caffe_cpu_gemm_ld<Dtype>(trans_a, trans_b, M, N, K, Dtype(1), A, lda, B, ldb, beta, C, ldc);
+}
+
+template <>
+void Gemm<float>(bool bf16, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int M, int N, int K,
+                 const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
+  if (bf16)
+    return caffe_cpu_gemm_bf16(trans_a, trans_b, M, N, K, 1.f, A, lda, B, ldb, beta, C, ldc);
+  caffe_cpu_gemm_ld<float>(trans_a, trans_b, M, N, K, 1.f, A, lda, B, ldb, beta, C, ldc);
 }
 
 // Chunking: images are added to one GEMM until it has at least this many columns. Measured on
@@ -311,9 +327,9 @@ void BaseConvolutionLayer<Dtype>::ImageToOutput(const Dtype* im, int num, const 
     Dtype* out_chunk = out + n0 * conv_out_dim_;
     Dtype* product = count == 1 ? out_chunk : product_base + thread * product_stride;
     for (int g = 0; g < group_; ++g) {
-      caffe_cpu_gemm<Dtype>(CblasNoTrans, CblasNoTrans, group_rows, columns, kernel_dim_, Dtype(1),
-                            weights + g * weight_offset_, col + g * kernel_dim_ * columns, Dtype(0),
-                            product + g * group_rows * columns);
+      Gemm<Dtype>(bf16_gemm_, CblasNoTrans, CblasNoTrans, group_rows, columns, kernel_dim_,
+                  weights + g * weight_offset_, kernel_dim_, col + g * kernel_dim_ * columns,
+                  columns, Dtype(0), product + g * group_rows * columns, columns);
     }
     if (count == 1) {
       if (bias) AddChannelBias(out_chunk, 1, conv_out_channels_, spatial, bias);
@@ -380,9 +396,9 @@ void BaseConvolutionLayer<Dtype>::BackwardGemm(const Dtype* out_diff, const Dtyp
       const Dtype beta = thread_used[thread] ? Dtype(1) : Dtype(0);
       thread_used[thread] = 1;
       for (int g = 0; g < group_; ++g) {
-        caffe_cpu_gemm<Dtype>(CblasNoTrans, CblasTrans, kernel_dim_, group_rows, columns, Dtype(1),
-                              col + g * kernel_dim_ * columns, gathered + g * group_rows * columns,
-                              beta, accumulator + g * weight_offset_);
+        Gemm<Dtype>(bf16_gemm_, CblasNoTrans, CblasTrans, kernel_dim_, group_rows, columns,
+                    col + g * kernel_dim_ * columns, columns, gathered + g * group_rows * columns,
+                    columns, beta, accumulator + g * weight_offset_, group_rows);
       }
     }
     if (im_diff) {
@@ -391,9 +407,9 @@ void BaseConvolutionLayer<Dtype>::BackwardGemm(const Dtype* out_diff, const Dtyp
       const bool direct = is_1x1_ && count == 1;
       Dtype* col = direct ? im_chunk : col_buffer;
       for (int g = 0; g < group_; ++g) {
-        caffe_cpu_gemm<Dtype>(CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows, Dtype(1),
-                              weights + g * weight_offset_, gathered + g * group_rows * columns,
-                              Dtype(0), col + g * kernel_dim_ * columns);
+        Gemm<Dtype>(bf16_gemm_, CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows,
+                    weights + g * weight_offset_, kernel_dim_, gathered + g * group_rows * columns,
+                    columns, Dtype(0), col + g * kernel_dim_ * columns, columns);
       }
       if (!direct) {
         for (int n = 0; n < count; ++n) {
@@ -429,13 +445,12 @@ void BaseConvolutionLayer<Dtype>::ImageToOutputTiled(const Dtype* im, int num, c
       TileColumns(im + static_cast<long>(n) * conv_in_dim_, line, line_end, col);
       // The tile's columns of the output: rows `spatial` apart.
       for (int g = 0; g < group_; ++g) {
-        caffe_cpu_gemm_ld<Dtype>(CblasNoTrans, CblasNoTrans, group_rows, columns, kernel_dim_,
-                                 Dtype(1), weights + g * weight_offset_, kernel_dim_,
-                                 col + static_cast<long>(g) * kernel_dim_ * columns, columns,
-                                 Dtype(0),
-                                 out_image + static_cast<long>(g) * group_rows * spatial +
-                                     static_cast<long>(line) * line_width_,
-                                 spatial);
+        Gemm<Dtype>(bf16_gemm_, CblasNoTrans, CblasNoTrans, group_rows, columns, kernel_dim_,
+                    weights + g * weight_offset_, kernel_dim_,
+                    col + static_cast<long>(g) * kernel_dim_ * columns, columns, Dtype(0),
+                    out_image + static_cast<long>(g) * group_rows * spatial +
+                        static_cast<long>(line) * line_width_,
+                    spatial);
       }
     }
     if (bias) AddChannelBias(out_image, 1, conv_out_channels_, spatial, bias);
@@ -469,19 +484,18 @@ void BaseConvolutionLayer<Dtype>::BackwardGemmTiled(const Dtype* out_diff, const
         const Dtype beta = thread_used[thread] ? Dtype(1) : Dtype(0);
         thread_used[thread] = 1;
         for (int g = 0; g < group_; ++g) {
-          caffe_cpu_gemm_ld<Dtype>(CblasNoTrans, CblasTrans, kernel_dim_, group_rows, columns,
-                                   Dtype(1), col + static_cast<long>(g) * kernel_dim_ * columns,
-                                   columns, diff_tile + static_cast<long>(g) * group_rows * spatial,
-                                   spatial, beta, accumulator + g * weight_offset_, group_rows);
+          Gemm<Dtype>(bf16_gemm_, CblasNoTrans, CblasTrans, kernel_dim_, group_rows, columns,
+                      col + static_cast<long>(g) * kernel_dim_ * columns, columns,
+                      diff_tile + static_cast<long>(g) * group_rows * spatial, spatial, beta,
+                      accumulator + g * weight_offset_, group_rows);
         }
       }
       if (im_image) {
         for (int g = 0; g < group_; ++g) {
-          caffe_cpu_gemm_ld<Dtype>(CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows,
-                                   Dtype(1), weights + g * weight_offset_, kernel_dim_,
-                                   diff_tile + static_cast<long>(g) * group_rows * spatial, spatial,
-                                   Dtype(0), col + static_cast<long>(g) * kernel_dim_ * columns,
-                                   columns);
+          Gemm<Dtype>(bf16_gemm_, CblasTrans, CblasNoTrans, kernel_dim_, columns, group_rows,
+                      weights + g * weight_offset_, kernel_dim_,
+                      diff_tile + static_cast<long>(g) * group_rows * spatial, spatial, Dtype(0),
+                      col + static_cast<long>(g) * kernel_dim_ * columns, columns);
         }
         col2im_nd_lines_add_cpu(col, num_spatial_axes_, conv_input_shape_.data(), col_shape_.data(),
                                 kernel_shape_.data(), pad_.data(), stride_.data(), dilation_.data(),

@@ -66,6 +66,7 @@ bool ConvolutionLayer<Dtype>::DeclareMemoryUse(Pass pass, const Blobs<Dtype>& bo
 
 template <typename Dtype>
 void ConvolutionLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  this->bf16_gemm_ = this->forward_math() == BFLOAT16;
   const Dtype* weights = this->blobs_[0]->cpu_data();
   const Dtype* bias = this->bias_term_ ? this->blobs_[1]->cpu_data() : nullptr;
   for (size_t i = 0; i < bottom.size(); ++i) {
@@ -83,6 +84,7 @@ template <typename Dtype>
 void ConvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
                                            const vector<bool>& propagate_down,
                                            const Blobs<Dtype>& bottom) {
+  this->bf16_gemm_ = this->backward_math() == BFLOAT16;
   const Dtype* weights = this->blobs_[0]->cpu_data();
   // Param diffs accumulate (the net clears them before each backward pass, as in BVLC).
   Dtype* weight_diff =

@@ -25,6 +25,7 @@ void DeconvolutionLayer<Dtype>::compute_output_shape() {
 
 template <typename Dtype>
 void DeconvolutionLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  this->bf16_gemm_ = this->forward_math() == BFLOAT16;
   const Dtype* weights = this->blobs_[0]->cpu_data();
   for (size_t i = 0; i < bottom.size(); ++i) {
     Dtype* top_data = top[i]->mutable_cpu_data();
@@ -41,6 +42,7 @@ template <typename Dtype>
 void DeconvolutionLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
                                              const vector<bool>& propagate_down,
                                              const Blobs<Dtype>& bottom) {
+  this->bf16_gemm_ = this->backward_math() == BFLOAT16;
   const Dtype* weights = this->blobs_[0]->cpu_data();
   // Param diffs accumulate (the net clears them before each backward pass, as in BVLC).
   Dtype* weight_diff =

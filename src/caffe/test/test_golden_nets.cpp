@@ -79,8 +79,15 @@ double Bf16GradientTolerance(const std::string& net) {
   return net == "caffenet_small" ? 2.0 : 0.5;
 }
 
+// Forward blobs that take discrete values (a Threshold's 0 or 1, an ArgMax's index): an input
+// the rounding moves across the threshold, or a near-tie it reorders, changes an element wholly,
+// as with gradients; they are held in the 2-norm too (the layer zoo's: 0.03 and 0.08).
+bool Discrete(const std::string& what) {
+  return what == "forward/thr" || what.rfind("forward/amax", 0) == 0;
+}
+
 void CheckBf16(const std::string& net, const BlobComparison& comparison) {
-  if (comparison.what.rfind("forward/", 0) == 0) {
+  if (comparison.what.rfind("forward/", 0) == 0 && !Discrete(comparison.what)) {
     EXPECT_LE(comparison.relative(), kBf16RelativeTolerance)
         << comparison.what << " drifted: max |ours - BVLC| = " << comparison.max_abs_diff
         << ", max |BVLC| = " << comparison.max_abs_reference;

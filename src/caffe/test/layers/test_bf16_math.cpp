@@ -1,4 +1,5 @@
-// The layers that compute in bf16 (Layer::HasBf16Math), against the same layers in fp32, at the
+// The layers that compute in bf16 (Layer::HasBf16Math: Convolution on either engine,
+// Deconvolution, InnerProduct), against the same layers in fp32, at the
 // error bf16 allows: each factor rounded to bf16 (8 significant bits, round to nearest even) is
 // off by at most u = 2^-8 of itself, so a product by at most (2u + u^2) of |x||w|, and a sum of K
 // products by (2u + u^2) sum |x_k||w_k| plus fp32's own summation error (K 2^-24 each way, under
@@ -155,6 +156,21 @@ TEST(Bf16MathTest, ConvolutionOfFewChannelsWithinBf16Rounding) {
     convolution_param { num_output: 20 kernel_size: 5 stride: 1 weight_filler { type: "gaussian" }
       bias_filler { type: "gaussian" } })",
              {4, 1, 12, 12});
+}
+
+// Caffe's own engine (im2col + GEMM), grouped, and Deconvolution, which runs the same GEMMs.
+TEST(Bf16MathTest, ConvolutionOnCaffesEngineWithinBf16Rounding) {
+  CheckLayer(R"(name: "conv" type: "Convolution"
+    convolution_param { num_output: 12 kernel_size: 3 pad: 1 group: 2 engine: CAFFE
+      weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } })",
+             {2, 8, 7, 7});
+}
+
+TEST(Bf16MathTest, DeconvolutionWithinBf16Rounding) {
+  CheckLayer(R"(name: "deconv" type: "Deconvolution"
+    convolution_param { num_output: 6 kernel_size: 4 stride: 2 pad: 1
+      weight_filler { type: "gaussian" } bias_filler { type: "gaussian" } })",
+             {2, 16, 5, 5});
 }
 
 // A weight of 1 moved by 1e-3 a step (a batch of kBf16MinExamples ones, the mean gradient 1):
