@@ -56,6 +56,7 @@ class InnerProductLayer : public Layer<Dtype> {
   // The weights rounded to bf16 by the last Forward in bf16, for the Backward after it.
   std::vector<uint16_t> weights_bf16_;
   bool weights_bf16_ready_ = false;
+  bool said_fp32_at_small_batch_ = false;  // the log line, once a layer
   // The bf16 copy of the weights, made now unless Forward made it (`reuse`).
   const uint16_t* WeightsInBf16(bool reuse);
 };

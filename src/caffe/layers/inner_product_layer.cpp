@@ -64,6 +64,14 @@ void InnerProductLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<D
   std::vector<int> top_shape(bottom[0]->shape().begin(), bottom[0]->shape().begin() + axis_);
   top_shape.push_back(outputs_);
   top[0]->Reshape(top_shape);
+  const bool asked = this->forward_math() == BFLOAT16 || this->backward_math() == BFLOAT16;
+  if (asked && examples_ < kBf16MinExamples && !said_fp32_at_small_batch_) {
+    said_fp32_at_small_batch_ = true;
+    LOG_IF(INFO, Caffe::root_solver())
+        << "layer '" << this->layer_param_.name() << "': at batch " << examples_ << " (below "
+        << kBf16MinExamples << ") its products stay fp32: reading the weights bounds them, and "
+        << "rounding them to bf16 first would cost more than it saves";
+  }
 }
 
 namespace {
