@@ -100,6 +100,9 @@ class GpuSliceTest : public ::testing::Test {
 
 }  // namespace
 
+// How late a device slice may be placed (microseconds; see below).
+constexpr double kAnchorSlack = 500;
+
 TEST_F(GpuSliceTest, EachLayerStepHasAGpuSliceAsTheGpuRanIt) {
   if (!Caffe::GpuAvailable()) GTEST_SKIP() << "no GPU available on this machine";
   const std::string trace = Record(Caffe::GPU, 0, 100);
@@ -126,8 +129,13 @@ TEST_F(GpuSliceTest, EachLayerStepHasAGpuSliceAsTheGpuRanIt) {
     if (i > 0) {
       EXPECT_GE(gpu[i].start, gpu[i - 1].start + gpu[i - 1].duration - 2);
     }
+    // Device slices are placed through an anchor: the host reads its clock when the wait for a
+    // reference event returns, which is after the event by the thread's wake-up time, and a
+    // loaded machine (ctest -j 2 on two cores) stretches that to tens of microseconds. So device
+    // slices may sit that much late (never early: the bounds above hold), and the end of the
+    // step is checked to within half a millisecond, a hundredth of a step here.
     const TraceSlice& step = steps[i < host.size() / 2 ? 0 : 1];
-    EXPECT_LE(gpu[i].start + gpu[i].duration, step.start + step.duration + 2);
+    EXPECT_LE(gpu[i].start + gpu[i].duration, step.start + step.duration + kAnchorSlack);
   }
 }
 
