@@ -77,6 +77,18 @@ class Blob {
   Dtype* mutable_cpu_diff();
   Dtype* mutable_gpu_diff();
 
+  /// The data (diff) in channel blocks of `block` (memory/channel_layout.hpp; 1: plain, as
+  /// cpu_data() gives), converted in place from the order the host side holds. Float blobs of
+  /// two axes or more, whose channels `block` divides. keep_values false: the caller writes
+  /// every value.
+  const Dtype* cpu_data_in(int block) const;
+  Dtype* mutable_cpu_data_in(int block, bool keep_values);
+  const Dtype* cpu_diff_in(int block) const;
+  Dtype* mutable_cpu_diff_in(int block, bool keep_values);
+  /// The channel block the host side's data (diff) is in now: 1 plain.
+  int cpu_data_block() const { return data_ ? data_->cpu_layout().block : 1; }
+  int cpu_diff_block() const { return diff_ ? diff_->cpu_layout().block : 1; }
+
   /// data -= diff (the last step of every solver update).
   void Update();
   /// Reads shape and values from a proto; with reshape false the shapes must already agree.
@@ -98,6 +110,7 @@ class Blob {
   bool ShapeEquals(const BlobProto& other) const;
 
  private:
+  ChannelLayout LayoutOf(int block) const;
   shared_ptr<SyncedMemory> data_;
   shared_ptr<SyncedMemory> diff_;
   shared_ptr<SyncedMemory> shape_data_;  // the shape as ints, for GPU kernels

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdint>
 #include <sstream>
+#include <type_traits>
 
 #include "caffe/kernels/math_functions.hpp"
 
@@ -202,6 +203,38 @@ template <typename Dtype>
 const Dtype* Blob<Dtype>::gpu_diff() const {
   CHECK(diff_);
   return static_cast<const Dtype*>(diff_->gpu_data());
+}
+
+template <typename Dtype>
+ChannelLayout Blob<Dtype>::LayoutOf(int block) const {
+  if (block == 1) return ChannelLayout();
+  const bool fits = std::is_same<Dtype, float>::value && num_axes() >= 2 && shape(1) % block == 0;
+  CHECK(fits) << "blob " << shape_string() << " cannot be held in channel blocks of " << block;
+  return ChannelLayout{shape(0), shape(1), static_cast<size_t>(count(2)), block};
+}
+
+template <typename Dtype>
+const Dtype* Blob<Dtype>::cpu_data_in(int block) const {
+  CHECK(data_);
+  return static_cast<const Dtype*>(data_->cpu_data_in(LayoutOf(block)));
+}
+
+template <typename Dtype>
+Dtype* Blob<Dtype>::mutable_cpu_data_in(int block, bool keep_values) {
+  CHECK(data_);
+  return static_cast<Dtype*>(data_->mutable_cpu_data_in(LayoutOf(block), keep_values));
+}
+
+template <typename Dtype>
+const Dtype* Blob<Dtype>::cpu_diff_in(int block) const {
+  CHECK(diff_);
+  return static_cast<const Dtype*>(diff_->cpu_data_in(LayoutOf(block)));
+}
+
+template <typename Dtype>
+Dtype* Blob<Dtype>::mutable_cpu_diff_in(int block, bool keep_values) {
+  CHECK(diff_);
+  return static_cast<Dtype*>(diff_->mutable_cpu_data_in(LayoutOf(block), keep_values));
 }
 
 template <typename Dtype>

@@ -1,12 +1,16 @@
 // One buffer with a host side and a device side, kept coherent lazily. The head says where the
 // newest copy lives; cpu_data()/gpu_data() copy to that side if it is stale, mutable_* also move
 // the head there (the other side becomes stale). Host memory is 64-byte aligned for vector loads.
+// The host side may hold float values channel-blocked (memory/channel_layout.hpp) where a oneDNN
+// layer left them so for the next; cpu_data(), mutable_cpu_data() and the device side see them
+// plain, converted in place on the way.
 #ifndef CAFFE_MEMORY_SYNCEDMEM_HPP_
 #define CAFFE_MEMORY_SYNCEDMEM_HPP_
 
 #include <cstddef>
 
 #include "caffe/common.hpp"
+#include "caffe/memory/channel_layout.hpp"
 
 namespace caffe {
 
@@ -32,6 +36,13 @@ class SyncedMemory {
   void* mutable_cpu_data();
   /// Uses memory the caller owns as the host side (the caller keeps it alive).
   void set_cpu_data(void* data);
+  /// The host values in `layout`, converted in place from the host side's own where it differs.
+  const void* cpu_data_in(const ChannelLayout& layout);
+  /// As mutable_cpu_data(), in `layout`. keep_values false: the caller writes every value, so
+  /// none is converted.
+  void* mutable_cpu_data_in(const ChannelLayout& layout, bool keep_values);
+  /// The order of the host side's values now (plain unless a oneDNN layer left them blocked).
+  const ChannelLayout& cpu_layout() const { return layout_; }
   const void* gpu_data();
   void* mutable_gpu_data();
   void set_gpu_data(void* data);
@@ -49,6 +60,7 @@ class SyncedMemory {
   friend class DeviceSide;
   void to_cpu();
   void to_gpu();
+  void ToLayout(const ChannelLayout& layout);
   void FreeHost();
   void FreeDevice();
 
@@ -61,6 +73,7 @@ class SyncedMemory {
   bool own_gpu_data_ = false;
   int device_ = -1;
   DeviceSide* device_side_ = nullptr;  // owned; set on the first device access under a policy
+  ChannelLayout layout_;               // of the host side's values; the device side's are plain
 
   DISABLE_COPY_AND_ASSIGN(SyncedMemory);
 };

@@ -96,6 +96,7 @@ void SyncedMemory::to_cpu() {
       own_cpu_data_ = true;
       break;
     case HEAD_AT_GPU:
+      layout_ = ChannelLayout();  // the device side's values are plain
       if (device_side_ != nullptr) {
         device_side_->CopyToHost();
         break;
@@ -120,6 +121,7 @@ void SyncedMemory::to_cpu() {
 }
 
 void SyncedMemory::to_gpu() {
+  if (head_ == HEAD_AT_CPU) ToLayout(ChannelLayout());  // the device side holds them plain
   // Under a device memory policy (LMS, docs/LMS.md) the device side belongs to it, in CPU-only
   // builds too (LMS's host-backed fake device). Only a buffer with no device side of its own yet
   // is offered to the thread's policy.
@@ -157,13 +159,29 @@ void SyncedMemory::to_gpu() {
 #endif
 }
 
-const void* SyncedMemory::cpu_data() {
+void SyncedMemory::ToLayout(const ChannelLayout& layout) {
+  if (layout_ == layout) return;
+  if (head_ != UNINITIALIZED) ConvertChannelLayout(static_cast<float*>(cpu_ptr_), layout_, layout);
+  layout_ = layout;
+}
+
+const void* SyncedMemory::cpu_data() { return cpu_data_in(ChannelLayout()); }
+
+void* SyncedMemory::mutable_cpu_data() { return mutable_cpu_data_in(ChannelLayout(), true); }
+
+const void* SyncedMemory::cpu_data_in(const ChannelLayout& layout) {
   to_cpu();
+  ToLayout(layout);
   return cpu_ptr_;
 }
 
-void* SyncedMemory::mutable_cpu_data() {
+void* SyncedMemory::mutable_cpu_data_in(const ChannelLayout& layout, bool keep_values) {
   to_cpu();
+  if (keep_values) {
+    ToLayout(layout);
+  } else {
+    layout_ = layout;
+  }
   head_ = HEAD_AT_CPU;
   return cpu_ptr_;
 }
@@ -174,6 +192,7 @@ void SyncedMemory::set_cpu_data(void* data) {
   cpu_ptr_ = data;
   head_ = HEAD_AT_CPU;
   own_cpu_data_ = false;
+  layout_ = ChannelLayout();
 }
 
 const void* SyncedMemory::gpu_data() {
