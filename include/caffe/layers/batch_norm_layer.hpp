@@ -77,6 +77,10 @@ class BatchNormLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
   // into mean_ and inv_std_: the stored ones, or those of bottom (sums_ takes the variance, the
   // running sums are updated). x_norm_ is kept with batch statistics or followers.
   void Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, bool followers);
+  /// mean and inv_std from the stored sums (use_global_stats).
+  void SetGlobalStatistics(Dtype* mean, Dtype* inv_std) const;
+  /// Adds a batch's mean and (biased) variance into the stored running sums.
+  void UpdateStoredStatistics(const Dtype* mean, const Dtype* var);
 #ifndef CPU_ONLY
   void Forward_gpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) override;
   void Backward_gpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,

@@ -71,6 +71,7 @@ class EltwiseLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
                          const Blobs<Dtype>& bottom,
                          const vector<vector<bool>>& followers_propagate_down) override;
 #endif
+  void ForwardSum(const Blobs<Dtype>& bottom, Blob<Dtype>* top);
 
   EltwiseParameter::EltwiseOp op_ = EltwiseParameter::SUM;
   vector<Dtype> coeffs_;              // SUM: one per bottom

@@ -24,6 +24,9 @@ const std::vector<EnvironmentVariable>& EnvironmentVariables();
 
 /// CAFFE_FUSION: whether layers that can run as one do so (1, the default) or each runs alone (0).
 bool FusionFromEnvironment();
+/// CAFFE_BLOCKED_LAYOUT: whether oneDNN convolutions leave their activations in oneDNN's channel
+/// blocks for the layers that take them (1, the default) or reorder them to plain (0).
+bool BlockedLayoutFromEnvironment();
 /// CAFFE_FLUSH_DENORMALS: denormal floats computed as zeros (1, the default) or kept (0).
 bool FlushDenormalsFromEnvironment();
 /// CAFFE_CPU_ENGINE, upper-cased: "" (unset: the default engines), "CAFFE" or "DNNL"; another

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "caffe/kernels/batch_norm_blocked.hpp"
 #include "caffe/kernels/gpu_channel_sums.hpp"
 #include "caffe/kernels/relu_math.hpp"
 #include "caffe/kernels/stream_copy.hpp"
@@ -11,41 +12,10 @@ namespace caffe {
 
 namespace {
 
-// The element-wise work of the layers that run in BatchNorm's passes on the CPU: the Scale's
-// (scale not null; bias where it has one), then the ReLU's (relu). Default: none. The same
-// expressions as ScaleLayer's and ReLULayer's, so that the group and the layers apart agree.
 template <typename Dtype>
-struct CpuFollowers {
-  const Dtype* scale = nullptr;
-  const Dtype* bias = nullptr;
-  bool relu = false;
-  Dtype negative_slope = 0;
-
-  // values = the group's output from the normalized values of channel c, in place.
-  void Apply(Dtype* values, int size, int c) const {
-    if (scale == nullptr) return;
-    const Dtype factor = scale[c];
-    const Dtype shift = bias != nullptr ? bias[c] : Dtype(0);
-    const Dtype slope = negative_slope;
-    if (bias != nullptr && relu) {
-#pragma omp simd
-      for (int s = 0; s < size; ++s) values[s] = ReLUOf(values[s] * factor + shift, slope);
-    } else if (bias != nullptr) {
-#pragma omp simd
-      for (int s = 0; s < size; ++s) values[s] = values[s] * factor + shift;
-    } else if (relu) {
-#pragma omp simd
-      for (int s = 0; s < size; ++s) values[s] = ReLUOf(values[s] * factor, slope);
-    } else {
-#pragma omp simd
-      for (int s = 0; s < size; ++s) values[s] = values[s] * factor;
-    }
-  }
-};
-
-template <typename Dtype>
-CpuFollowers<Dtype> CpuFollowersOf(ScaleLayer<Dtype>& scale, const ReLULayer<Dtype>* relu) {
-  CpuFollowers<Dtype> followers;
+BatchNormFollowers<Dtype> BatchNormFollowersOf(ScaleLayer<Dtype>& scale,
+                                               const ReLULayer<Dtype>* relu) {
+  BatchNormFollowers<Dtype> followers;
   followers.scale = scale.blobs()[0]->cpu_data();
   const int bias_id = scale.bias_param_id();
   if (bias_id >= 0) followers.bias = scale.blobs()[bias_id]->cpu_data();
@@ -59,30 +29,12 @@ CpuFollowers<Dtype> CpuFollowersOf(ScaleLayer<Dtype>& scale, const ReLULayer<Dty
 // is in cache. Reads of x precede writes of y at the same index, so y may be x.
 template <typename Dtype>
 void NormalizePlane(const Dtype* x, int spatial, Dtype mean, Dtype inv_std,
-                    const CpuFollowers<Dtype>& followers, int c, Dtype* y, Dtype* x_norm) {
+                    const BatchNormFollowers<Dtype>& followers, int c, Dtype* y, Dtype* x_norm) {
 #pragma omp simd
   for (int s = 0; s < spatial; ++s) y[s] = (x[s] - mean) * inv_std;
   if (x_norm != nullptr) caffe_stream_copy(y, spatial, x_norm);
   followers.Apply(y, spatial, c);
 }
-
-// What the group's backward on the CPU reads and writes (null where not wanted).
-template <typename Dtype>
-struct CpuGroupBackward {
-  CpuFollowers<Dtype> followers;
-  const Dtype* dy = nullptr;
-  const Dtype* x_norm = nullptr;
-  const Dtype* inv_std = nullptr;
-  // dx subtracts the means of dz and dz * x_norm (batch statistics); else dx = dz * inv_std
-  // (stored statistics are constants).
-  bool means = true;
-  bool sums = false;  // the Scale's gradients and, where `means`, this layer's means (dx)
-  Dtype* scale_diff = nullptr;
-  Dtype* bias_diff = nullptr;
-  Dtype* dx = nullptr;
-  Dtype* dz = nullptr;  // the Scale's bottom diff, kept in the top's diff
-  Dtype* dv = nullptr;  // the ReLU's bottom diff, kept there where the Scale passes none
-};
 
 // One channel per iteration, as in forward: the sums of dv and dv * x_norm (the Scale's
 // gradients and, times the scale, this layer's means of dz and dz * x_norm), then the
@@ -91,7 +43,8 @@ struct CpuGroupBackward {
 // which is all the gradient's factor reads, is the same). Without followers (scale null) dv and
 // dz are dy: BatchNorm's own backward.
 template <bool kReLU, typename Dtype>
-void GroupBackward_cpu(const CpuGroupBackward<Dtype>& group, int num, int channels, int spatial) {
+void GroupBackward_cpu(const BatchNormGroupBackward<Dtype>& group, int num, int channels,
+                       int spatial) {
   const long image_size = static_cast<long>(channels) * spatial;
   const bool parallel = num * image_size >= kParallelMinElements;
   const long long m = static_cast<long long>(num) * spatial;
@@ -179,6 +132,10 @@ void GroupBackward_cpu(const CpuGroupBackward<Dtype>& group, int num, int channe
   }
 }
 
+// The channel block BatchNorm works in: its input's where that is blocked (a oneDNN layer left
+// it so), else plain. Double blobs are always plain.
+inline int WorkingBlock(int block) { return block == 8 || block == 16 ? block : 1; }
+
 }  // namespace
 
 template <typename Dtype>
@@ -246,10 +203,11 @@ void BatchNormLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<
 template <typename Dtype>
 void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>* top,
                                           bool followers) {
-  const CpuFollowers<Dtype> group =
-      followers ? CpuFollowersOf(*scale_, relu_) : CpuFollowers<Dtype>();
-  const Dtype* x = bottom.cpu_data();
-  Dtype* y = top->mutable_cpu_data();
+  const BatchNormFollowers<Dtype> group =
+      followers ? BatchNormFollowersOf(*scale_, relu_) : BatchNormFollowers<Dtype>();
+  const int block = WorkingBlock(bottom.cpu_data_block());
+  const Dtype* x = bottom.cpu_data_in(block);
+  Dtype* y = top->mutable_cpu_data_in(block, /*keep_values=*/false);
   Dtype* mean = mean_.mutable_cpu_data();
   Dtype* inv_std = inv_std_.mutable_cpu_data();
   const int channels = channels_;
@@ -257,19 +215,22 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>
   const int num = num_;
   const long image_size = static_cast<long>(channels) * spatial;
   const bool parallel = num * image_size >= kParallelMinElements;
+  if (block > 1) {
+    if (use_global_stats_) SetGlobalStatistics(mean, inv_std);
+    Dtype* x_norm = !use_global_stats_ || followers
+                        ? x_norm_.mutable_cpu_data_in(block, /*keep_values=*/false)
+                        : nullptr;
+    BatchNormForwardBlocked(block, x, num, channels, spatial, use_global_stats_, eps_, group, mean,
+                            sums_.mutable_cpu_data(), inv_std, y, x_norm);
+    if (!use_global_stats_) UpdateStoredStatistics(mean, sums_.cpu_data());
+    return;
+  }
   if (use_global_stats_) {
-    const Dtype stored_scale = this->blobs_[2]->cpu_data()[0];
-    const Dtype factor = stored_scale == 0 ? Dtype(0) : Dtype(1) / stored_scale;
-    const Dtype* mean_sum = this->blobs_[0]->cpu_data();
-    const Dtype* var_sum = this->blobs_[1]->cpu_data();
-    for (int c = 0; c < channels; ++c) {
-      mean[c] = factor * mean_sum[c];
-      inv_std[c] = Dtype(1) / std::sqrt(factor * var_sum[c] + eps_);
-    }
+    SetGlobalStatistics(mean, inv_std);
     // Planes (n, c) are independent. With followers the group keeps x_norm for its backward
     // (the Scale's gradients, the ReLU's cut), as the Scale apart keeps a copy of its bottom.
     const int planes = num * channels;
-    Dtype* x_norm = followers ? x_norm_.mutable_cpu_data() : nullptr;
+    Dtype* x_norm = followers ? x_norm_.mutable_cpu_data_in(1, /*keep_values=*/false) : nullptr;
 #pragma omp parallel if (parallel)
     {
 #pragma omp for schedule(static)
@@ -291,7 +252,7 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>
   Dtype* var = sums_.mutable_cpu_data();
   // Backward with batch statistics needs the normalized values; a later in-place layer may
   // overwrite the top, so keep a copy.
-  Dtype* x_norm = x_norm_.mutable_cpu_data();
+  Dtype* x_norm = x_norm_.mutable_cpu_data_in(1, /*keep_values=*/false);
 #pragma omp parallel if (parallel)
   {
 #pragma omp for schedule(static)
@@ -326,14 +287,32 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>
     }
     caffe_stream_fence();
   }
+  UpdateStoredStatistics(mean, var);
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::SetGlobalStatistics(Dtype* mean, Dtype* inv_std) const {
+  const Dtype stored_scale = this->blobs_[2]->cpu_data()[0];
+  const Dtype factor = stored_scale == 0 ? Dtype(0) : Dtype(1) / stored_scale;
+  const Dtype* mean_sum = this->blobs_[0]->cpu_data();
+  const Dtype* var_sum = this->blobs_[1]->cpu_data();
+  for (int c = 0; c < channels_; ++c) {
+    mean[c] = factor * mean_sum[c];
+    inv_std[c] = Dtype(1) / std::sqrt(factor * var_sum[c] + eps_);
+  }
+}
+
+template <typename Dtype>
+void BatchNormLayer<Dtype>::UpdateStoredStatistics(const Dtype* mean, const Dtype* var) {
   // Running sums: scale = maf * scale + 1, so that sum / scale is a normalized moving average.
   const Dtype maf = moving_average_fraction_;
   Dtype* stored_scale = this->blobs_[2]->mutable_cpu_data();
   stored_scale[0] = stored_scale[0] * maf + 1;
-  caffe_cpu_axpby(channels, Dtype(1), mean, maf, this->blobs_[0]->mutable_cpu_data());
+  caffe_cpu_axpby(channels_, Dtype(1), mean, maf, this->blobs_[0]->mutable_cpu_data());
   // The stored variance is unbiased (m / (m - 1)); the batch normalization itself is not.
+  const int m = num_ * spatial_;
   const Dtype correction = m > 1 ? Dtype(m) / Dtype(m - 1) : Dtype(1);
-  caffe_cpu_axpby(channels, correction, var, maf, this->blobs_[1]->mutable_cpu_data());
+  caffe_cpu_axpby(channels_, correction, var, maf, this->blobs_[1]->mutable_cpu_data());
 }
 
 template <typename Dtype>
@@ -341,15 +320,29 @@ void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
                                          const vector<bool>& propagate_down,
                                          const Blobs<Dtype>& bottom) {
   if (!propagate_down[0]) return;
-  // With top == bottom the diffs alias; every pass reads dy[j] before writing dx[j].
-  const Dtype* dy = top[0]->cpu_diff();
-  Dtype* dx = bottom[0]->mutable_cpu_diff();
+  // With top == bottom the diffs alias; every pass reads dy[j] before writing dx[j]. The
+  // gradients go in the block the values went (the normalized ones kept, or the bottom's).
+  const int block =
+      WorkingBlock(use_global_stats_ ? bottom[0]->cpu_data_block() : x_norm_.cpu_data_block());
+  const Dtype* dy = top[0]->cpu_diff_in(block);
+  Dtype* dx = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/bottom[0] == top[0]);
   const Dtype* inv_std = inv_std_.cpu_data();
   const int channels = channels_;
   const int spatial = spatial_;
   const int num = num_;
   const long image_size = static_cast<long>(channels) * spatial;
   const bool parallel = num * image_size >= kParallelMinElements;
+  if (block > 1) {
+    BatchNormGroupBackward<Dtype> group;  // no followers
+    group.dy = dy;
+    group.x_norm = use_global_stats_ ? dy : x_norm_.cpu_data_in(block);  // unread when global
+    group.inv_std = inv_std;
+    group.means = !use_global_stats_;
+    group.sums = !use_global_stats_;
+    group.dx = dx;
+    BatchNormBackwardBlocked<false>(group, num, channels, spatial, block);
+    return;
+  }
   if (use_global_stats_) {
     // The statistics are constants here, so the normalization is an affine map per channel.
     const int planes = num * channels;
@@ -362,7 +355,7 @@ void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
     }
     return;
   }
-  CpuGroupBackward<Dtype> group;  // no followers
+  BatchNormGroupBackward<Dtype> group;  // no followers
   group.dy = dy;
   group.x_norm = x_norm_.cpu_data();
   group.inv_std = inv_std;
@@ -441,10 +434,11 @@ void BatchNormLayer<Dtype>::BackwardFused_cpu(
   const FusedBackward work =
       FusedBackwardWork(bottom, top, propagate_down, followers_propagate_down);
   if (!work.sums() && !work.map()) return;
-  CpuGroupBackward<Dtype> group;
-  group.followers = CpuFollowersOf(*scale_, relu_);
-  group.dy = top[0]->cpu_diff();
-  group.x_norm = x_norm_.cpu_data();
+  const int block = WorkingBlock(x_norm_.cpu_data_block());  // where forward worked
+  BatchNormGroupBackward<Dtype> group;
+  group.followers = BatchNormFollowersOf(*scale_, relu_);
+  group.dy = top[0]->cpu_diff_in(block);
+  group.x_norm = x_norm_.cpu_data_in(block);
   group.means = work.means;
   group.sums = work.sums();
   if (work.scale_diff) group.scale_diff = scale_->blobs()[0]->mutable_cpu_diff();
@@ -453,11 +447,15 @@ void BatchNormLayer<Dtype>::BackwardFused_cpu(
   }
   if (work.dx) {
     group.inv_std = inv_std_.cpu_data();
-    group.dx = bottom[0]->mutable_cpu_diff();
+    group.dx = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/bottom[0] == top[0]);
   }
-  if (work.dz) group.dz = top[0]->mutable_cpu_diff();
-  if (work.dv) group.dv = top[0]->mutable_cpu_diff();
-  if (relu_ != nullptr) {
+  if (work.dz) group.dz = top[0]->mutable_cpu_diff_in(block, /*keep_values=*/true);
+  if (work.dv) group.dv = top[0]->mutable_cpu_diff_in(block, /*keep_values=*/true);
+  if (block > 1 && relu_ != nullptr) {
+    BatchNormBackwardBlocked<true>(group, num_, channels_, spatial_, block);
+  } else if (block > 1) {
+    BatchNormBackwardBlocked<false>(group, num_, channels_, spatial_, block);
+  } else if (relu_ != nullptr) {
     GroupBackward_cpu<true>(group, num_, channels_, spatial_);
   } else {
     GroupBackward_cpu<false>(group, num_, channels_, spatial_);

@@ -44,6 +44,7 @@ void EltwiseLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>
 template <typename Dtype>
 void EltwiseLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   const int count = top[0]->count();
+  if (op_ == EltwiseParameter::SUM) return ForwardSum(bottom, top[0]);
   Dtype* top_data = top[0]->mutable_cpu_data();
   switch (op_) {
     case EltwiseParameter::PROD:
@@ -52,21 +53,6 @@ void EltwiseLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dt
         caffe_mul(count, top_data, bottom[i]->cpu_data(), top_data);
       }
       break;
-    case EltwiseParameter::SUM: {
-      // The first two bottoms in one pass (BVLC: a scaling, then an axpy, each a pass over the
-      // top), then an axpy for each further one.
-      const Dtype* first = bottom[0]->cpu_data();
-      const Dtype* second = bottom[1]->cpu_data();
-      const Dtype first_coeff = coeffs_[0];
-      const Dtype second_coeff = coeffs_[1];
-      caffe_parallel_for(count, [=](int j) {
-        top_data[j] = PairSum(first_coeff, first[j], second_coeff, second[j]);
-      });
-      for (size_t i = 2; i < bottom.size(); ++i) {
-        caffe_axpy(count, coeffs_[i], bottom[i]->cpu_data(), top_data);
-      }
-      break;
-    }
     case EltwiseParameter::MAX: {
       int* mask = max_idx_.mutable_cpu_data();
       const Dtype* a = bottom[0]->cpu_data();
@@ -96,15 +82,38 @@ void EltwiseLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dt
 }
 
 template <typename Dtype>
+void EltwiseLayer<Dtype>::ForwardSum(const Blobs<Dtype>& bottom, Blob<Dtype>* top) {
+  // Element-wise: in bottom[0]'s channel blocks, the others converted to them. The first two
+  // bottoms in one pass (BVLC: a scaling, then an axpy, each a pass over the top), then an axpy
+  // for each further one.
+  const int block = bottom[0]->cpu_data_block();
+  const int count = top->count();
+  const Dtype* first = bottom[0]->cpu_data_in(block);
+  const Dtype* second = bottom[1]->cpu_data_in(block);
+  vector<const Dtype*> further;
+  for (size_t i = 2; i < bottom.size(); ++i) further.push_back(bottom[i]->cpu_data_in(block));
+  Dtype* top_data = top->mutable_cpu_data_in(block, /*keep_values=*/false);
+  const Dtype first_coeff = coeffs_[0];
+  const Dtype second_coeff = coeffs_[1];
+  caffe_parallel_for(
+      count, [=](int j) { top_data[j] = PairSum(first_coeff, first[j], second_coeff, second[j]); });
+  for (size_t i = 2; i < bottom.size(); ++i)
+    caffe_axpy(count, coeffs_[i], further[i - 2], top_data);
+}
+
+template <typename Dtype>
 void EltwiseLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                        const Blobs<Dtype>& bottom) {
   const int count = top[0]->count();
   // Only PROD reads data (BackwardReadsTopData).
   const Dtype* top_data = op_ == EltwiseParameter::PROD ? top[0]->cpu_data() : nullptr;
-  const Dtype* top_diff = top[0]->cpu_diff();
+  // SUM's gradients go in the channel blocks of the first bottom's values; the other
+  // operations read data, plain.
+  const int block = op_ == EltwiseParameter::SUM ? bottom[0]->cpu_data_block() : 1;
+  const Dtype* top_diff = top[0]->cpu_diff_in(block);
   for (size_t i = 0; i < bottom.size(); ++i) {
     if (!propagate_down[i]) continue;
-    Dtype* bottom_diff = bottom[i]->mutable_cpu_diff();
+    Dtype* bottom_diff = bottom[i]->mutable_cpu_diff_in(block, /*keep_values=*/false);
     switch (op_) {
       case EltwiseParameter::PROD:
         if (stable_prod_grad_) {
@@ -172,9 +181,10 @@ bool EltwiseLayer<Dtype>::FuseWithNext(Layer<Dtype>* next, const Blobs<Dtype>& b
 template <typename Dtype>
 void EltwiseLayer<Dtype>::ForwardFused_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   CHECK(relu_ != nullptr) << this->error_prefix() << "runs with no ReLU";
-  const Dtype* first = bottom[0]->cpu_data();
-  const Dtype* second = bottom[1]->cpu_data();
-  Dtype* top_data = top[0]->mutable_cpu_data();
+  const int block = bottom[0]->cpu_data_block();  // as ForwardSum
+  const Dtype* first = bottom[0]->cpu_data_in(block);
+  const Dtype* second = bottom[1]->cpu_data_in(block);
+  Dtype* top_data = top[0]->mutable_cpu_data_in(block, /*keep_values=*/false);
   const Dtype first_coeff = coeffs_[0];
   const Dtype second_coeff = coeffs_[1];
   const Dtype slope = relu_->negative_slope();
@@ -192,10 +202,13 @@ void EltwiseLayer<Dtype>::BackwardFused_cpu(const Blobs<Dtype>& top,
   if (!followers_propagate_down[0][0]) return;  // nothing below wants a gradient
   // dv, the ReLU's gradient (read from its output), over dy in the top's diff, as apart; each
   // wanted bottom diff = its coefficient * dv (apart: 1 * dv, a copy, is the same value).
-  const Dtype* top_data = top[0]->cpu_data();
-  Dtype* top_diff = top[0]->mutable_cpu_diff();
-  Dtype* first_diff = propagate_down[0] ? bottom[0]->mutable_cpu_diff() : nullptr;
-  Dtype* second_diff = propagate_down[1] ? bottom[1]->mutable_cpu_diff() : nullptr;
+  const int block = bottom[0]->cpu_data_block();  // as Backward_cpu
+  const Dtype* top_data = top[0]->cpu_data_in(block);
+  Dtype* top_diff = top[0]->mutable_cpu_diff_in(block, /*keep_values=*/true);
+  Dtype* first_diff =
+      propagate_down[0] ? bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/false) : nullptr;
+  Dtype* second_diff =
+      propagate_down[1] ? bottom[1]->mutable_cpu_diff_in(block, /*keep_values=*/false) : nullptr;
   const Dtype first_coeff = coeffs_[0];
   const Dtype second_coeff = coeffs_[1];
   const Dtype slope = relu_->negative_slope();

@@ -12,8 +12,10 @@ void ReLULayer<Dtype>::LayerSetUp(const Blobs<Dtype>& bottom, const Blobs<Dtype>
 
 template <typename Dtype>
 void ReLULayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
-  const Dtype* bottom_data = bottom[0]->cpu_data();
-  Dtype* top_data = top[0]->mutable_cpu_data();
+  // Element-wise: the values stay in whatever channel blocks they came in.
+  const int block = bottom[0]->cpu_data_block();
+  const Dtype* bottom_data = bottom[0]->cpu_data_in(block);
+  Dtype* top_data = top[0]->mutable_cpu_data_in(block, /*keep_values=*/false);
   const int count = bottom[0]->count();
   const Dtype negative_slope = negative_slope_;
   caffe_parallel_for(count, [=](int i) { top_data[i] = ReLUOf(bottom_data[i], negative_slope); });
@@ -23,9 +25,10 @@ template <typename Dtype>
 void ReLULayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                     const Blobs<Dtype>& bottom) {
   if (!propagate_down[0]) return;
-  const Dtype* bottom_data = bottom[0]->cpu_data();
-  const Dtype* top_diff = top[0]->cpu_diff();
-  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  const int block = bottom[0]->cpu_data_block();  // the gradient goes where the values went
+  const Dtype* bottom_data = bottom[0]->cpu_data_in(block);
+  const Dtype* top_diff = top[0]->cpu_diff_in(block);
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/false);
   const int count = bottom[0]->count();
   const Dtype negative_slope = negative_slope_;
   caffe_parallel_for(count, [=](int i) {

@@ -23,14 +23,18 @@ template <typename Dtype>
 void SplitLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                      const Blobs<Dtype>& bottom) {
   if (!propagate_down[0]) return;
-  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
+  // Element-wise, in the channel blocks of the values (the gradient goes where they went).
+  const int block = bottom[0]->cpu_data_block();
+  const Dtype* first = top[0]->cpu_diff_in(block);
+  const Dtype* second = top.size() > 1 ? top[1]->cpu_diff_in(block) : nullptr;
+  Dtype* bottom_diff = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/false);
   if (top.size() == 1) {
-    caffe_copy(count_, top[0]->cpu_diff(), bottom_diff);
+    caffe_copy(count_, first, bottom_diff);
     return;
   }
-  caffe_add(count_, top[0]->cpu_diff(), top[1]->cpu_diff(), bottom_diff);
+  caffe_add(count_, first, second, bottom_diff);
   for (size_t i = 2; i < top.size(); ++i) {
-    caffe_axpy(count_, Dtype(1), top[i]->cpu_diff(), bottom_diff);
+    caffe_axpy(count_, Dtype(1), top[i]->cpu_diff_in(block), bottom_diff);
   }
 }
 

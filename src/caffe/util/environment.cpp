@@ -13,6 +13,8 @@ const std::vector<EnvironmentVariable>& EnvironmentVariables() {
       {"CAFFE_CPU_ENGINE", "unset, caffe, dnnl",
        "the CPU engine of every layer that has more than one, and of the vector math"},
       {"CAFFE_FUSION", "1 (default), 0", "0 runs every layer alone, never as a fused group"},
+      {"CAFFE_BLOCKED_LAYOUT", "1 (default), 0",
+       "0 hands oneDNN layers' activations on plain, reordered around every convolution"},
       {"CAFFE_FLUSH_DENORMALS", "1 (default), 0", "0 keeps IEEE denormal floats on the CPU"},
       {"CAFFE_CUDNN_ALGO", "heuristic (default), time",
        "how cuDNN's convolution algorithms are chosen"},
@@ -46,6 +48,11 @@ bool SwitchOnByDefault(const char* name, const char* on_means, const char* off_m
 
 bool FusionFromEnvironment() {
   return SwitchOnByDefault("CAFFE_FUSION", "layers that can run as one do so", "every layer alone");
+}
+
+bool BlockedLayoutFromEnvironment() {
+  return SwitchOnByDefault("CAFFE_BLOCKED_LAYOUT", "activations stay in oneDNN's channel blocks",
+                           "every convolution reorders its activations");
 }
 
 bool FlushDenormalsFromEnvironment() {

@@ -1,11 +1,12 @@
 // Convolution on oneDNN's CPU engine (float only; fp32 or bf16 arithmetic). Same parameters, blobs
 // and results as ConvolutionLayer, whose setup and shapes it inherits; forward and backward run
-// oneDNN's direct convolution primitives instead of im2col + GEMM. Caffe's blobs stay in their
-// plain layout (N, C, spatial...); activations are reordered into the blocked layouts oneDNN's
-// kernels want and back around each call, which costs memory traffic but far less than the im2col
-// it replaces. Geometries oneDNN cannot express (a negative right padding, an axis other than 1)
-// run on the base class, as does everything in double; so do, when the engine was not asked for by
-// name, the shapes where oneDNN is slower than im2col + GEMM (see FasterOnDnnl in the .cpp).
+// oneDNN's direct convolution primitives instead of im2col + GEMM. Activations that come in
+// oneDNN's channel blocks (memory/channel_layout.hpp) are read where they are; the output is left
+// in blocks for the layers after it, until one of them turns out to want it plain; plain ones are
+// reordered into the blocked layouts oneDNN's kernels want and back around each call. Geometries
+// oneDNN cannot express (a negative right padding, an axis other than 1) run on the base class, as
+// does everything in double; so do, when the engine was not asked for by name, the shapes where
+// oneDNN is slower than im2col + GEMM (see FasterOnDnnl in the .cpp).
 #ifndef CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
 #define CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
 
@@ -35,9 +36,16 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float> {
 
  private:
   struct Primitives;  // oneDNN's objects; dnnl.hpp stays out of this header
+  /// The primitives for this geometry; blocked: activations may be channel-blocked in the blobs
+  /// (throws oneDNN's error where it has no convolution for the geometry).
+  std::unique_ptr<Primitives> MakePrimitives(const Blob<float>& bottom, const Blob<float>& top,
+                                             bool blocked) const;
   std::unique_ptr<Primitives> primitives_;
   bool only_where_faster_;
   vector<int> primitive_bottom_shape_;  // the bottom shape the primitives were made for
+  // Per top: whether this layer's last forward left it channel-blocked, and whether a layer after
+  // it has since turned out to want it plain (it was plain again when this layer ran next).
+  vector<bool> top_left_blocked_, top_plain_wanted_;
 };
 
 }  // namespace caffe

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
 
 #include "caffe/kernels/dnnl_context.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/util/environment.hpp"
 
 namespace caffe {
 
@@ -22,8 +24,9 @@ using Tag = memory::format_tag;
 // the thread: layers run one at a time, so a net needs the largest call's worth, not one copy of
 // every activation per layer. Slots: 0 src, 1 weights, 2 dst or diff_src, 3 diff_dst, 4
 // diff_weights as oneDNN lays them out (one call's gradient, before it is added to the blob's), 5
-// oneDNN's own scratchpad (the backward passes run one after the other, so they share).
-enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kScratchpad, kSlots };
+// oneDNN's own scratchpad (the backward passes run one after the other, so they share), 6 the
+// positions a downsampling 1x1 convolution reads of a blocked input (or their gradient).
+enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kScratchpad, kSampled, kSlots };
 
 float* ScratchSlot(int slot, size_t bytes) {
   struct Buffer {
@@ -131,6 +134,50 @@ class Staged {
   dnnl::reorder to_wanted_, to_plain_;
 };
 
+// The channel block of `wanted` where it is oneDNN's nChw16c or nChw8c (or their 1-D and 3-D
+// forms) over whole blocks of `channels`, which a blob can hold (memory/channel_layout.hpp);
+// else 1.
+int BlockOf(const memory::desc& wanted, int channels) {
+  const memory::dims dims = wanted.dims();
+  const size_t rank = dims.size();
+  if (rank < 3 || rank > 5) return 1;
+  for (int block : {16, 8}) {
+    const Tag tag = block == 16 ? (rank == 3   ? Tag::nCw16c
+                                   : rank == 4 ? Tag::nChw16c
+                                               : Tag::nCdhw16c)
+                                : (rank == 3   ? Tag::nCw8c
+                                   : rank == 4 ? Tag::nChw8c
+                                               : Tag::nCdhw8c);
+    if (channels % block == 0 && wanted == memory::desc(dims, wanted.data_type(), tag))
+      return block;
+  }
+  return 1;
+}
+
+// An activation argument of a primitive, from (or to) a blob held plain or channel-blocked: a
+// blob already in the block the primitive wants is read (written) where it is, one call's images
+// at an offset; a plain one goes through the reorders of Staged.
+struct Activation {
+  Staged plain, blocked;
+  int block = 1;  // the blocked form's, 1: none
+
+  Activation() = default;
+  Activation(const memory::desc& plain_md, const memory::desc& wanted, int channels, int slot,
+             bool allow_blocked)
+      : plain(plain_md, wanted, slot), block(allow_blocked ? BlockOf(wanted, channels) : 1) {
+    if (block > 1) {
+      const Tag tag = static_cast<int>(plain_md.dims().size()) == 3
+                          ? (block == 16 ? Tag::nCw16c : Tag::nCw8c)
+                      : plain_md.dims().size() == 4 ? (block == 16 ? Tag::nChw16c : Tag::nChw8c)
+                                                    : (block == 16 ? Tag::nCdhw16c : Tag::nCdhw8c);
+      blocked = Staged(memory::desc(plain_md.dims(), memory::data_type::f32, tag), wanted, slot);
+    }
+  }
+  const Staged& For(int blob_block) const {
+    return block > 1 && blob_block == block ? blocked : plain;
+  }
+};
+
 // Adds a 1x1 convolution's weight gradient in oneDNN's OIhw16i16o layout (16x16 tiles of input
 // by output channels, in output-block-major order) to Caffe's plain outputs x inputs: each tile
 // adds to 16 whole lines of 16 floats, one row of the plain array at a time. oneDNN's reorder
@@ -176,6 +223,45 @@ bool FasterOnDnnl(int group_inputs, int group_outputs) {
 
 }  // namespace
 
+// A downsampling 1x1 convolution (stride > 1, no padding) on a blocked input reads every
+// stride-th position; they are gathered into a blocked array of the output's size, which oneDNN
+// takes as a 1x1 convolution of stride 1 (as the strided view does for a plain input), and their
+// gradient is scattered back.
+struct Sampling {
+  int blocks = 0, block = 1;
+  int in_h = 0, in_w = 0, out_h = 0, out_w = 0, stride_h = 1, stride_w = 1;
+
+  // `images` blocked images of the input -> their sampled positions, blocked.
+  void Gather(const float* in, int images, float* out) const {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int plane = 0; plane < images * blocks; ++plane) {
+      for (int oh = 0; oh < out_h; ++oh) {
+        const float* row = in + (static_cast<size_t>(plane) * in_h + oh * stride_h) * in_w * block;
+        float* target = out + (static_cast<size_t>(plane) * out_h + oh) * out_w * block;
+        for (int ow = 0; ow < out_w; ++ow) {
+          std::memcpy(target + ow * block, row + ow * stride_w * block, block * sizeof(float));
+        }
+      }
+    }
+  }
+  // The inverse, into images whose other positions are zeros already.
+  void Scatter(const float* in, int images, float* out) const {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int plane = 0; plane < images * blocks; ++plane) {
+      for (int oh = 0; oh < out_h; ++oh) {
+        float* row = out + (static_cast<size_t>(plane) * in_h + oh * stride_h) * in_w * block;
+        const float* source = in + (static_cast<size_t>(plane) * out_h + oh) * out_w * block;
+        for (int ow = 0; ow < out_w; ++ow) {
+          std::memcpy(row + ow * stride_w * block, source + ow * block, block * sizeof(float));
+        }
+      }
+    }
+  }
+  size_t SampledFloats(int images) const {
+    return static_cast<size_t>(images) * blocks * out_h * out_w * block;
+  }
+};
+
 struct DnnlConvolutionLayer::Primitives {
   memory::desc src_md, weights_md, bias_md, dst_md;  // Caffe's plain layouts, of one call
   int images = 1;                                    // images per call (a divisor of the batch)
@@ -187,13 +273,20 @@ struct DnnlConvolutionLayer::Primitives {
   dnnl::convolution_backward_data::primitive_desc data_pd;
   dnnl::convolution_backward_weights::primitive_desc weights_pd;
   dnnl::convolution_forward forward;
-  Staged src, weights, dst;
+  Activation src, dst;
+  Staged weights;
+  bool blocked = false;  // activations may stay channel-blocked in the blobs
+  bool sampled = false;  // a downsampling 1x1 convolution shown only the positions it reads
+  Sampling sampling;     // their gathering from a blocked input (blocked && sampled)
+  int channels = 0, outputs = 0;
   // Backward, made on its first use (nets in the TEST phase never need it).
   bool backward_ready = false;
   dnnl::convolution_backward_data backward_data;
-  Staged data_diff_dst, data_weights, data_diff_src;
+  Activation data_diff_dst, data_diff_src;
+  Staged data_weights;
   dnnl::convolution_backward_weights backward_weights;
-  Staged weights_src, weights_diff_dst, weights_diff_weights;
+  Activation weights_src, weights_diff_dst;
+  Staged weights_diff_weights;
   bool tiled_weight_diff = false;  // added by AddTiledWeightGradient, not by the reorder
   std::vector<float> bias_diff;    // one call's bias gradient, before it accumulates
 
@@ -201,6 +294,16 @@ struct DnnlConvolutionLayer::Primitives {
   // what the primitives write (outputs, gradients) stays fp32 either way.
   memory::data_type forward_type = memory::data_type::f32;
   memory::data_type backward_type = memory::data_type::f32;
+
+  float* SampledBuffer() const {
+    return ScratchSlot(kSampled, sampling.SampledFloats(images) * sizeof(float));
+  }
+  // One call's images of a blocked input, only the positions a sampled convolution reads.
+  const float* Gathered(const float* images_data) const {
+    float* gathered = SampledBuffer();
+    sampling.Gather(images_data, images, gathered);
+    return gathered;
+  }
 
   static memory::desc Any(const memory::desc& plain,
                           memory::data_type type = memory::data_type::f32) {
@@ -222,9 +325,9 @@ struct DnnlConvolutionLayer::Primitives {
   void MakeForward() {
     forward_pd = ForwardDesc(forward_type);
     forward = dnnl::convolution_forward(forward_pd);
-    src = Staged(src_md, forward_pd.src_desc(), kSrc);
+    src = Activation(src_md, forward_pd.src_desc(), channels, kSrc, blocked);
     weights = Staged(weights_md, forward_pd.weights_desc(), kWeights);
-    dst = Staged(dst_md, forward_pd.dst_desc(), kDst);
+    dst = Activation(dst_md, forward_pd.dst_desc(), outputs, kDst, blocked);
   }
 
   void MakeBackward() {
@@ -239,9 +342,9 @@ struct DnnlConvolutionLayer::Primitives {
                                               pad_right),
         UserScratchpad(), DnnlEngine(), hint);
     backward_data = dnnl::convolution_backward_data(data_pd);
-    data_diff_dst = Staged(dst_md, data_pd.diff_dst_desc(), kDiffDst);
+    data_diff_dst = Activation(dst_md, data_pd.diff_dst_desc(), outputs, kDiffDst, blocked);
     data_weights = Staged(weights_md, data_pd.weights_desc(), kWeights);
-    data_diff_src = Staged(src_md, data_pd.diff_src_desc(), kDst);
+    data_diff_src = Activation(src_md, data_pd.diff_src_desc(), channels, kDst, blocked);
     auto weights_desc = bias ? dnnl::convolution_backward_weights::desc(
                                    algorithm, Any(src_md, type), Any(weights_md), bias_md,
                                    Any(dst_md, type), strides, dilates, pad_left, pad_right)
@@ -251,8 +354,8 @@ struct DnnlConvolutionLayer::Primitives {
     weights_pd = dnnl::convolution_backward_weights::primitive_desc(weights_desc, UserScratchpad(),
                                                                     DnnlEngine(), hint);
     backward_weights = dnnl::convolution_backward_weights(weights_pd);
-    weights_src = Staged(src_md, weights_pd.src_desc(), kSrc);
-    weights_diff_dst = Staged(dst_md, weights_pd.diff_dst_desc(), kDiffDst);
+    weights_src = Activation(src_md, weights_pd.src_desc(), channels, kSrc, blocked);
+    weights_diff_dst = Activation(dst_md, weights_pd.diff_dst_desc(), outputs, kDiffDst, blocked);
     weights_diff_weights =
         Staged(weights_md, weights_pd.diff_weights_desc(), kDiffWeights, Staged::kAccumulate);
     // Ungrouped weights have the data's rank (outputs, inputs, kernel axes); grouped one more.
@@ -273,18 +376,41 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   if (primitive_bottom_shape_ == bottom[0]->shape()) return;
   primitive_bottom_shape_ = bottom[0]->shape();
   primitives_.reset();
+  top_plain_wanted_.clear();
+  top_left_blocked_.clear();
   if (channel_axis_ != 1 || num_spatial_axes_ < 1 || num_spatial_axes_ > 3) return;
-  const bool bf16_forward = this->forward_math() == BFLOAT16;
-  const bool bf16_backward = this->backward_math() == BFLOAT16;
-  if (only_where_faster_ && !bf16_forward && !bf16_backward &&
-      !FasterOnDnnl(channels_ / group_, num_output_ / group_)) {
+  const bool bf16 = this->forward_math() == BFLOAT16 || this->backward_math() == BFLOAT16;
+  if (only_where_faster_ && !bf16 && !FasterOnDnnl(channels_ / group_, num_output_ / group_)) {
     return;
   }
+  // Activations held channel-blocked (memory/channel_layout.hpp) pass between oneDNN's
+  // primitives with no reorder. That needs the convolution's whole input (no strided view of it,
+  // no rows no window reaches); where oneDNN wants no blocks for the output, the strided view of
+  // a downsampling convolution saves more.
+  const bool blocked_layout = BlockedLayoutFromEnvironment();  // read where the shape changes
+  std::unique_ptr<Primitives> p;
+  try {
+    if (blocked_layout) p = MakePrimitives(*bottom[0], *top[0], /*blocked=*/true);
+    if (!p || !p->blocked || p->dst.block == 1) {
+      p = MakePrimitives(*bottom[0], *top[0], /*blocked=*/false);
+    }
+  } catch (const dnnl::error& error) {
+    LOG(WARNING) << "layer '" << layer_param_.name() << "': oneDNN has no convolution for this "
+                 << "geometry (" << error.what() << "); using Caffe's engine";
+    return;
+  }
+  primitives_ = std::move(p);
+}
+
+std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrimitives(
+    const Blob<float>& bottom, const Blob<float>& top, bool blocked) const {
   auto p = std::make_unique<Primitives>();
-  if (bf16_forward) p->forward_type = memory::data_type::bf16;
-  if (bf16_backward) p->backward_type = memory::data_type::bf16;
-  p->src_image = bottom[0]->count(1);
-  p->dst_image = top[0]->count(1);
+  if (this->forward_math() == BFLOAT16) p->forward_type = memory::data_type::bf16;
+  if (this->backward_math() == BFLOAT16) p->backward_type = memory::data_type::bf16;
+  p->channels = channels_;
+  p->outputs = num_output_;
+  p->src_image = bottom.count(1);
+  p->dst_image = top.count(1);
   p->images = ImagesPerCall(num_, std::max(p->src_image, p->dst_image) * sizeof(float));
   memory::dims src_dims{p->images, channels_}, dst_dims{p->images, num_output_}, weights_dims;
   if (group_ > 1)
@@ -296,18 +422,19 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   // convolution of stride 1, so the reorder into its layout gathers a quarter of the input at
   // stride 2 instead of copying all of it. oneDNN takes such a view where output x stride fits
   // the input on every axis (even sizes at stride 2); other sizes get the plain path.
-  bool subsample = true;
+  // On a blocked input, the positions are gathered (Sampling), in 2-D.
+  bool subsample = !blocked || num_spatial_axes_ == 2;
   for (int i = 0; i < num_spatial_axes_; ++i) {
     subsample = subsample && kernel_shape_[i] == 1 && pad_[i] == 0 &&
-                output_shape_[i] * stride_[i] <= bottom[0]->shape(2 + i);
+                output_shape_[i] * stride_[i] <= bottom.shape(2 + i);
   }
   // The input's plain layout, strided per axis as oneDNN is to read it.
   memory::dims steps(2 + num_spatial_axes_, 1);
   for (int axis = num_spatial_axes_; axis >= 0; --axis) {
-    steps[axis] = steps[axis + 1] * bottom[0]->shape(axis + 1);
+    steps[axis] = steps[axis + 1] * bottom.shape(axis + 1);
   }
   for (int i = 0; i < num_spatial_axes_; ++i) {
-    const int input = bottom[0]->shape(2 + i), output = output_shape_[i];
+    const int input = bottom.shape(2 + i), output = output_shape_[i];
     const int extent = dilation_[i] * (kernel_shape_[i] - 1) + 1;
     // Caffe rounds the output size down, so the last window may stop short of the right padding,
     // or even of the input's end (a 3x3 convolution of stride 2 on an even size without
@@ -318,6 +445,7 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
     src_dims.push_back(sampled ? output : std::min(input, reach));
     if (sampled) steps[2 + i] *= stride_[i];
     p->partial_src = p->partial_src || sampled || reach < input;
+    p->sampled = p->sampled || sampled;
     dst_dims.push_back(output);
     weights_dims.push_back(kernel_shape_[i]);
     p->strides.push_back(sampled ? 1 : stride_[i]);
@@ -325,6 +453,14 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
     p->pad_left.push_back(pad_[i]);
     p->pad_right.push_back(std::max(0, reach - input));
   }
+  // Rows no window reaches are left out of a plain view; a blocked input has none.
+  bool unreached = false;
+  for (int i = 0; i < num_spatial_axes_; ++i) {
+    const int extent = dilation_[i] * (kernel_shape_[i] - 1) + 1;
+    unreached =
+        unreached || (output_shape_[i] - 1) * stride_[i] + extent - pad_[i] < bottom.shape(2 + i);
+  }
+  p->blocked = blocked && (p->sampled || !unreached);
   const auto f32 = memory::data_type::f32;
   p->src_md = p->partial_src ? memory::desc(src_dims, f32, steps)
                              : memory::desc(src_dims, f32, PlainDataTag(num_spatial_axes_));
@@ -332,14 +468,19 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   p->weights_md = memory::desc(weights_dims, f32, PlainWeightsTag(num_spatial_axes_, group_ > 1));
   p->bias = bias_term_;
   p->bias_md = memory::desc({num_output_}, f32, Tag::x);
-  try {
-    p->MakeForward();
-  } catch (const dnnl::error& error) {
-    LOG(WARNING) << "layer '" << layer_param_.name() << "': oneDNN has no convolution for this "
-                 << "geometry (" << error.what() << "); using Caffe's engine";
-    return;
+  p->MakeForward();
+  if (p->blocked && p->sampled) {
+    Sampling& sampling = p->sampling;
+    sampling.block = p->src.block;
+    sampling.blocks = channels_ / std::max(1, sampling.block);
+    sampling.in_h = bottom.shape(2);
+    sampling.in_w = bottom.shape(3);
+    sampling.out_h = output_shape_[0];
+    sampling.out_w = output_shape_[1];
+    sampling.stride_h = stride_[0];
+    sampling.stride_w = stride_[1];
   }
-  primitives_ = std::move(p);
+  return p;
 }
 
 void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) {
@@ -353,16 +494,29 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
     args[DNNL_ARG_BIAS] =
         memory(p.bias_md, DnnlEngine(), const_cast<float*>(blobs_[1]->cpu_data()));
   }
+  top_plain_wanted_.resize(top.size(), false);
+  top_left_blocked_.resize(top.size(), false);
   for (size_t i = 0; i < bottom.size(); ++i) {
-    const float* bottom_data = bottom[i]->cpu_data();
-    float* top_data = top[i]->mutable_cpu_data();
+    const int src_block = bottom[i]->cpu_data_block() == p.src.block ? p.src.block : 1;
+    const Staged& src = p.src.For(src_block);
+    const float* bottom_data = bottom[i]->cpu_data_in(src_block);
+    // The top is left blocked for the layers after this one until one of them turns out to want
+    // it plain: then it is plain when this layer runs next (it converted it in place).
+    if (top_left_blocked_[i] && top[i]->cpu_data_block() != p.dst.block)
+      top_plain_wanted_[i] = true;
+    const int dst_block = top_plain_wanted_[i] ? 1 : p.dst.block;
+    top_left_blocked_[i] = dst_block > 1;
+    const Staged& dst_staged = p.dst.For(dst_block);
+    float* top_data = top[i]->mutable_cpu_data_in(dst_block, /*keep_values=*/false);
+    const bool gather = p.sampled && src_block > 1;
     for (int first = 0; first < num_; first += p.images) {
       float* dst_data = top_data + first * p.dst_image;
-      const memory dst = p.dst.Target(dst_data);
-      args[DNNL_ARG_SRC] = p.src.In(bottom_data + first * p.src_image);
+      const memory dst = dst_staged.Target(dst_data);
+      args[DNNL_ARG_SRC] = src.In(gather ? p.Gathered(bottom_data + first * p.src_image)
+                                         : bottom_data + first * p.src_image);
       args[DNNL_ARG_DST] = dst;
       p.forward.execute(DnnlStream(), args);
-      p.dst.Out(dst, dst_data);
+      dst_staged.Out(dst, dst_data);
     }
   }
   DnnlStream().wait();
@@ -378,23 +532,42 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top, const vector<bo
   bool any_bottom_grad = false;
   for (size_t i = 0; i < bottom.size(); ++i) any_bottom_grad |= propagate_down[i];
   const memory data_weights = any_bottom_grad ? p.data_weights.In(blobs_[0]->cpu_data()) : memory();
+  const bool params_grad = weight_grad || bias_grad;
   for (size_t i = 0; i < top.size(); ++i) {
-    const float* top_diff = top[i]->cpu_diff();
-    const float* bottom_data = bottom[i]->cpu_data();
-    float* bottom_diff = propagate_down[i] ? bottom[i]->mutable_cpu_diff() : nullptr;
+    // Blobs held in the blocks the primitives want are read and written where they are; the
+    // bottom's gradient is blocked where its data is (its producer handed that on blocked).
+    int dy_block = top[i]->cpu_diff_block();
+    if (params_grad && dy_block != p.weights_diff_dst.block) dy_block = 1;
+    if (propagate_down[i] && dy_block != p.data_diff_dst.block) dy_block = 1;
+    const int src_block =
+        params_grad && bottom[i]->cpu_data_block() == p.weights_src.block ? p.weights_src.block : 1;
+    const int dx_block = propagate_down[i] && bottom[i]->cpu_data_block() == p.data_diff_src.block
+                             ? p.data_diff_src.block
+                             : 1;
+    const Staged& weights_diff_dst_staged = p.weights_diff_dst.For(dy_block);
+    const Staged& data_diff_dst_staged = p.data_diff_dst.For(dy_block);
+    const Staged& weights_src_staged = p.weights_src.For(src_block);
+    const Staged& data_diff_src_staged = p.data_diff_src.For(dx_block);
+    const float* top_diff = top[i]->cpu_diff_in(dy_block);
+    const float* bottom_data = params_grad ? bottom[i]->cpu_data_in(src_block) : nullptr;
+    float* bottom_diff = propagate_down[i]
+                             ? bottom[i]->mutable_cpu_diff_in(dx_block, /*keep_values=*/false)
+                             : nullptr;
     // Input no window reaches has no gradient; oneDNN writes only the rest.
     if (bottom_diff && p.partial_src) caffe_set(bottom[i]->count(), 0.f, bottom_diff);
     for (int first = 0; first < num_; first += p.images) {
       const float* dy = top_diff + first * p.dst_image;
       memory weights_diff_dst;  // the top diff as backward-weights wants it, once made
-      if (weight_grad || bias_grad) {
-        weights_diff_dst = p.weights_diff_dst.In(dy);
+      if (params_grad) {
+        weights_diff_dst = weights_diff_dst_staged.In(dy);
         // oneDNN writes the gradients; Caffe's accumulate (iter_size, shared weights, several
         // bottoms, several calls), so they are computed apart and added. The weights' are
         // staged (accumulating), so Target's argument is not written.
         const memory diff_weights = p.weights_diff_weights.Target(nullptr);
         std::unordered_map<int, memory> args{
-            {DNNL_ARG_SRC, p.weights_src.In(bottom_data + first * p.src_image)},
+            {DNNL_ARG_SRC, weights_src_staged.In(p.sampled && src_block > 1
+                                                     ? p.Gathered(bottom_data + first * p.src_image)
+                                                     : bottom_data + first * p.src_image)},
             {DNNL_ARG_DIFF_DST, weights_diff_dst},
             {DNNL_ARG_DIFF_WEIGHTS, diff_weights},
             {DNNL_ARG_SCRATCHPAD, Scratchpad(p.weights_pd.scratchpad_desc())}};
@@ -415,17 +588,22 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top, const vector<bo
       }
       if (propagate_down[i]) {
         float* dx = bottom_diff + first * p.src_image;
-        const memory diff_src = p.data_diff_src.Target(dx);
+        // A blocked gradient of sampled positions goes through kSampled, then to its places.
+        const bool scatter = p.sampled && dx_block > 1;
+        float* dx_target = scatter ? p.SampledBuffer() : dx;
+        const memory diff_src = data_diff_src_staged.Target(dx_target);
         // Both backward passes usually want the same layout: reorder the top diff once.
         const bool reuse =
-            weights_diff_dst && p.data_diff_dst.wanted() == p.weights_diff_dst.wanted();
+            weights_diff_dst && data_diff_dst_staged.wanted() == weights_diff_dst_staged.wanted();
         p.backward_data.execute(
-            DnnlStream(), {{DNNL_ARG_DIFF_DST, reuse ? weights_diff_dst : p.data_diff_dst.In(dy)},
-                           {DNNL_ARG_WEIGHTS, data_weights},
-                           {DNNL_ARG_DIFF_SRC, diff_src},
-                           {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
-        p.data_diff_src.Out(diff_src, dx);
+            DnnlStream(),
+            {{DNNL_ARG_DIFF_DST, reuse ? weights_diff_dst : data_diff_dst_staged.In(dy)},
+             {DNNL_ARG_WEIGHTS, data_weights},
+             {DNNL_ARG_DIFF_SRC, diff_src},
+             {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
+        data_diff_src_staged.Out(diff_src, dx_target);
         DnnlStream().wait();
+        if (scatter) p.sampling.Scatter(dx_target, p.images, dx);
       }
     }
   }
