@@ -132,10 +132,6 @@ void GroupBackward_cpu(const BatchNormGroupBackward<Dtype>& group, int num, int 
   }
 }
 
-// The channel block BatchNorm works in: its input's where that is blocked (a oneDNN layer left
-// it so), else plain. Double blobs are always plain.
-inline int WorkingBlock(int block) { return block == 8 || block == 16 ? block : 1; }
-
 }  // namespace
 
 template <typename Dtype>
@@ -205,7 +201,8 @@ void BatchNormLayer<Dtype>::Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>
                                           bool followers) {
   const BatchNormFollowers<Dtype> group =
       followers ? BatchNormFollowersOf(*scale_, relu_) : BatchNormFollowers<Dtype>();
-  const int block = WorkingBlock(bottom.cpu_data_block());
+  // In the channel block the input came in (a oneDNN layer leaves 16 or 8; double is plain).
+  const int block = bottom.cpu_data_block();
   const Dtype* x = bottom.cpu_data_in(block);
   Dtype* y = top->mutable_cpu_data_in(block, /*keep_values=*/false);
   Dtype* mean = mean_.mutable_cpu_data();
@@ -322,10 +319,9 @@ void BatchNormLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top,
   if (!propagate_down[0]) return;
   // With top == bottom the diffs alias; every pass reads dy[j] before writing dx[j]. The
   // gradients go in the block the values went (the normalized ones kept, or the bottom's).
-  const int block =
-      WorkingBlock(use_global_stats_ ? bottom[0]->cpu_data_block() : x_norm_.cpu_data_block());
+  const int block = use_global_stats_ ? bottom[0]->cpu_data_block() : x_norm_.cpu_data_block();
   const Dtype* dy = top[0]->cpu_diff_in(block);
-  Dtype* dx = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/bottom[0] == top[0]);
+  Dtype* dx = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/false);
   const Dtype* inv_std = inv_std_.cpu_data();
   const int channels = channels_;
   const int spatial = spatial_;
@@ -434,7 +430,7 @@ void BatchNormLayer<Dtype>::BackwardFused_cpu(
   const FusedBackward work =
       FusedBackwardWork(bottom, top, propagate_down, followers_propagate_down);
   if (!work.sums() && !work.map()) return;
-  const int block = WorkingBlock(x_norm_.cpu_data_block());  // where forward worked
+  const int block = x_norm_.cpu_data_block();  // where forward worked
   BatchNormGroupBackward<Dtype> group;
   group.followers = BatchNormFollowersOf(*scale_, relu_);
   group.dy = top[0]->cpu_diff_in(block);
@@ -447,7 +443,7 @@ void BatchNormLayer<Dtype>::BackwardFused_cpu(
   }
   if (work.dx) {
     group.inv_std = inv_std_.cpu_data();
-    group.dx = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/bottom[0] == top[0]);
+    group.dx = bottom[0]->mutable_cpu_diff_in(block, /*keep_values=*/false);
   }
   if (work.dz) group.dz = top[0]->mutable_cpu_diff_in(block, /*keep_values=*/true);
   if (work.dv) group.dv = top[0]->mutable_cpu_diff_in(block, /*keep_values=*/true);

@@ -11,31 +11,21 @@ namespace caffe {
 
 namespace {
 
-// One image from blocked (by `block`) to plain: position s of channel block b holds channels
-// b * block .. b * block + block - 1 side by side.
-void BlockedToPlain(const float* blocked, int channels, size_t spatial, int block, float* plain) {
+// One image between plain and blocked (by `block`): position s of channel block b holds channels
+// b * block .. b * block + block - 1 side by side. kToBlocked: plain -> blocked, else back.
+template <bool kToBlocked>
+void ReorderImage(const float* from, int channels, size_t spatial, int block, float* to) {
   const int blocks = channels / block;
 #pragma omp parallel for schedule(static) if (channels * spatial >= kParallelMinElements)
   for (int b = 0; b < blocks; ++b) {
-    const float* source = blocked + b * spatial * block;
-    float* target = plain + b * spatial * block;
-    for (size_t s = 0; s < spatial; ++s) {
-      for (int lane = 0; lane < block; ++lane)
-        target[lane * spatial + s] = source[s * block + lane];
-    }
-  }
-}
-
-void PlainToBlocked(const float* plain, int channels, size_t spatial, int block, float* blocked) {
-  const int blocks = channels / block;
-#pragma omp parallel for schedule(static) if (channels * spatial >= kParallelMinElements)
-  for (int b = 0; b < blocks; ++b) {
-    const float* source = plain + b * spatial * block;
-    float* target = blocked + b * spatial * block;
+    const float* source = from + b * spatial * block;
+    float* target = to + b * spatial * block;
     for (size_t s = 0; s < spatial; ++s) {
 #pragma omp simd
-      for (int lane = 0; lane < block; ++lane)
-        target[s * block + lane] = source[lane * spatial + s];
+      for (int lane = 0; lane < block; ++lane) {
+        const size_t plain = lane * spatial + s, blocked = s * block + lane;
+        target[kToBlocked ? blocked : plain] = source[kToBlocked ? plain : blocked];
+      }
     }
   }
 }
@@ -62,9 +52,11 @@ void ConvertChannelLayout(float* values, const ChannelLayout& from, const Channe
   for (int n = 0; n < blocked.num; ++n) {
     float* values_n = values + n * image;
     if (from.plain()) {
-      PlainToBlocked(values_n, blocked.channels, blocked.spatial, blocked.block, staging.data());
+      ReorderImage<true>(values_n, blocked.channels, blocked.spatial, blocked.block,
+                         staging.data());
     } else {
-      BlockedToPlain(values_n, blocked.channels, blocked.spatial, blocked.block, staging.data());
+      ReorderImage<false>(values_n, blocked.channels, blocked.spatial, blocked.block,
+                          staging.data());
     }
     std::memcpy(values_n, staging.data(), image * sizeof(float));
   }

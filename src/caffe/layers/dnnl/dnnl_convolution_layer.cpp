@@ -134,22 +134,24 @@ class Staged {
   dnnl::reorder to_wanted_, to_plain_;
 };
 
+// oneDNN's nCw / nChw / nCdhw layout in channel blocks of `block` (16 or 8), for data of `rank`
+// axes (3 to 5).
+Tag BlockedDataTag(size_t rank, int block) {
+  if (block == 16) return rank == 3 ? Tag::nCw16c : rank == 4 ? Tag::nChw16c : Tag::nCdhw16c;
+  return rank == 3 ? Tag::nCw8c : rank == 4 ? Tag::nChw8c : Tag::nCdhw8c;
+}
+
 // The channel block of `wanted` where it is oneDNN's nChw16c or nChw8c (or their 1-D and 3-D
 // forms) over whole blocks of `channels`, which a blob can hold (memory/channel_layout.hpp);
 // else 1.
 int BlockOf(const memory::desc& wanted, int channels) {
   const memory::dims dims = wanted.dims();
-  const size_t rank = dims.size();
-  if (rank < 3 || rank > 5) return 1;
+  if (dims.size() < 3 || dims.size() > 5) return 1;
   for (int block : {16, 8}) {
-    const Tag tag = block == 16 ? (rank == 3   ? Tag::nCw16c
-                                   : rank == 4 ? Tag::nChw16c
-                                               : Tag::nCdhw16c)
-                                : (rank == 3   ? Tag::nCw8c
-                                   : rank == 4 ? Tag::nChw8c
-                                               : Tag::nCdhw8c);
-    if (channels % block == 0 && wanted == memory::desc(dims, wanted.data_type(), tag))
+    if (channels % block == 0 &&
+        wanted == memory::desc(dims, wanted.data_type(), BlockedDataTag(dims.size(), block))) {
       return block;
+    }
   }
   return 1;
 }
@@ -166,11 +168,9 @@ struct Activation {
              bool allow_blocked)
       : plain(plain_md, wanted, slot), block(allow_blocked ? BlockOf(wanted, channels) : 1) {
     if (block > 1) {
-      const Tag tag = static_cast<int>(plain_md.dims().size()) == 3
-                          ? (block == 16 ? Tag::nCw16c : Tag::nCw8c)
-                      : plain_md.dims().size() == 4 ? (block == 16 ? Tag::nChw16c : Tag::nChw8c)
-                                                    : (block == 16 ? Tag::nCdhw16c : Tag::nCdhw8c);
-      blocked = Staged(memory::desc(plain_md.dims(), memory::data_type::f32, tag), wanted, slot);
+      const memory::desc blocked_md(plain_md.dims(), memory::data_type::f32,
+                                    BlockedDataTag(plain_md.dims().size(), block));
+      blocked = Staged(blocked_md, wanted, slot);
     }
   }
   const Staged& For(int blob_block) const {
@@ -231,28 +231,20 @@ struct Sampling {
   int blocks = 0, block = 1;
   int in_h = 0, in_w = 0, out_h = 0, out_w = 0, stride_h = 1, stride_w = 1;
 
-  // `images` blocked images of the input -> their sampled positions, blocked.
-  void Gather(const float* in, int images, float* out) const {
+  // `images` blocked images of the input -> their sampled positions, blocked (kGather), or back
+  // into images whose other positions are zeros already.
+  template <bool kGather>
+  void Copy(const float* from, int images, float* to) const {
 #pragma omp parallel for collapse(2) schedule(static)
     for (int plane = 0; plane < images * blocks; ++plane) {
       for (int oh = 0; oh < out_h; ++oh) {
-        const float* row = in + (static_cast<size_t>(plane) * in_h + oh * stride_h) * in_w * block;
-        float* target = out + (static_cast<size_t>(plane) * out_h + oh) * out_w * block;
+        const size_t input_row = (static_cast<size_t>(plane) * in_h + oh * stride_h) * in_w;
+        const size_t sampled_row = (static_cast<size_t>(plane) * out_h + oh) * out_w;
         for (int ow = 0; ow < out_w; ++ow) {
-          std::memcpy(target + ow * block, row + ow * stride_w * block, block * sizeof(float));
-        }
-      }
-    }
-  }
-  // The inverse, into images whose other positions are zeros already.
-  void Scatter(const float* in, int images, float* out) const {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int plane = 0; plane < images * blocks; ++plane) {
-      for (int oh = 0; oh < out_h; ++oh) {
-        float* row = out + (static_cast<size_t>(plane) * in_h + oh * stride_h) * in_w * block;
-        const float* source = in + (static_cast<size_t>(plane) * out_h + oh) * out_w * block;
-        for (int ow = 0; ow < out_w; ++ow) {
-          std::memcpy(row + ow * stride_w * block, source + ow * block, block * sizeof(float));
+          const size_t input = (input_row + ow * stride_w) * block;
+          const size_t sampled = (sampled_row + ow) * block;
+          std::memcpy(to + (kGather ? sampled : input), from + (kGather ? input : sampled),
+                      block * sizeof(float));
         }
       }
     }
@@ -301,7 +293,7 @@ struct DnnlConvolutionLayer::Primitives {
   // One call's images of a blocked input, only the positions a sampled convolution reads.
   const float* Gathered(const float* images_data) const {
     float* gathered = SampledBuffer();
-    sampling.Gather(images_data, images, gathered);
+    sampling.Copy</*kGather=*/true>(images_data, images, gathered);
     return gathered;
   }
 
@@ -384,9 +376,9 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
     return;
   }
   // Activations held channel-blocked (memory/channel_layout.hpp) pass between oneDNN's
-  // primitives with no reorder. That needs the convolution's whole input (no strided view of it,
-  // no rows no window reaches); where oneDNN wants no blocks for the output, the strided view of
-  // a downsampling convolution saves more.
+  // primitives with no reorder. That needs the convolution's whole input (no rows no window
+  // reaches; a downsampling 1x1 convolution gathers the positions it reads); where oneDNN wants
+  // no blocks for the output, the plain primitives serve.
   const bool blocked_layout = BlockedLayoutFromEnvironment();  // read where the shape changes
   std::unique_ptr<Primitives> p;
   try {
@@ -428,6 +420,7 @@ std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrim
     subsample = subsample && kernel_shape_[i] == 1 && pad_[i] == 0 &&
                 output_shape_[i] * stride_[i] <= bottom.shape(2 + i);
   }
+  bool unreached = false;  // input rows (or columns...) that no window reads
   // The input's plain layout, strided per axis as oneDNN is to read it.
   memory::dims steps(2 + num_spatial_axes_, 1);
   for (int axis = num_spatial_axes_; axis >= 0; --axis) {
@@ -446,6 +439,7 @@ std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrim
     if (sampled) steps[2 + i] *= stride_[i];
     p->partial_src = p->partial_src || sampled || reach < input;
     p->sampled = p->sampled || sampled;
+    unreached = unreached || reach < input;
     dst_dims.push_back(output);
     weights_dims.push_back(kernel_shape_[i]);
     p->strides.push_back(sampled ? 1 : stride_[i]);
@@ -453,13 +447,7 @@ std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrim
     p->pad_left.push_back(pad_[i]);
     p->pad_right.push_back(std::max(0, reach - input));
   }
-  // Rows no window reaches are left out of a plain view; a blocked input has none.
-  bool unreached = false;
-  for (int i = 0; i < num_spatial_axes_; ++i) {
-    const int extent = dilation_[i] * (kernel_shape_[i] - 1) + 1;
-    unreached =
-        unreached || (output_shape_[i] - 1) * stride_[i] + extent - pad_[i] < bottom.shape(2 + i);
-  }
+  // Rows no window reaches are left out of a plain view; a blocked input keeps them.
   p->blocked = blocked && (p->sampled || !unreached);
   const auto f32 = memory::data_type::f32;
   p->src_md = p->partial_src ? memory::desc(src_dims, f32, steps)
@@ -603,7 +591,7 @@ void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top, const vector<bo
              {DNNL_ARG_SCRATCHPAD, Scratchpad(p.data_pd.scratchpad_desc())}});
         data_diff_src_staged.Out(diff_src, dx_target);
         DnnlStream().wait();
-        if (scatter) p.sampling.Scatter(dx_target, p.images, dx);
+        if (scatter) p.sampling.Copy</*kGather=*/false>(dx_target, p.images, dx);
       }
     }
   }
