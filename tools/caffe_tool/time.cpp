@@ -11,8 +11,10 @@
 #include "caffe/common.hpp"
 #include "caffe/lms/planner.hpp"
 #include "caffe/net.hpp"
+#include "caffe/net/diff_sharing.hpp"
 #include "caffe/solver.hpp"
 #include "caffe/util/benchmark.hpp"
+#include "caffe/util/environment.hpp"
 #include "caffe_tool/command_registry.hpp"
 #include "caffe_tool/flag_values.hpp"
 #include "caffe_tool/flags.hpp"
@@ -165,6 +167,7 @@ int time() {
   LmsSession lms(gpus);
   Net<float> caffe_net(FLAGS_model, phase, FLAGS_level, &stages);
   if (!FLAGS_weights.empty()) caffe::LoadNetWeights(&caffe_net, FLAGS_weights);
+  if (caffe::ShareDiffsFromEnvironment()) caffe::ShareActivationDiffs(&caffe_net);
   Steps steps(&caffe_net, lms.Plan(&caffe_net, /*attach=*/true));
   WarmUp(&caffe_net, &steps);
   LogFusedGroups(caffe_net);

@@ -12,7 +12,9 @@
 
 #include "caffe/common.hpp"
 #include "caffe/io/upgrade_proto.hpp"
+#include "caffe/net/diff_sharing.hpp"
 #include "caffe/sgd_solvers.hpp"
+#include "caffe/util/environment.hpp"
 #include "caffe_tool/command_registry.hpp"
 #include "caffe_tool/flag_values.hpp"
 #include "caffe_tool/flags.hpp"
@@ -57,6 +59,11 @@ Training::Training(const caffe::SolverParameter& solver_param, const vector<int>
                      caffe::ParseSolverAction(FLAGS_sigterm_effect, "sigterm_effect")),
       solver(caffe::SolverRegistry<float>::CreateSolver(solver_param)) {
   signal_handler.set_sigterm_message(SigtermLine(solver_param, rank, ranks));
+  ShareTrainingDiffs(solver.get());
+}
+
+void ShareTrainingDiffs(caffe::Solver<float>* solver) {
+  if (caffe::ShareDiffsFromEnvironment()) caffe::ShareActivationDiffs(solver->net().get());
 }
 
 void Training::LogStart() const {

@@ -19,7 +19,8 @@ namespace caffe_tool {
 /// `ranks`; written when the training ends), LMS on the first of `gpus` (before the nets it
 /// plans, so it outlives them), the handler of -sigint_effect, -sighup_effect and
 /// -sigterm_effect (SIGTERM's line says what learner `rank` does about it), and the solver
-/// `solver_param` describes. The way of training then plans the solver's nets with
+/// `solver_param` describes, its training net's activation gradients sharing memory
+/// (ShareTrainingDiffs). The way of training then plans the solver's nets with
 /// `lms` once its synchronizer (if any) has moved their gradients into its own buffer, which
 /// LMS leaves alone.
 struct Training {
@@ -33,6 +34,10 @@ struct Training {
   caffe::SignalHandler signal_handler;
   std::unique_ptr<caffe::Solver<float>> solver;
 };
+
+/// Unless CAFFE_SHARE_DIFFS=0, the activations of the solver's training net share gradient
+/// memory (net/diff_sharing.hpp): nothing of `caffe train` reads them after a backward.
+void ShareTrainingDiffs(caffe::Solver<float>* solver);
 
 /// train with -ddl: this process is one learner of an MPI job (see docs/DDL.md). Rank 0 takes
 /// the snapshot prefix's lock and resolves -snapshot for all.

@@ -41,6 +41,22 @@ void UseGpus(const vector<int>& gpus) {
 #endif
 }
 
+// A worker solver's setup on its thread: its activation gradients share memory as the root's do,
+// and LMS (when asked for) plans its nets.
+class Worker : public caffe::InProcessSync<float>::WorkerSetup {
+ public:
+  explicit Worker(int gpu) {
+    if (LmsFlagsGiven()) lms_ = std::make_unique<LmsWorker>(gpu);
+  }
+  void Ready(caffe::Solver<float>* solver) override {
+    ShareTrainingDiffs(solver);
+    if (lms_) lms_->Ready(solver);
+  }
+
+ private:
+  std::unique_ptr<LmsWorker> lms_;
+};
+
 }  // namespace
 
 int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<int>& gpus) {
@@ -49,14 +65,12 @@ int TrainOnSeveralGpus(const caffe::SolverParameter& solver_param, const vector<
   Caffe::set_solver_count(count);  // before the root's data layers are built: rank 0's share
   Caffe::set_solver_rank(0);
   // LMS (when asked for) on each solver's GPU, each solver thread with its own manager and
-  // budget: the root's here, the workers' on their threads (LmsWorker).
+  // budget: the root's here, the workers' on their threads (Worker).
   Training training(solver_param, gpus);
   caffe::InProcessSync<float> sync(training.solver.get(), count, gpus);
   sync.SetActionFunction(training.signal_handler.GetActionFunction());
   training.lms.PlanSolver(training.solver.get());
-  if (LmsFlagsGiven()) {
-    sync.SetWorkerSetup([&gpus](int rank) { return std::make_unique<LmsWorker>(gpus[rank]); });
-  }
+  sync.SetWorkerSetup([&gpus](int rank) { return std::make_unique<Worker>(gpus[rank]); });
   training.LogStart();
   sync.Run(FLAGS_snapshot.empty() ? nullptr : FLAGS_snapshot.c_str());
   LOG(INFO) << "Optimization Done.";

@@ -27,6 +27,9 @@ bool FusionFromEnvironment();
 /// CAFFE_BLOCKED_LAYOUT: whether oneDNN convolutions leave their activations in oneDNN's channel
 /// blocks for the layers that take them (1, the default) or reorder them to plain (0).
 bool BlockedLayoutFromEnvironment();
+/// CAFFE_SHARE_DIFFS: whether the caffe tool's train and time share activation gradients' memory
+/// (1, the default; net/diff_sharing.hpp) or give each blob its own diff (0).
+bool ShareDiffsFromEnvironment();
 /// CAFFE_FLUSH_DENORMALS: denormal floats computed as zeros (1, the default) or kept (0).
 bool FlushDenormalsFromEnvironment();
 /// CAFFE_CPU_ENGINE, upper-cased: "" (unset: the default engines), "CAFFE" or "DNNL"; another

@@ -15,6 +15,8 @@ const std::vector<EnvironmentVariable>& EnvironmentVariables() {
       {"CAFFE_FUSION", "1 (default), 0", "0 runs every layer alone, never as a fused group"},
       {"CAFFE_BLOCKED_LAYOUT", "1 (default), 0",
        "0 hands oneDNN layers' activations on plain, reordered around every convolution"},
+      {"CAFFE_SHARE_DIFFS", "1 (default), 0",
+       "0 gives every activation of `caffe train` and `caffe time` a gradient buffer of its own"},
       {"CAFFE_FLUSH_DENORMALS", "1 (default), 0", "0 keeps IEEE denormal floats on the CPU"},
       {"CAFFE_CUDNN_ALGO", "heuristic (default), time",
        "how cuDNN's convolution algorithms are chosen"},
@@ -53,6 +55,11 @@ bool FusionFromEnvironment() {
 bool BlockedLayoutFromEnvironment() {
   return SwitchOnByDefault("CAFFE_BLOCKED_LAYOUT", "activations stay in oneDNN's channel blocks",
                            "every convolution reorders its activations");
+}
+
+bool ShareDiffsFromEnvironment() {
+  return SwitchOnByDefault("CAFFE_SHARE_DIFFS", "activation gradients share memory",
+                           "one diff per blob, as BVLC");
 }
 
 bool FlushDenormalsFromEnvironment() {

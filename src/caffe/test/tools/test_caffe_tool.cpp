@@ -522,6 +522,52 @@ TEST_F(CaffeToolGpuTest, TheTimelinesCopiesAddUpToTheLmsLine) {
 }
 #endif  // CPU_ONLY
 
+// `caffe train` shares the memory of activation gradients whose spans do not overlap (and says
+// so) and ends with the weights of a run with a diff per blob (CAFFE_SHARE_DIFFS=0), to the byte.
+TEST_F(CaffeToolTest, TrainSharesActivationGradientsAndEndsWithTheSameWeights) {
+  const std::string net = dir_ + "/chain.prototxt";
+  std::string layers = R"(
+    layer { name: "data" type: "DummyData" top: "data" top: "label"
+      dummy_data_param { shape { dim: 16 dim: 8 } shape { dim: 16 }
+        data_filler { type: "gaussian" } data_filler { type: "constant" value: 1 } } })";
+  std::string bottom = "data";
+  for (const char* name : {"ip1", "ip2", "ip3", "ip4"}) {
+    layers += std::string("\nlayer { name: \"") + name + "\" type: \"InnerProduct\" bottom: \"" +
+              bottom + "\" top: \"" + name +
+              "\" inner_product_param { num_output: 8 weight_filler { type: \"xavier\" } } }";
+    layers += std::string("\nlayer { name: \"relu_") + name + "\" type: \"ReLU\" bottom: \"" +
+              name + "\" top: \"" + name + "\" }";
+    bottom = name;
+  }
+  layers +=
+      "\nlayer { name: \"loss\" type: \"SoftmaxWithLoss\" bottom: \"ip4\" "
+      "bottom: \"label\" top: \"loss\" }";
+  WriteFile(net, layers);
+  std::string weights[2];
+  for (int shared = 0; shared < 2; ++shared) {
+    const std::string prefix = dir_ + (shared ? "/shared" : "/own");
+    const std::string solver = prefix + ".solver.prototxt";
+    WriteFile(solver, "net: \"" + net +
+                          "\"\nbase_lr: 0.1\nmomentum: 0.9\nlr_policy: \"fixed\"\n"
+                          "max_iter: 10\nrandom_seed: 7\nsnapshot_prefix: \"" +
+                          prefix + "\"\n");
+    const CommandResult result =
+        RunCaffe("train -solver " + solver, shared ? "" : "CAFFE_SHARE_DIFFS=0");
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const bool said = result.output.find("Activation gradients share memory") != std::string::npos;
+    EXPECT_EQ(shared == 1, said) << result.output;
+    std::ifstream in(prefix + "_iter_10.caffemodel", std::ios::binary);
+    weights[shared].assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_FALSE(weights[0].empty());
+  EXPECT_TRUE(weights[0] == weights[1]) << "the weights differ with shared gradients";
+}
+
+TEST_F(CaffeToolTest, ABadShareDiffsValueIsNamed) {
+  ExpectOneClearError(RunCaffe("time -model " + net_, "CAFFE_SHARE_DIFFS=yes"),
+                      "CAFFE_SHARE_DIFFS is \"yes\"; expected 1");
+}
+
 TEST_F(CaffeToolTest, TimePrintsBvlcsSummaryLines) {
   CommandResult result = RunCaffe("time -model " + net_ + " -iterations 3");
   ASSERT_EQ(result.exit_code, 0) << result.output;
