@@ -12,6 +12,9 @@ namespace caffe {
 /// top = [bottom[0], bottom[1], ...] along concat_param.axis (default 1; the deprecated
 /// concat_dim is accepted instead). bottom[i]: (outer, C_i, inner), equal except on the axis;
 /// top[0]: (outer, sum_i C_i, inner). A single bottom is passed through (data and diff shared).
+/// On the CPU, channels whose values come in channel blocks (memory/channel_layout.hpp) are
+/// joined in bottom[0]'s block where it divides every C_i: an image's block-major values are
+/// then the bottoms' runs one after the other, as plain ones are.
 template <typename Dtype>
 class ConcatLayer : public Layer<Dtype> {
  public:
@@ -41,6 +44,10 @@ class ConcatLayer : public Layer<Dtype> {
   int concat_axis_ = 0;
   int outer_ = 0;  // product of the dims before concat_axis_
   int inner_ = 0;  // product of the dims after concat_axis_
+  int block_ = 1;  // the channel block the last CPU forward joined in; backward follows it
+
+ private:
+  int BlockFor(const Blobs<Dtype>& bottom) const;
 };
 
 }  // namespace caffe

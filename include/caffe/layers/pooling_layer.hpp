@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/pooling_blocked.hpp"
 #include "caffe/layer.hpp"
 #include "caffe/proto/caffe.pb.h"
 
@@ -69,6 +70,15 @@ class PoolingLayer : public Layer<Dtype> {
   /// several (Inception's 3x3 stride-1 AVE, DenseNet's 2x2 stride 2); a window per output
   /// otherwise (global pooling).
   bool AveByRows() const { return pooled_[2] >= 4; }
+  /// The channel block the CPU passes pool in: the bottom's where its values come in blocks
+  /// (memory/channel_layout.hpp; float, 2-D, MAX without a mask top, or AVE), else 1 (plain).
+  int BlockFor(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) const;
+  PoolingAxis BlockedAxis(int a) const {
+    return {input_[a], pooled_[a], windows_[a].start.data(), windows_[a].end.data(),
+            windows_[a].padded_extent.data()};
+  }
+  void ForwardBlocked(const Blob<Dtype>& bottom, Blob<Dtype>* top);
+  void BackwardBlocked(const Blob<Dtype>& top, Blob<Dtype>* bottom);
   template <typename Mask>
   void ForwardMax(const Dtype* bottom_data, Dtype* top_data, Mask* mask) const;
   void ForwardAve(const Dtype* bottom_data, Dtype* top_data) const;
@@ -88,6 +98,7 @@ class PoolingLayer : public Layer<Dtype> {
   int planes_ = 0;                 // N * C
   AxisWindows windows_[kAxes];
   Blob<int> max_idx_;  // the argmax of each output when top[1] does not hold it (MAX)
+  int block_ = 1;      // the channel block the last CPU forward pooled in; backward follows it
 #ifndef CPU_ONLY
   // STOCHASTIC in TRAIN: a U[0, 1) draw per output, replaced by forward with the index (in the
   // plane) of the input it picked, which backward routes the gradient to. Shape of top[0].

@@ -48,13 +48,24 @@ void ConcatLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>&
 }
 
 template <typename Dtype>
+int ConcatLayer<Dtype>::BlockFor(const Blobs<Dtype>& bottom) const {
+  const int block = bottom[0]->cpu_data_block();
+  if (concat_axis_ != 1) return 1;
+  for (const auto* bottom_blob : bottom) {
+    if (bottom_blob->shape(1) % block != 0) return 1;
+  }
+  return block;
+}
+
+template <typename Dtype>
 void ConcatLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
   if (bottom.size() == 1) return;
-  Dtype* top_data = top[0]->mutable_cpu_data();
+  block_ = BlockFor(bottom);
+  Dtype* top_data = top[0]->mutable_cpu_data_in(block_, /*keep_values=*/false);
   const int top_run = top[0]->shape(concat_axis_) * inner_;
   int offset = 0;  // where this bottom's run starts within each top run
   for (auto* bottom_blob : bottom) {
-    const Dtype* bottom_data = bottom_blob->cpu_data();
+    const Dtype* bottom_data = bottom_blob->cpu_data_in(block_);
     const int run = bottom_blob->shape(concat_axis_) * inner_;
     for (int o = 0; o < outer_; ++o) {
       caffe_copy(run, bottom_data + o * run, top_data + o * top_run + offset);
@@ -67,13 +78,13 @@ template <typename Dtype>
 void ConcatLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                       const Blobs<Dtype>& bottom) {
   if (bottom.size() == 1) return;
-  const Dtype* top_diff = top[0]->cpu_diff();
+  const Dtype* top_diff = top[0]->cpu_diff_in(block_);
   const int top_run = top[0]->shape(concat_axis_) * inner_;
   int offset = 0;
   for (size_t i = 0; i < bottom.size(); ++i) {
     const int run = bottom[i]->shape(concat_axis_) * inner_;
     if (propagate_down[i]) {
-      Dtype* bottom_diff = bottom[i]->mutable_cpu_diff();
+      Dtype* bottom_diff = bottom[i]->mutable_cpu_diff_in(block_, /*keep_values=*/false);
       for (int o = 0; o < outer_; ++o) {
         caffe_copy(run, top_diff + o * top_run + offset, bottom_diff + o * run);
       }

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <type_traits>
 #include <vector>
 
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/kernels/pooling_blocked.hpp"
 #include "caffe/util/cpu_threads.hpp"
 
 namespace caffe {
@@ -602,7 +604,51 @@ void PoolingLayer<Dtype>::ForwardAve(const Dtype* bottom_data, Dtype* top_data) 
 }
 
 template <typename Dtype>
+int PoolingLayer<Dtype>::BlockFor(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) const {
+  const bool shape = std::is_same<Dtype, float>::value && num_spatial_axes_ == 2;
+  const bool method = (method_ == PoolingParameter_PoolMethod_MAX && top.size() == 1) ||
+                      method_ == PoolingParameter_PoolMethod_AVE;
+  return shape && method ? bottom[0]->cpu_data_block() : 1;
+}
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::ForwardBlocked(const Blob<Dtype>& bottom, Blob<Dtype>* top) {
+  if constexpr (std::is_same<Dtype, float>::value) {
+    const PoolingAxis rows = BlockedAxis(1), columns = BlockedAxis(2);
+    const float* x = bottom.cpu_data_in(block_);
+    float* y = top->mutable_cpu_data_in(block_, /*keep_values=*/false);
+    const int groups = planes_ / block_;
+    if (method_ == PoolingParameter_PoolMethod_MAX) {
+      MaxPoolBlocked(x, groups, block_, rows, columns, y, max_idx_.mutable_cpu_data());
+    } else {
+      AvePoolBlocked(x, groups, block_, rows, columns, y);
+    }
+  }
+}
+
+template <typename Dtype>
+void PoolingLayer<Dtype>::BackwardBlocked(const Blob<Dtype>& top, Blob<Dtype>* bottom) {
+  if constexpr (std::is_same<Dtype, float>::value) {
+    const PoolingAxis rows = BlockedAxis(1), columns = BlockedAxis(2);
+    const float* dy = top.cpu_diff_in(block_);
+    float* dx = bottom->mutable_cpu_diff_in(block_, /*keep_values=*/false);
+    const int groups = planes_ / block_;
+    if (method_ == PoolingParameter_PoolMethod_MAX) {
+      MaxPoolBackwardBlocked(dy, max_idx_.cpu_data(), groups, block_, rows, columns, dx);
+    } else {
+      AvePoolBackwardBlocked(dy, groups, block_, rows, columns, dx);
+    }
+  }
+}
+
+template <typename Dtype>
 void PoolingLayer<Dtype>::Forward_cpu(const Blobs<Dtype>& bottom, const Blobs<Dtype>& top) {
+  // Values that come in channel blocks are pooled where they are, and handed on so.
+  block_ = BlockFor(bottom, top);
+  if (block_ > 1) {
+    ForwardBlocked(*bottom[0], top[0]);
+    return;
+  }
   const Dtype* bottom_data = bottom[0]->cpu_data();
   Dtype* top_data = top[0]->mutable_cpu_data();
   switch (method_) {
@@ -681,6 +727,10 @@ template <typename Dtype>
 void PoolingLayer<Dtype>::Backward_cpu(const Blobs<Dtype>& top, const vector<bool>& propagate_down,
                                        const Blobs<Dtype>& bottom) {
   if (!propagate_down[0]) return;
+  if (block_ > 1) {
+    BackwardBlocked(*top[0], bottom[0]);
+    return;
+  }
   const Dtype* top_diff = top[0]->cpu_diff();
   Dtype* bottom_diff = bottom[0]->mutable_cpu_diff();
   switch (method_) {
