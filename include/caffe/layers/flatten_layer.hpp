@@ -9,7 +9,7 @@ namespace caffe {
 
 /// top = bottom with axes [axis, end_axis] (flatten_param, defaults 1 and -1) merged into one.
 /// bottom[0]: (d_0, ..., d_{n-1}); top[0]: (d_0, ..., d_{axis-1}, prod d_axis..d_end_axis,
-/// d_{end_axis+1}, ...). From Reshape on, the top shares the bottom's data and the bottom the
+/// d_{end_axis+1}, ...). From Reshape on, the top shares the bottom's data and diff
 /// top's diff. Not in place.
 template <typename Dtype>
 class FlattenLayer : public Layer<Dtype> {

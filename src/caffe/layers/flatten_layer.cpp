@@ -26,7 +26,10 @@ void FlattenLayer<Dtype>::Reshape(const Blobs<Dtype>& bottom, const Blobs<Dtype>
   // blob gave up would otherwise be freed inside those passes, under anything that holds it for
   // that step (LMS's plan names it and pins it, a HostView maps it).
   top[0]->ShareData(*bottom[0]);
-  bottom[0]->ShareDiff(*top[0]);
+  // The top's diff follows the bottom's, as its data does (and every other view layer's): a
+  // bottom that is itself a view (a Reshape's top) keeps the memory it shares, so the gradient
+  // reaches the blob under it.
+  top[0]->ShareDiff(*bottom[0]);
 }
 
 template <typename Dtype>

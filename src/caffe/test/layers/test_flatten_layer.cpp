@@ -1,10 +1,11 @@
-// FlattenLayer: shapes for axis/end_axis ranges, the top as a view of the bottom (data shared in
-// forward, diff shared in backward), finite-difference gradients, and bad axes.
+// FlattenLayer: shapes for axis/end_axis ranges, the top as a view of the bottom (data and diff
+// shared), a view of a view, finite-difference gradients, and bad axes.
 #include <string>
 #include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/layers/flatten_layer.hpp"
+#include "caffe/layers/reshape_layer.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -48,6 +49,29 @@ TYPED_TEST(FlattenLayerTest, TopIsAViewOfTheBottom) {
   layer.Backward(this->top_vec_, {true}, this->bottom_vec_);
   EXPECT_EQ(this->bottom_.cpu_diff(), this->top_.cpu_diff());
   EXPECT_EQ(this->bottom_.diff_at(1, 2, 3, 4), Dtype(90 + 60 + 15 + 4));
+}
+
+// A Flatten after a Reshape (both views) passes the gradient down to the Reshape's bottom: BVLC's
+// Flatten gave the Reshape's top a diff of its own, so it never did.
+TYPED_TEST(FlattenLayerTest, AFlattenAfterAReshapePassesTheGradientThrough) {
+  using Dtype = typename TypeParam::Dtype;
+  Blob<Dtype> view, flat;
+  Blobs<Dtype> views{&view}, flats{&flat};
+  ReshapeLayer<Dtype> reshape(
+      ParseLayerParam("name: 'r' type: 'Reshape' reshape_param { shape { dim: 0 dim: -1 } }"));
+  FlattenLayer<Dtype> flatten(ParseLayerParam("name: 'f' type: 'Flatten'"));
+  reshape.SetUp(this->bottom_vec_, views);
+  flatten.SetUp(views, flats);
+  for (int pass = 0; pass < 2; ++pass) {
+    reshape.Forward(this->bottom_vec_, views);
+    flatten.Forward(views, flats);
+    for (int i = 0; i < flat.count(); ++i) flat.mutable_cpu_diff()[i] = Dtype(i + pass);
+    flatten.Backward(flats, {true}, views);
+    reshape.Backward(views, {true}, this->bottom_vec_);
+    for (int i = 0; i < flat.count(); ++i) {
+      ASSERT_EQ(Dtype(i + pass), this->bottom_.cpu_diff()[i]) << i << ", pass " << pass;
+    }
+  }
 }
 
 TYPED_TEST(FlattenLayerTest, RejectsBadAxesAndInPlace) {
