@@ -33,8 +33,9 @@ std::vector<int> PlanDiffSharing(const std::vector<DiffSpan>& spans);
 
 /// The spans of a net's blobs. A blob may share when each layer that reads it propagates a
 /// gradient to it, the last of them rewrites it (a layer that writes the blob in place reads its
-/// gradient first), it has no loss weight (that diff holds the weight), and no Python layer
-/// touches it (user code may keep anything in a diff).
+/// gradient first), it has no loss weight (that diff holds the weight), its diff is no other
+/// blob's or parameter's too (Flatten, Reshape), and no Python layer touches it (user code may
+/// keep anything in a diff).
 template <typename Dtype>
 std::vector<DiffSpan> DiffSpans(const Net<Dtype>& net);
 

@@ -75,8 +75,16 @@ std::vector<DiffSpan> DiffSpans(const Net<Dtype>& net) {
       }
     }
   }
+  // A diff that a layer made an alias of another (Flatten, Reshape, a Parameter layer's top, a
+  // single-bottom Concat or Slice) is used over both spans, and re-made so at every Reshape.
+  std::map<const SyncedMemory*, int> users;
+  for (const auto& blob : net.blobs()) ++users[blob->diff().get()];
+  for (const auto& param : net.params()) ++users[param->diff().get()];
   for (size_t b = 0; b < spans.size(); ++b) {
-    if (!read[b] || !rewritten_last[b] || spans[b].first < 0) spans[b].shareable = false;
+    const bool alias = users[net.blobs()[b]->diff().get()] > 1;
+    if (!read[b] || !rewritten_last[b] || spans[b].first < 0 || alias) {
+      spans[b].shareable = false;
+    }
   }
   return spans;
 }

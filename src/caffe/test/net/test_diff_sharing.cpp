@@ -197,6 +197,39 @@ TEST(DiffSpansTest, GradientsNobodyWritesInEveryBackwardAreNotShared) {
   }
 }
 
+// Reshape and Flatten make their top's diff an alias of their bottom's: all three use it.
+TEST(DiffSpansTest, ADiffThatIsAnotherBlobsTooIsNotShared) {
+  Caffe::set_mode(Caffe::CPU);
+  NetParameter param;
+  ParseProtoFromText(R"(
+    name: "Views"
+    layer { name: "data" type: "Input" top: "data" top: "target"
+      input_param { shape { dim: 4 dim: 6 } shape { dim: 4 dim: 6 } } }
+    layer { name: "ip1" type: "InnerProduct" bottom: "data" top: "ip1"
+      inner_product_param { num_output: 6 } }
+    layer { name: "view" type: "Reshape" bottom: "ip1" top: "view"
+      reshape_param { shape { dim: 0 dim: 2 dim: 3 } } }
+    layer { name: "flat" type: "Flatten" bottom: "view" top: "flat" }
+    layer { name: "ip2" type: "InnerProduct" bottom: "flat" top: "ip2"
+      inner_product_param { num_output: 6 } }
+    layer { name: "ip3" type: "InnerProduct" bottom: "ip2" top: "ip3"
+      inner_product_param { num_output: 6 } }
+    layer { name: "loss" type: "EuclideanLoss" bottom: "ip3" bottom: "target" top: "loss" }
+  )",
+                     "views net", &param);
+  Net<float> net(param);
+  const std::vector<DiffSpan> spans = DiffSpans(net);
+  for (size_t b = 0; b < spans.size(); ++b) {
+    const std::string& name = net.blob_names()[b];
+    const bool alias = name == "ip1" || name == "view" || name == "flat";
+    if (alias) {
+      EXPECT_FALSE(spans[b].shareable) << name;
+    } else if (name == "ip2") {
+      EXPECT_TRUE(spans[b].shareable) << name;
+    }
+  }
+}
+
 class DiffSharingTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override { Caffe::set_mode(Caffe::CPU); }
