@@ -101,17 +101,21 @@ void AveBackwardGroup(const float* dy, const PoolingAxis& rows, const PoolingAxi
   }
 }
 
-// Runs `group_pass(kBlock tag, g)` for every group, the groups shared among the threads.
+// Runs `group_pass(kBlock tag, in, out)` for every group, with the offsets of its input
+// (G, H, W, B) and output (G, PH, PW, B) arrays, the groups shared among the threads.
 template <typename GroupPass>
-void ForEachGroup(int groups, int block, long group_values, GroupPass group_pass) {
+void ForEachGroup(int groups, int block, const PoolingAxis& rows, const PoolingAxis& columns,
+                  GroupPass group_pass) {
   CAFFE_CHECK(block == 8 || block == 16)
       << "pooling on channel blocks of " << block << " values; expected 8 or 16";
-#pragma omp parallel for schedule(static) if (groups * group_values >= kParallelMinElements)
+  const long in = static_cast<long>(rows.size) * columns.size * block;
+  const long out = static_cast<long>(rows.pooled) * columns.pooled * block;
+#pragma omp parallel for schedule(static) if (groups * in >= kParallelMinElements)
   for (int g = 0; g < groups; ++g) {
     if (block == 16) {
-      group_pass(std::integral_constant<int, 16>(), g);
+      group_pass(std::integral_constant<int, 16>(), g * in, g * out);
     } else {
-      group_pass(std::integral_constant<int, 8>(), g);
+      group_pass(std::integral_constant<int, 8>(), g * in, g * out);
     }
   }
 }
@@ -120,38 +124,29 @@ void ForEachGroup(int groups, int block, long group_values, GroupPass group_pass
 
 void MaxPoolBlocked(const float* x, int groups, int block, const PoolingAxis& rows,
                     const PoolingAxis& columns, float* y, int* argmax) {
-  const long in = static_cast<long>(rows.size) * columns.size * block;
-  const long out = static_cast<long>(rows.pooled) * columns.pooled * block;
-  ForEachGroup(groups, block, in, [&](auto tag, int g) {
-    MaxGroup<decltype(tag)::value>(x + g * in, rows, columns, y + g * out, argmax + g * out);
+  ForEachGroup(groups, block, rows, columns, [&](auto tag, long in, long out) {
+    MaxGroup<decltype(tag)::value>(x + in, rows, columns, y + out, argmax + out);
   });
 }
 
 void MaxPoolBackwardBlocked(const float* dy, const int* argmax, int groups, int block,
                             const PoolingAxis& rows, const PoolingAxis& columns, float* dx) {
-  const long in = static_cast<long>(rows.size) * columns.size * block;
-  const long out = static_cast<long>(rows.pooled) * columns.pooled * block;
-  ForEachGroup(groups, block, in, [&](auto tag, int g) {
-    MaxBackwardGroup<decltype(tag)::value>(dy + g * out, argmax + g * out, rows, columns,
-                                           dx + g * in);
+  ForEachGroup(groups, block, rows, columns, [&](auto tag, long in, long out) {
+    MaxBackwardGroup<decltype(tag)::value>(dy + out, argmax + out, rows, columns, dx + in);
   });
 }
 
 void AvePoolBlocked(const float* x, int groups, int block, const PoolingAxis& rows,
                     const PoolingAxis& columns, float* y) {
-  const long in = static_cast<long>(rows.size) * columns.size * block;
-  const long out = static_cast<long>(rows.pooled) * columns.pooled * block;
-  ForEachGroup(groups, block, in, [&](auto tag, int g) {
-    AveGroup<decltype(tag)::value>(x + g * in, rows, columns, y + g * out);
+  ForEachGroup(groups, block, rows, columns, [&](auto tag, long in, long out) {
+    AveGroup<decltype(tag)::value>(x + in, rows, columns, y + out);
   });
 }
 
 void AvePoolBackwardBlocked(const float* dy, int groups, int block, const PoolingAxis& rows,
                             const PoolingAxis& columns, float* dx) {
-  const long in = static_cast<long>(rows.size) * columns.size * block;
-  const long out = static_cast<long>(rows.pooled) * columns.pooled * block;
-  ForEachGroup(groups, block, in, [&](auto tag, int g) {
-    AveBackwardGroup<decltype(tag)::value>(dy + g * out, rows, columns, dx + g * in);
+  ForEachGroup(groups, block, rows, columns, [&](auto tag, long in, long out) {
+    AveBackwardGroup<decltype(tag)::value>(dy + out, rows, columns, dx + in);
   });
 }
 
