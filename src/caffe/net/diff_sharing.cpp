@@ -82,7 +82,7 @@ std::vector<DiffSpan> DiffSpans(const Net<Dtype>& net) {
   for (const auto& param : net.params()) ++users[param->diff().get()];
   for (size_t b = 0; b < spans.size(); ++b) {
     const bool alias = users[net.blobs()[b]->diff().get()] > 1;
-    if (!read[b] || !rewritten_last[b] || spans[b].first < 0 || alias) {
+    if (!read[b] || !rewritten_last[b] || alias) {
       spans[b].shareable = false;
     }
   }
