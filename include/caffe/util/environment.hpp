@@ -27,6 +27,9 @@ bool FusionFromEnvironment();
 /// CAFFE_BLOCKED_LAYOUT: whether oneDNN convolutions leave their activations in oneDNN's channel
 /// blocks for the layers that take them (1, the default) or reorder them to plain (0).
 bool BlockedLayoutFromEnvironment();
+/// CAFFE_WINOGRAD: whether oneDNN's fp32 3x3 convolutions of stride 1 run Winograd's F(4x4, 3x3)
+/// where oneDNN has it for the geometry (1, the default) or always the direct algorithm (0).
+bool WinogradFromEnvironment();
 /// CAFFE_SHARE_DIFFS: whether the caffe tool's train and time share activation gradients' memory
 /// (1, the default; net/diff_sharing.hpp) or give each blob its own diff (0).
 bool ShareDiffsFromEnvironment();

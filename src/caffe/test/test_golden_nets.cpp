@@ -56,6 +56,24 @@ std::map<std::string, double> CaffenetSmallOnDnnl() {
   return tolerances;
 }
 
+// googlenet_small on oneDNN: the same with pool2 (MAX over conv2/norm2), once conv2/3x3 runs
+// Winograd's algorithm (CAFFE_WINOGRAD, the default; its outputs within 1e-6 of the largest, as
+// the direct algorithm's are, but other low bits): every forward blob agrees at 1e-4, and the
+// diffs upstream of pool2 differ where a window's maximum moved (relative 0.005-0.11).
+std::map<std::string, double> GooglenetSmallOnDnnl() {
+  std::map<std::string, double> tolerances;
+  for (const char* blob : {"conv1/7x7_s2", "pool1/3x3_s2", "pool1/norm1", "conv2/3x3_reduce",
+                           "conv2/3x3", "conv2/norm2"}) {
+    tolerances[std::string("backward/") + blob] = 1;
+  }
+  for (const char* layer : {"conv1/7x7_s2", "conv2/3x3_reduce", "conv2/3x3"}) {
+    for (const char* index : {"/0", "/1"}) {
+      tolerances[std::string("param_diff/") + layer + index] = 1;
+    }
+  }
+  return tolerances;
+}
+
 // (folder, engine) -> (blob comparison -> tolerance), each with its reason above.
 // The GPU's convolutions (cuDNN's algorithms) differ from BVLC's in low bits as oneDNN's do, with
 // the same effect on pool5's near-ties.
@@ -63,7 +81,8 @@ const std::map<std::pair<std::string, std::string>, std::map<std::string, double
     kLooserTolerances = {{{"caffenet_small", "dnnl"}, CaffenetSmallOnDnnl()},
                          {{"caffenet_small", "gpu"}, CaffenetSmallOnDnnl()},
                          {{"caffenet_small", "gpu_timed"}, CaffenetSmallOnDnnl()},
-                         {{"caffenet_small", "bf16"}, CaffenetSmallOnDnnl()}};
+                         {{"caffenet_small", "bf16"}, CaffenetSmallOnDnnl()},
+                         {{"googlenet_small", "dnnl"}, GooglenetSmallOnDnnl()}};
 
 // In bf16 the forward blobs are held to kBf16RelativeTolerance of their largest value. A
 // gradient is not: where the rounding moves a value across a ReLU's 0 or changes a max-pooling

@@ -15,6 +15,8 @@ const std::vector<EnvironmentVariable>& EnvironmentVariables() {
       {"CAFFE_FUSION", "1 (default), 0", "0 runs every layer alone, never as a fused group"},
       {"CAFFE_BLOCKED_LAYOUT", "1 (default), 0",
        "0 hands oneDNN layers' activations on plain, reordered around every convolution"},
+      {"CAFFE_WINOGRAD", "1 (default), 0",
+       "0 keeps oneDNN's fp32 3x3 convolutions direct instead of Winograd's F(4x4, 3x3)"},
       {"CAFFE_SHARE_DIFFS", "1 (default), 0",
        "0 gives every activation of `caffe train` and `caffe time` a gradient buffer of its own"},
       {"CAFFE_FLUSH_DENORMALS", "1 (default), 0", "0 keeps IEEE denormal floats on the CPU"},
@@ -55,6 +57,11 @@ bool FusionFromEnvironment() {
 bool BlockedLayoutFromEnvironment() {
   return SwitchOnByDefault("CAFFE_BLOCKED_LAYOUT", "activations stay in oneDNN's channel blocks",
                            "every convolution reorders its activations");
+}
+
+bool WinogradFromEnvironment() {
+  return SwitchOnByDefault("CAFFE_WINOGRAD", "Winograd's algorithm where oneDNN has it",
+                           "direct convolutions only");
 }
 
 bool ShareDiffsFromEnvironment() {

@@ -1,12 +1,12 @@
 // Convolution on oneDNN's CPU engine (float only; fp32 or bf16 arithmetic). Same parameters, blobs
 // and results as ConvolutionLayer, whose setup and shapes it inherits; forward and backward run
-// oneDNN's direct convolution primitives instead of im2col + GEMM. Activations that come in
-// oneDNN's channel blocks (memory/channel_layout.hpp) are read where they are; the output is left
-// in blocks for the layers after it, until one of them turns out to want it plain; plain ones are
-// reordered into the blocked layouts oneDNN's kernels want and back around each call. Geometries
-// oneDNN cannot express (a negative right padding, an axis other than 1) run on the base class, as
-// does everything in double; so do, when the engine was not asked for by name, the shapes where
-// oneDNN is slower than im2col + GEMM (see FasterOnDnnl in the .cpp).
+// oneDNN's convolution primitives (direct, or Winograd's for 3x3 ones) instead of im2col + GEMM.
+// Activations that come in oneDNN's channel blocks (memory/channel_layout.hpp) are read where they
+// are; the output is left in blocks for the layers after it, until one of them turns out to want it
+// plain; plain ones are reordered into the blocked layouts oneDNN's kernels want and back around
+// each call. Geometries oneDNN cannot express (a negative right padding, an axis other than 1) run
+// on the base class, as does everything in double; so do, when the engine was not asked for by
+// name, the shapes where oneDNN is slower than im2col + GEMM (see FasterOnDnnl in the .cpp).
 #ifndef CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
 #define CAFFE_LAYERS_DNNL_DNNL_CONVOLUTION_LAYER_HPP_
 
@@ -24,6 +24,9 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float> {
   void Reshape(const Blobs<float>& bottom, const Blobs<float>& top) override;
   /// False where this layer's geometry runs on Caffe's engine (see above).
   bool runs_on_dnnl() const { return primitives_ != nullptr; }
+  /// Whether the fp32 forward runs Winograd's algorithm (CAFFE_WINOGRAD; 3x3 of stride 1 where
+  /// oneDNN has it), not the direct one.
+  bool runs_winograd() const;
   /// In bf16 (forward_math or backward_math BFLOAT16) every geometry oneDNN takes runs here,
   /// faster or not in fp32: activations and weights are rounded to bf16 in the reorders into
   /// oneDNN's layouts, outputs and gradients come back in fp32.

@@ -286,6 +286,9 @@ struct DnnlConvolutionLayer::Primitives {
   // what the primitives write (outputs, gradients) stays fp32 either way.
   memory::data_type forward_type = memory::data_type::f32;
   memory::data_type backward_type = memory::data_type::f32;
+  // The fp32 primitives' algorithm: direct, or Winograd's F(4x4, 3x3) where the caller asked for
+  // it and oneDNN has it for the geometry (3x3, stride 1, ungrouped, AVX-512).
+  dnnl::algorithm fp32_algorithm = dnnl::algorithm::convolution_direct;
 
   float* SampledBuffer() const {
     return ScratchSlot(kSampled, sampling.SampledFloats(images) * sizeof(float));
@@ -302,9 +305,13 @@ struct DnnlConvolutionLayer::Primitives {
     return memory::desc(plain.dims(), type, Tag::any);
   }
 
+  dnnl::algorithm AlgorithmFor(memory::data_type type) const {
+    return type == memory::data_type::f32 ? fp32_algorithm : dnnl::algorithm::convolution_direct;
+  }
+
   dnnl::convolution_forward::primitive_desc ForwardDesc(memory::data_type type) const {
     const auto kind = dnnl::prop_kind::forward_training;
-    const auto algorithm = dnnl::algorithm::convolution_direct;
+    const auto algorithm = AlgorithmFor(type);
     auto desc = bias ? dnnl::convolution_forward::desc(kind, algorithm, Any(src_md, type),
                                                        Any(weights_md, type), bias_md, Any(dst_md),
                                                        strides, dilates, pad_left, pad_right)
@@ -314,8 +321,19 @@ struct DnnlConvolutionLayer::Primitives {
     return dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), DnnlEngine());
   }
 
-  void MakeForward() {
-    forward_pd = ForwardDesc(forward_type);
+  // Winograd first where asked for; direct where oneDNN has no Winograd for the geometry.
+  void MakeForward(bool winograd) {
+    if (winograd && forward_type == memory::data_type::f32) {
+      fp32_algorithm = dnnl::algorithm::convolution_winograd;
+      try {
+        forward_pd = ForwardDesc(forward_type);
+      } catch (const dnnl::error&) {
+        fp32_algorithm = dnnl::algorithm::convolution_direct;
+      }
+    }
+    if (fp32_algorithm != dnnl::algorithm::convolution_winograd) {
+      forward_pd = ForwardDesc(forward_type);
+    }
     forward = dnnl::convolution_forward(forward_pd);
     src = Activation(src_md, forward_pd.src_desc(), channels, kSrc, blocked);
     weights = Staged(weights_md, forward_pd.weights_desc(), kWeights);
@@ -323,7 +341,16 @@ struct DnnlConvolutionLayer::Primitives {
   }
 
   void MakeBackward() {
-    const auto algorithm = dnnl::algorithm::convolution_direct;
+    const auto type = backward_type;
+    try {
+      MakeBackward(AlgorithmFor(type));
+    } catch (const dnnl::error&) {
+      if (AlgorithmFor(type) == dnnl::algorithm::convolution_direct) throw;
+      MakeBackward(dnnl::algorithm::convolution_direct);  // no Winograd backward for it
+    }
+  }
+
+  void MakeBackward(dnnl::algorithm algorithm) {
     const auto type = backward_type;
     // The backward primitives take a forward one of their own types as their hint.
     const dnnl::convolution_forward::primitive_desc hint =
@@ -456,7 +483,12 @@ std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrim
   p->weights_md = memory::desc(weights_dims, f32, PlainWeightsTag(num_spatial_axes_, group_ > 1));
   p->bias = bias_term_;
   p->bias_md = memory::desc({num_output_}, f32, Tag::x);
-  p->MakeForward();
+  // Winograd's F(4x4, 3x3) makes a 4x4 tile of outputs with 36 multiplications per channel pair
+  // where the direct form takes 144, in fp32 (docs/PERFORMANCE.md: VGG-16 1.7x, ResNet-50 1.2x).
+  // oneDNN's pads channels to blocks of 16 and so loses where they are few (VGG's conv1_1, 3 ->
+  // 64: 6.8 against 2.3 ms forward at batch 4); it has no grouped form.
+  p->MakeForward(WinogradFromEnvironment() && group_ == 1 && channels_ % 16 == 0 &&
+                 num_output_ % 16 == 0);
   if (p->blocked && p->sampled) {
     Sampling& sampling = p->sampling;
     sampling.block = p->src.block;
@@ -469,6 +501,11 @@ std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrim
     sampling.stride_w = stride_[1];
   }
   return p;
+}
+
+bool DnnlConvolutionLayer::runs_winograd() const {
+  return primitives_ && primitives_->AlgorithmFor(primitives_->forward_type) ==
+                            dnnl::algorithm::convolution_winograd;
 }
 
 void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "caffe/blob.hpp"
+#include "caffe/kernels/bf16_gemm.hpp"
 #include "caffe/kernels/math_functions.hpp"
 #include "caffe/layer_engine.hpp"
 #include "caffe/layer_factory.hpp"
@@ -17,6 +18,8 @@
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #ifdef USE_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include "caffe/layers/dnnl/dnnl_convolution_layer.hpp"
 #endif
 
@@ -61,9 +64,19 @@ struct Case {
   std::string conv_fields;
   bool expect_dnnl = true;
   int num_output = 4;
+  bool winograd = false;  // a geometry oneDNN has Winograd's algorithm for (on AVX-512)
 };
 
+// Whether oneDNN runs AVX-512 kernels here, which its Winograd convolution needs.
+bool OneDnnHasAvx512() {
+  const auto want = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & want) == want;
+}
+
 // max |actual - expected| <= 1e-4 max |expected| (summation order differs between the engines).
+// Measured: the direct algorithm 1e-8 to 2e-6 of the largest value (1.8e-5 summing 16 x 9 x 300
+// x 300 products for OneImagePerCall's weight gradient), Winograd's 0.9e-6 to 1.8e-6: its 6x6
+// input tiles go through transforms with entries up to 8, whose roundings it scales.
 void ExpectClose(const Blob<float>& actual, const Blob<float>& expected, bool diff,
                  const std::string& what) {
   ASSERT_EQ(actual.shape(), expected.shape()) << what;
@@ -89,6 +102,7 @@ class DnnlConvolutionTest : public ::testing::TestWithParam<Case> {
 // param diffs start non-zero, so accumulation (not overwriting) is checked too.
 TEST_P(DnnlConvolutionTest, MatchesCaffesEngineForwardAndBackward) {
   const Case& c = GetParam();
+  const ScopedEnv winograd("CAFFE_WINOGRAD", nullptr);  // the default, not the user's
   LayerParameter param = ConvParam("", c.conv_fields);
   param.mutable_convolution_param()->set_num_output(c.num_output);
   ConvolutionLayer<float> reference(param);
@@ -106,6 +120,7 @@ TEST_P(DnnlConvolutionTest, MatchesCaffesEngineForwardAndBackward) {
   reference.SetUp(ref_bottoms, ref_tops);
   layer.SetUp(bottoms, tops);
   EXPECT_EQ(layer.runs_on_dnnl(), c.expect_dnnl);
+  EXPECT_EQ(layer.runs_winograd(), c.winograd && OneDnnHasAvx512());
   for (size_t i = 0; i < reference.blobs().size(); ++i) {
     layer.blobs()[i]->CopyFrom(*reference.blobs()[i]);
     FillGaussian(reference.blobs()[i].get(), 20 + i);  // param diffs that must accumulate
@@ -172,7 +187,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"OneByOneStridesPerAxis", {2, 5, 9, 10}, "kernel_size: 1 stride_h: 3 stride_w: 2"},
         // Rows skipped, columns padded, several images per call.
         Case{"SkippedRowsPaddedColumns", {4, 5, 11, 12}, "kernel_size: 2 stride: 3 pad: 1"},
-        Case{"SkippedOnOneSpatialAxisOfThree", {2, 3, 5, 7, 4}, "kernel_size: 1 stride: 2"}),
+        Case{"SkippedOnOneSpatialAxisOfThree", {2, 3, 5, 7, 4}, "kernel_size: 1 stride: 2"},
+        // 3x3 of stride 1 on whole blocks of 16 channels: Winograd's algorithm, on sizes that are
+        // whole 4x4 output tiles and not, padded and not, with a bias and without.
+        Case{"Winograd", {2, 32, 12, 12}, "pad: 1", true, 32, true},
+        Case{"WinogradPartialTiles", {3, 16, 9, 7}, "pad: 1", true, 48, true},
+        Case{"WinogradUnpaddedNoBias", {2, 16, 10, 11}, "bias_term: false", true, 16, true},
+        Case{"WinogradResNetLike", {2, 64, 14, 14}, "pad: 1", true, 64, true}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(DnnlConvolutionGradientTest, GradientsMatchFiniteDifferences) {
@@ -184,6 +205,33 @@ TEST(DnnlConvolutionGradientTest, GradientsMatchFiniteDifferences) {
   GradientChecker<float> checker(1e-2, 1e-3);
   checker.CheckGradientExhaustive(&layer, bottoms, tops);
   EXPECT_TRUE(layer.runs_on_dnnl());
+}
+
+// CAFFE_WINOGRAD=0 keeps 3x3 convolutions direct, and bf16 arithmetic is always direct (oneDNN
+// has Winograd's algorithm in fp32 only).
+TEST(DnnlConvolutionGradientTest, WinogradOnlyInFp32AndWhereNotSwitchedOff) {
+  if (!OneDnnHasAvx512()) GTEST_SKIP() << "oneDNN's Winograd convolution needs AVX-512";
+  Caffe::set_mode(Caffe::CPU);
+  struct Setting {
+    const char* winograd;  // CAFFE_WINOGRAD
+    bool bf16;
+    bool expected;
+  };
+  for (const Setting& setting : {Setting{nullptr, false, true}, Setting{"1", false, true},
+                                 Setting{"0", false, false}, Setting{nullptr, true, false}}) {
+    const ScopedEnv winograd("CAFFE_WINOGRAD", setting.winograd);
+    LayerParameter param = ConvParam("", "pad: 1");
+    param.mutable_convolution_param()->set_num_output(16);
+    if (setting.bf16 && !CpuHasBf16Math()) continue;
+    DnnlConvolutionLayer layer(param, false);
+    if (setting.bf16) layer.set_math(BFLOAT16, BFLOAT16);
+    Blob<float> bottom(std::vector<int>{2, 16, 8, 8}), top;
+    layer.SetUp({&bottom}, {&top});
+    EXPECT_TRUE(layer.runs_on_dnnl());
+    EXPECT_EQ(layer.runs_winograd(), setting.expected)
+        << "CAFFE_WINOGRAD " << (setting.winograd ? setting.winograd : "unset") << ", bf16 "
+        << setting.bf16;
+  }
 }
 
 // By default oneDNN takes the shapes it runs faster: channels in whole blocks of 16, or an image's
