@@ -1,6 +1,7 @@
 // Layers run as one (Net::RunsFused): where a layer can do the next layers' work in its own
 // passes over memory (a BatchNorm, the in-place Scale after it and the ReLU after that; a sum of
-// two and its ReLU; on GPUs a cuDNN convolution and its ReLU), the group runs as one: fewer
+// two and its ReLU; on GPUs a cuDNN convolution and its ReLU; with stored statistics a oneDNN
+// convolution and the BatchNorm, Scale and ReLU after it), the group runs as one: fewer
 // passes read and write the activations. Every layer keeps its blobs and runs alone as usual (a
 // forward that stops inside the group, debug_info); the group's results are the layers' (within
 // rounding: some sums differ in order). Such a layer is also a LayerFusion, which Layer::fusion()

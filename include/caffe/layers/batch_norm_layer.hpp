@@ -39,6 +39,10 @@ class BatchNormLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
                         const vector<bool>& propagate_down, MemoryUses* uses) const override;
 
   LayerFusion<Dtype>* fusion() override { return this; }
+  /// Whether forward normalizes with the stored statistics (use_global_stats; TEST by default).
+  bool uses_global_stats() const { return use_global_stats_; }
+  /// mean and inv_std (C each) from the stored sums, as forward uses them with stored statistics.
+  void SetGlobalStatistics(Dtype* mean, Dtype* inv_std) const;
 
   /// The Scale right after (in place on this layer's top, one learned
   /// value per channel, bias or not), and then an in-place ReLU (negative_slope >= 0) if one
@@ -77,8 +81,6 @@ class BatchNormLayer : public Layer<Dtype>, public LayerFusion<Dtype> {
   // into mean_ and inv_std_: the stored ones, or those of bottom (sums_ takes the variance, the
   // running sums are updated). x_norm_ is kept with batch statistics or followers.
   void Normalize_cpu(const Blob<Dtype>& bottom, Blob<Dtype>* top, bool followers);
-  /// mean and inv_std from the stored sums (use_global_stats).
-  void SetGlobalStatistics(Dtype* mean, Dtype* inv_std) const;
   /// Adds a batch's mean and (biased) variance into the stored running sums.
   void UpdateStoredStatistics(const Dtype* mean, const Dtype* var);
 #ifndef CPU_ONLY

@@ -12,11 +12,19 @@
 
 #include <memory>
 
+#include "caffe/layer_fusion.hpp"
+#include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/layers/convolution_layer.hpp"
+#include "caffe/layers/relu_layer.hpp"
+#include "caffe/layers/scale_layer.hpp"
+
+namespace dnnl {
+struct memory;
+}  // namespace dnnl
 
 namespace caffe {
 
-class DnnlConvolutionLayer : public ConvolutionLayer<float> {
+class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<float> {
  public:
   /// only_where_faster: the engine came by default, so shapes oneDNN runs slower stay on Caffe's.
   DnnlConvolutionLayer(const LayerParameter& param, bool only_where_faster);
@@ -32,10 +40,33 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float> {
   /// oneDNN's layouts, outputs and gradients come back in fp32.
   bool HasBf16Math() const override { return true; }
 
+  LayerFusion<float>* fusion() override { return this; }
+  /// With stored statistics (TEST, or use_global_stats), the BatchNorm in place on this layer's
+  /// top, then the in-place Scale with one value per channel and the in-place ReLU
+  /// (negative_slope >= 0) after it where they follow, fold into the convolution: forward
+  /// convolves with weights[o] * a[o] (scaled in the reorder into oneDNN's layout) and adds
+  /// bias[o] * a[o] + b[o] (a = scale / sqrt(var + eps), b = shift - mean * a), the ReLU as
+  /// oneDNN's post-op: the top is written once, where apart the BatchNorm group read and wrote it
+  /// again and kept its normalized values for a backward. Backward (rare in TEST nets: `caffe
+  /// time -phase TEST`, pycaffe) forwards the convolution and the layers after it again (the
+  /// BatchNorm's own group where it took the Scale), then runs their backward, so every diff
+  /// ends as theirs. In bf16 arithmetic, or where oneDNN has no such primitive, the group's
+  /// forward runs them that way too.
+  bool FuseWithNext(Layer<float>* next, const Blobs<float>& bottom, const Blobs<float>& top,
+                    const Blobs<float>& next_bottom, const Blobs<float>& next_top) override;
+  bool DeclareMemoryUseFused(Pass pass, const Blobs<float>& bottom, const Blobs<float>& top,
+                             const vector<bool>& propagate_down,
+                             const vector<vector<bool>>& followers_propagate_down,
+                             MemoryUses* uses) const override;
+
  protected:
   void Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) override;
   void Backward_cpu(const Blobs<float>& top, const vector<bool>& propagate_down,
                     const Blobs<float>& bottom) override;
+  void ForwardFused_cpu(const Blobs<float>& bottom, const Blobs<float>& top) override;
+  void BackwardFused_cpu(const Blobs<float>& top, const vector<bool>& propagate_down,
+                         const Blobs<float>& bottom,
+                         const vector<vector<bool>>& followers_propagate_down) override;
 
  private:
   struct Primitives;  // oneDNN's objects; dnnl.hpp stays out of this header
@@ -43,7 +74,27 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float> {
   /// (throws oneDNN's error where it has no convolution for the geometry).
   std::unique_ptr<Primitives> MakePrimitives(const Blob<float>& bottom, const Blob<float>& top,
                                              bool blocked) const;
+  /// The forward with the weights times `scales` (one per output), `bias` (one per output,
+  /// whatever bias_term) added and, where `relu`, the ReLU of negative slope `slope` after it;
+  /// false, running nothing, where the layer runs on Caffe's engine or in bf16 or oneDNN has no
+  /// such primitive.
+  bool ForwardFolded(const Blobs<float>& bottom, const Blobs<float>& top,
+                     const vector<float>& scales, const float* bias, bool relu, float slope);
+  /// The forward primitive (the folded one where `folded`) over the images, a few at a time,
+  /// with the weights already in its layout.
+  void RunForward(bool folded, const dnnl::memory& weights, const float* bias,
+                  const Blobs<float>& bottom, const Blobs<float>& top);
+  /// The followers' forward apart, in order (all in place on `top`).
+  void FollowersForward(const Blobs<float>& top);
   std::unique_ptr<Primitives> primitives_;
+  // The layers folded in (FuseWithNext), in net order: a BatchNorm, then a Scale and a ReLU where
+  // they follow.
+  BatchNormLayer<float>* batch_norm_ = nullptr;
+  ScaleLayer<float>* scale_ = nullptr;
+  ReLULayer<float>* relu_ = nullptr;
+  vector<Layer<float>*> followers_;
+  bool batch_norm_group_ = false;  // the BatchNorm took the Scale (and ReLU) into its own group
+  vector<float> mean_, scales_, folded_bias_;  // per output, for ForwardFolded
   bool only_where_faster_;
   vector<int> primitive_bottom_shape_;  // the bottom shape the primitives were made for
   // Per top: whether this layer's last forward left it channel-blocked, and whether a layer after

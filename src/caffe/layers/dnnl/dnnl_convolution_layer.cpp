@@ -271,6 +271,12 @@ struct DnnlConvolutionLayer::Primitives {
   bool sampled = false;  // a downsampling 1x1 convolution shown only the positions it reads
   Sampling sampling;     // their gathering from a blocked input (blocked && sampled)
   int channels = 0, outputs = 0;
+  // With the layers after it folded in (ForwardFolded): the forward with a bias whatever the
+  // layer's bias_term and, for a ReLU, an eltwise post-op; made on its first use.
+  dnnl::convolution_forward::primitive_desc folded_pd;
+  dnnl::convolution_forward folded;
+  float folded_slope = 0;
+  enum class Folded { kNotMade, kMade, kUnavailable } folded_state = Folded::kNotMade;
   // Backward, made on its first use (nets in the TEST phase never need it).
   bool backward_ready = false;
   dnnl::convolution_backward_data backward_data;
@@ -319,6 +325,38 @@ struct DnnlConvolutionLayer::Primitives {
                                                        Any(weights_md, type), Any(dst_md), strides,
                                                        dilates, pad_left, pad_right);
     return dnnl::convolution_forward::primitive_desc(desc, UserScratchpad(), DnnlEngine());
+  }
+
+  // The forward with a bias and, where `relu`, the ReLU of negative slope `slope` after it, in the
+  // layouts the plain forward chose (so the staging serves both); the plain forward's algorithm
+  // first, then direct. False where oneDNN has neither. (forward_training, as the plain one:
+  // oneDNN 2.6 has no Winograd forward_inference for most geometries, and the prop kind changes
+  // nothing else here.)
+  bool MakeFolded(bool relu, float slope) {
+    if (folded_state == Folded::kMade && folded_slope == slope) return true;
+    if (folded_state == Folded::kUnavailable) return false;
+    dnnl::post_ops ops;
+    if (relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, slope, 0.f);
+    dnnl::primitive_attr attr = UserScratchpad();
+    attr.set_post_ops(ops);
+    for (dnnl::algorithm algorithm :
+         {AlgorithmFor(forward_type), dnnl::algorithm::convolution_direct}) {
+      try {
+        folded_pd = dnnl::convolution_forward::primitive_desc(
+            dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algorithm,
+                                            forward_pd.src_desc(), forward_pd.weights_desc(),
+                                            bias_md, forward_pd.dst_desc(), strides, dilates,
+                                            pad_left, pad_right),
+            attr, DnnlEngine());
+        folded = dnnl::convolution_forward(folded_pd);
+        folded_state = Folded::kMade;
+        folded_slope = slope;
+        return true;
+      } catch (const dnnl::error&) {
+      }
+    }
+    folded_state = Folded::kUnavailable;
+    return false;
   }
 
   // Winograd first where asked for; direct where oneDNN has no Winograd for the geometry.
@@ -510,14 +548,45 @@ bool DnnlConvolutionLayer::runs_winograd() const {
 
 void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) {
   if (!primitives_) return ConvolutionLayer<float>::Forward_cpu(bottom, top);
-  Primitives& p = *primitives_;
+  const Primitives& p = *primitives_;
+  RunForward(/*folded=*/false, p.weights.In(blobs_[0]->cpu_data()),
+             p.bias ? blobs_[1]->cpu_data() : nullptr, bottom, top);
+}
+
+bool DnnlConvolutionLayer::ForwardFolded(const Blobs<float>& bottom, const Blobs<float>& top,
+                                         const vector<float>& scales, const float* bias, bool relu,
+                                         float slope) {
+  if (!primitives_ || primitives_->forward_type != memory::data_type::f32 ||
+      !primitives_->MakeFolded(relu, slope)) {
+    return false;
+  }
+  const Primitives& p = *primitives_;
+  // The weights go into oneDNN's layout scaled per output, in the reorder they take anyway. The
+  // reorder is made per pass (its scales are the statistics and the Scale's values of this
+  // pass); oneDNN's primitive cache hands back the same one while they stay as they are.
+  dnnl::primitive_attr attr;
+  const int first_output_axis = group_ > 1 ? 2 : 1;  // goihw: g and o; oihw: o
+  attr.set_output_scales((1 << first_output_axis) - 1, scales);
+  const memory::desc& wanted = p.folded_pd.weights_desc();
+  const dnnl::engine& engine = DnnlEngine();
+  memory plain(p.weights_md, engine, const_cast<float*>(blobs_[0]->cpu_data()));
+  memory scaled(wanted, engine, ScratchSlot(kWeights, wanted.get_size()));
+  dnnl::reorder(dnnl::reorder::primitive_desc(engine, p.weights_md, engine, wanted, attr))
+      .execute(DnnlStream(), plain, scaled);
+  RunForward(/*folded=*/true, scaled, bias, bottom, top);
+  return true;
+}
+
+void DnnlConvolutionLayer::RunForward(bool folded, const dnnl::memory& weights, const float* bias,
+                                      const Blobs<float>& bottom, const Blobs<float>& top) {
+  const Primitives& p = *primitives_;
+  const dnnl::convolution_forward& forward = folded ? p.folded : p.forward;
+  const dnnl::convolution_forward::primitive_desc& pd = folded ? p.folded_pd : p.forward_pd;
   // Weights, bias and scratchpad serve every call; each call stages its own images.
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_WEIGHTS, p.weights.In(blobs_[0]->cpu_data())},
-      {DNNL_ARG_SCRATCHPAD, Scratchpad(p.forward_pd.scratchpad_desc())}};
-  if (p.bias) {
-    args[DNNL_ARG_BIAS] =
-        memory(p.bias_md, DnnlEngine(), const_cast<float*>(blobs_[1]->cpu_data()));
+  std::unordered_map<int, memory> args{{DNNL_ARG_WEIGHTS, weights},
+                                       {DNNL_ARG_SCRATCHPAD, Scratchpad(pd.scratchpad_desc())}};
+  if (bias != nullptr) {
+    args[DNNL_ARG_BIAS] = memory(p.bias_md, DnnlEngine(), const_cast<float*>(bias));
   }
   top_plain_wanted_.resize(top.size(), false);
   top_left_blocked_.resize(top.size(), false);
@@ -540,7 +609,7 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
       args[DNNL_ARG_SRC] = src.In(gather ? p.Gathered(bottom_data + first * p.src_image)
                                          : bottom_data + first * p.src_image);
       args[DNNL_ARG_DST] = dst;
-      p.forward.execute(DnnlStream(), args);
+      forward.execute(DnnlStream(), args);
       dst_staged.Out(dst, dst_data);
     }
   }
