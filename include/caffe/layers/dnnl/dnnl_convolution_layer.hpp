@@ -50,8 +50,8 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<
   /// again and kept its normalized values for a backward. Backward (rare in TEST nets: `caffe
   /// time -phase TEST`, pycaffe) forwards the convolution and the layers after it again (the
   /// BatchNorm's own group where it took the Scale), then runs their backward, so every diff
-  /// ends as theirs. In bf16 arithmetic, or where oneDNN has no such primitive, the group's
-  /// forward runs them that way too.
+  /// ends as theirs. Where oneDNN has no such primitive, the group's forward runs them that way
+  /// too.
   bool FuseWithNext(Layer<float>* next, const Blobs<float>& bottom, const Blobs<float>& top,
                     const Blobs<float>& next_bottom, const Blobs<float>& next_top) override;
   bool DeclareMemoryUseFused(Pass pass, const Blobs<float>& bottom, const Blobs<float>& top,
@@ -76,8 +76,8 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<
                                              bool blocked) const;
   /// The forward with the weights times `scales` (one per output), `bias` (one per output,
   /// whatever bias_term) added and, where `relu`, the ReLU of negative slope `slope` after it;
-  /// false, running nothing, where the layer runs on Caffe's engine or in bf16 or oneDNN has no
-  /// such primitive.
+  /// false, running nothing, where the layer runs on Caffe's engine or oneDNN has no such
+  /// primitive.
   bool ForwardFolded(const Blobs<float>& bottom, const Blobs<float>& top,
                      const vector<float>& scales, const float* bias, bool relu, float slope);
   /// The forward primitive (the folded one where `folded`) over the images, a few at a time,

@@ -59,6 +59,15 @@ int ImagesPerCall(int num, size_t image_bytes) {
   return 1;
 }
 
+// Winograd's scratch holds the weights transformed (4x their size) and the tiles of one call, and
+// its weight gradient's about twice the forward's (per thread sums): the net's scratch is its
+// largest call's, so one such layer raises the net's peak by that much. Past this forward size
+// the direct algorithm runs: ResNet-50's res5 (512 -> 512 channels on 7x7, 48.8 MB forward, 126
+// MB for the weight gradient at batch 8), which Winograd's 4x4 tiles cover badly (its 3x3s took
+// 53 ms a step against 49 direct), and CaffeNet's conv3 (35 and 66 MB at batch 10: its peak
+// went 51 MB past BVLC's), but not res4's (25 and 46 MB, 1.6x faster).
+constexpr size_t kWinogradScratchBytes = 32 << 20;
+
 // oneDNN's scratchpad comes from the thread's staging (slot kScratchpad) rather than from each
 // primitive, so the net holds one, the largest call's.
 dnnl::primitive_attr UserScratchpad() {
@@ -365,6 +374,9 @@ struct DnnlConvolutionLayer::Primitives {
       fp32_algorithm = dnnl::algorithm::convolution_winograd;
       try {
         forward_pd = ForwardDesc(forward_type);
+        if (forward_pd.scratchpad_desc().get_size() > kWinogradScratchBytes) {
+          fp32_algorithm = dnnl::algorithm::convolution_direct;
+        }
       } catch (const dnnl::error&) {
         fp32_algorithm = dnnl::algorithm::convolution_direct;
       }
@@ -556,12 +568,11 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
 bool DnnlConvolutionLayer::ForwardFolded(const Blobs<float>& bottom, const Blobs<float>& top,
                                          const vector<float>& scales, const float* bias, bool relu,
                                          float slope) {
-  if (!primitives_ || primitives_->forward_type != memory::data_type::f32 ||
-      !primitives_->MakeFolded(relu, slope)) {
-    return false;
-  }
+  if (!primitives_ || !primitives_->MakeFolded(relu, slope)) return false;
   const Primitives& p = *primitives_;
-  // The weights go into oneDNN's layout scaled per output, in the reorder they take anyway. The
+  // The weights go into oneDNN's layout (and type) scaled per output, in the reorder they take
+  // anyway: in bf16 they are rounded after scaling, as a net with the folding done on its weights
+  // would round them. The
   // reorder is made per pass (its scales are the statistics and the Scale's values of this
   // pass); oneDNN's primitive cache hands back the same one while they stay as they are.
   dnnl::primitive_attr attr;
