@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "caffe/io/io.hpp"
 #include "caffe/net.hpp"
+#include "caffe/test/fusion_test_util.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -21,13 +21,7 @@ std::unique_ptr<Net<float>> MakeNet(const std::string& text, const char* fusion,
                                     const char* blocked) {
   ScopedEnv fusion_env("CAFFE_FUSION", fusion);
   ScopedEnv blocked_env("CAFFE_BLOCKED_LAYOUT", blocked);
-  NetParameter param;
-  ParseProtoFromText(text, "blocked layout test net", &param);
-  Caffe::set_random_seed(1701);  // the same weights in every net
-  auto net = std::make_unique<Net<float>>(param);
-  FillGaussian(net->blob_by_name("data").get(), 11, 2.0f);
-  FillGaussian(net->blob_by_name("target").get(), 12);
-  return net;
+  return SeededNet(text, "blocked layout test net");
 }
 
 // Every blob's data and diff and every layer's blobs and their diffs agree within `tolerance`

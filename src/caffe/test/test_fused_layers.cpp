@@ -11,9 +11,9 @@
 #include <memory>
 #include <string>
 
-#include "caffe/io/io.hpp"
 #include "caffe/memory/gpu_memory.hpp"
 #include "caffe/net.hpp"
+#include "caffe/test/fusion_test_util.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 
@@ -63,20 +63,8 @@ const char kStoredStatisticsPair[] = R"(
 
 std::unique_ptr<Net<float>> MakeNet(const std::string& text, const char* fusion) {
   ScopedEnv env("CAFFE_FUSION", fusion);
-  NetParameter param;
-  ParseProtoFromText(text, "fusion test net", &param);
-  Caffe::set_random_seed(1701);  // the same weights in every net
-  auto net = std::make_unique<Net<float>>(param);
-  FillGaussian(net->blob_by_name("data").get(), 11, 2.0f);
-  FillGaussian(net->blob_by_name("target").get(), 12);
-  if (net->has_layer("bn")) {
-    // Running statistics as training leaves them (sums over a normaliser of 2.5), which
-    // use_global_stats normalizes with.
-    const auto& stats = net->layer_by_name("bn")->blobs();
-    FillGaussian(stats[0].get(), 13, 2.0f);
-    FillUniform(stats[1].get(), 14, 0.5f, 6.0f);
-    stats[2]->mutable_cpu_data()[0] = 2.5f;
-  }
+  std::unique_ptr<Net<float>> net = SeededNet(text, "fusion test net");
+  if (net->has_layer("bn")) FillStoredStatistics(net->layer_by_name("bn").get());
   return net;
 }
 

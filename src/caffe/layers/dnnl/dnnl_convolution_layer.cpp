@@ -281,10 +281,10 @@ struct DnnlConvolutionLayer::Primitives {
   Sampling sampling;     // their gathering from a blocked input (blocked && sampled)
   int channels = 0, outputs = 0;
   // With the layers after it folded in (ForwardFolded): the forward with a bias whatever the
-  // layer's bias_term and, for a ReLU, an eltwise post-op; made on its first use.
+  // layer's bias_term and, for a ReLU, an eltwise post-op; made on its first use (the group, and
+  // so the ReLU and its slope, are fixed at the net's setup).
   dnnl::convolution_forward::primitive_desc folded_pd;
   dnnl::convolution_forward folded;
-  float folded_slope = 0;
   enum class Folded { kNotMade, kMade, kUnavailable } folded_state = Folded::kNotMade;
   // Backward, made on its first use (nets in the TEST phase never need it).
   bool backward_ready = false;
@@ -342,7 +342,7 @@ struct DnnlConvolutionLayer::Primitives {
   // oneDNN 2.6 has no Winograd forward_inference for most geometries, and the prop kind changes
   // nothing else here.)
   bool MakeFolded(bool relu, float slope) {
-    if (folded_state == Folded::kMade && folded_slope == slope) return true;
+    if (folded_state == Folded::kMade) return true;
     if (folded_state == Folded::kUnavailable) return false;
     dnnl::post_ops ops;
     if (relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, slope, 0.f);
@@ -359,7 +359,6 @@ struct DnnlConvolutionLayer::Primitives {
             attr, DnnlEngine());
         folded = dnnl::convolution_forward(folded_pd);
         folded_state = Folded::kMade;
-        folded_slope = slope;
         return true;
       } catch (const dnnl::error&) {
       }
@@ -572,9 +571,8 @@ bool DnnlConvolutionLayer::ForwardFolded(const Blobs<float>& bottom, const Blobs
   const Primitives& p = *primitives_;
   // The weights go into oneDNN's layout (and type) scaled per output, in the reorder they take
   // anyway: in bf16 they are rounded after scaling, as a net with the folding done on its weights
-  // would round them. The
-  // reorder is made per pass (its scales are the statistics and the Scale's values of this
-  // pass); oneDNN's primitive cache hands back the same one while they stay as they are.
+  // would round them. The reorder is made per pass (its scales are the statistics and the Scale's
+  // values of this pass); oneDNN's primitive cache hands back the same one while they stay so.
   dnnl::primitive_attr attr;
   const int first_output_axis = group_ > 1 ? 2 : 1;  // goihw: g and o; oihw: o
   attr.set_output_scales((1 << first_output_axis) - 1, scales);
