@@ -12,6 +12,7 @@
 
 #include <memory>
 
+#include "caffe/kernels/winograd_convolution.hpp"
 #include "caffe/layer_fusion.hpp"
 #include "caffe/layers/batch_norm_layer.hpp"
 #include "caffe/layers/convolution_layer.hpp"
@@ -32,8 +33,8 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<
   void Reshape(const Blobs<float>& bottom, const Blobs<float>& top) override;
   /// False where this layer's geometry runs on Caffe's engine (see above).
   bool runs_on_dnnl() const { return primitives_ != nullptr; }
-  /// Whether the fp32 forward runs Winograd's algorithm (CAFFE_WINOGRAD; 3x3 of stride 1 where
-  /// oneDNN has it), not the direct one.
+  /// Whether the fp32 passes run Winograd's algorithm (CAFFE_WINOGRAD; 3x3 of stride 1: oneDNN's
+  /// where it has one, AVX-512, else kernels/winograd_convolution), not the direct one.
   bool runs_winograd() const;
   /// In bf16 (forward_math or backward_math BFLOAT16) every geometry oneDNN takes runs here,
   /// faster or not in fp32: activations and weights are rounded to bf16 in the reorders into
@@ -84,6 +85,16 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<
   /// with the weights already in its layout.
   void RunForward(bool folded, const dnnl::memory& weights, const float* bias,
                   const Blobs<float>& bottom, const Blobs<float>& top);
+  // The own Winograd side (dnnl_convolution_winograd.cpp), for 3x3 convolutions of stride 1 in
+  // fp32 where oneDNN has no Winograd: whether it takes this layer's geometry, the geometry with
+  // the input and output in those channel blocks, and the three passes (the forward's scales,
+  // bias and ReLU as ForwardFolded's, null and false for the plain forward).
+  bool TakesOwnWinograd() const;
+  WinogradGeometry WinogradGeometryFor(int in_block, int out_block) const;
+  void WinogradForward(const Blobs<float>& bottom, const Blobs<float>& top, const float* scales,
+                       const float* bias, bool relu, float slope);
+  void WinogradBackward(const Blobs<float>& top, const vector<bool>& propagate_down,
+                        const Blobs<float>& bottom);
   /// The followers' forward apart, in order (all in place on `top`).
   void FollowersForward(const Blobs<float>& top);
   std::unique_ptr<Primitives> primitives_;
@@ -97,6 +108,8 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<
   vector<float> mean_, scales_, folded_bias_;  // per output, for ForwardFolded
   bool only_where_faster_;
   vector<int> primitive_bottom_shape_;  // the bottom shape the primitives were made for
+  bool own_winograd_ = false;           // the passes run kernels/winograd_convolution
+  int winograd_dst_block_ = 1;          // the output's blocks there: oneDNN's forward's
   // Per top: whether this layer's last forward left it channel-blocked, and whether a layer after
   // it has since turned out to want it plain (it was plain again when this layer ran next).
   vector<bool> top_left_blocked_, top_plain_wanted_;

@@ -444,6 +444,7 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   if (primitive_bottom_shape_ == bottom[0]->shape()) return;
   primitive_bottom_shape_ = bottom[0]->shape();
   primitives_.reset();
+  own_winograd_ = false;
   top_plain_wanted_.clear();
   top_left_blocked_.clear();
   if (channel_axis_ != 1 || num_spatial_axes_ < 1 || num_spatial_axes_ > 3) return;
@@ -468,6 +469,8 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
     return;
   }
   primitives_ = std::move(p);
+  own_winograd_ = TakesOwnWinograd();
+  winograd_dst_block_ = primitives_->dst.block;
 }
 
 std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrimitives(
@@ -553,12 +556,16 @@ std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrim
 }
 
 bool DnnlConvolutionLayer::runs_winograd() const {
-  return primitives_ && primitives_->AlgorithmFor(primitives_->forward_type) ==
-                            dnnl::algorithm::convolution_winograd;
+  return primitives_ && (own_winograd_ || primitives_->AlgorithmFor(primitives_->forward_type) ==
+                                              dnnl::algorithm::convolution_winograd);
 }
 
 void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<float>& top) {
   if (!primitives_) return ConvolutionLayer<float>::Forward_cpu(bottom, top);
+  if (own_winograd_) {
+    return WinogradForward(bottom, top, nullptr, bias_term_ ? blobs_[1]->cpu_data() : nullptr,
+                           false, 0.f);
+  }
   const Primitives& p = *primitives_;
   RunForward(/*folded=*/false, p.weights.In(blobs_[0]->cpu_data()),
              p.bias ? blobs_[1]->cpu_data() : nullptr, bottom, top);
@@ -567,6 +574,10 @@ void DnnlConvolutionLayer::Forward_cpu(const Blobs<float>& bottom, const Blobs<f
 bool DnnlConvolutionLayer::ForwardFolded(const Blobs<float>& bottom, const Blobs<float>& top,
                                          const vector<float>& scales, const float* bias, bool relu,
                                          float slope) {
+  if (primitives_ && own_winograd_) {
+    WinogradForward(bottom, top, scales.data(), bias, relu, slope);
+    return true;
+  }
   if (!primitives_ || !primitives_->MakeFolded(relu, slope)) return false;
   const Primitives& p = *primitives_;
   // The weights go into oneDNN's layout (and type) scaled per output, in the reorder they take
@@ -628,6 +639,7 @@ void DnnlConvolutionLayer::RunForward(bool folded, const dnnl::memory& weights, 
 void DnnlConvolutionLayer::Backward_cpu(const Blobs<float>& top, const vector<bool>& propagate_down,
                                         const Blobs<float>& bottom) {
   if (!primitives_) return ConvolutionLayer<float>::Backward_cpu(top, propagate_down, bottom);
+  if (own_winograd_) return WinogradBackward(top, propagate_down, bottom);
   Primitives& p = *primitives_;
   if (!p.backward_ready) p.MakeBackward();
   const bool weight_grad = param_propagate_down_[0];

@@ -14,12 +14,11 @@
 #include "caffe/layer_engine.hpp"
 #include "caffe/layer_factory.hpp"
 #include "caffe/layers/convolution_layer.hpp"
+#include "caffe/test/engine_test_util.hpp"
 #include "caffe/test/gradient_check_util.hpp"
 #include "caffe/test/scoped_env.hpp"
 #include "caffe/test/test_caffe_main.hpp"
 #ifdef USE_DNNL
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include "caffe/layers/dnnl/dnnl_convolution_layer.hpp"
 #endif
 
@@ -64,31 +63,17 @@ struct Case {
   std::string conv_fields;
   bool expect_dnnl = true;
   int num_output = 4;
-  bool winograd = false;  // a geometry oneDNN has Winograd's algorithm for (on AVX-512)
+  bool winograd = false;  // a geometry Winograd's algorithm takes (oneDNN's on AVX-512, else ours)
 };
-
-// Whether oneDNN runs AVX-512 kernels here, which its Winograd convolution needs.
-bool OneDnnHasAvx512() {
-  const auto want = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & want) == want;
-}
 
 // max |actual - expected| <= 1e-4 max |expected| (summation order differs between the engines).
 // Measured: the direct algorithm 1e-8 to 2e-6 of the largest value (1.8e-5 summing 16 x 9 x 300
-// x 300 products for OneImagePerCall's weight gradient), Winograd's 0.9e-6 to 1.8e-6: its 6x6
-// input tiles go through transforms with entries up to 8, whose roundings it scales.
+// x 300 products for OneImagePerCall's weight gradient), Winograd's 0.9e-6 to 1.8e-6 (oneDNN's)
+// and 2e-6 to 4e-6 (ours): its 6x6 input tiles go through transforms with entries up to 8, whose
+// roundings it scales.
 void ExpectClose(const Blob<float>& actual, const Blob<float>& expected, bool diff,
                  const std::string& what) {
-  ASSERT_EQ(actual.shape(), expected.shape()) << what;
-  const float* a = diff ? actual.cpu_diff() : actual.cpu_data();
-  const float* e = diff ? expected.cpu_diff() : expected.cpu_data();
-  float scale = 0, error = 0;
-  for (int i = 0; i < expected.count(); ++i) {
-    scale = std::max(scale, std::abs(e[i]));
-    error = std::max(error, std::abs(a[i] - e[i]));
-  }
-  EXPECT_GT(scale, 0) << what << ": nothing to compare";
-  EXPECT_LE(error, 1e-4f * scale) << what << ": max error " << error << " of " << scale;
+  ExpectCloseToLargest(actual, expected, diff, 1e-4f, what);
 }
 
 class DnnlConvolutionTest : public ::testing::TestWithParam<Case> {
@@ -120,16 +105,8 @@ TEST_P(DnnlConvolutionTest, MatchesCaffesEngineForwardAndBackward) {
   reference.SetUp(ref_bottoms, ref_tops);
   layer.SetUp(bottoms, tops);
   EXPECT_EQ(layer.runs_on_dnnl(), c.expect_dnnl);
-  EXPECT_EQ(layer.runs_winograd(), c.winograd && OneDnnHasAvx512());
-  for (size_t i = 0; i < reference.blobs().size(); ++i) {
-    layer.blobs()[i]->CopyFrom(*reference.blobs()[i]);
-    FillGaussian(reference.blobs()[i].get(), 20 + i);  // param diffs that must accumulate
-    caffe_copy(reference.blobs()[i]->count(), reference.blobs()[i]->cpu_data(),
-               reference.blobs()[i]->mutable_cpu_diff());
-    caffe_copy(reference.blobs()[i]->count(), reference.blobs()[i]->cpu_diff(),
-               layer.blobs()[i]->mutable_cpu_diff());
-    reference.blobs()[i]->CopyFrom(*layer.blobs()[i]);
-  }
+  EXPECT_EQ(layer.runs_winograd(), c.winograd);
+  ShareWeightsAndParamDiffs(&reference, &layer);  // param diffs that must accumulate
   reference.Forward(ref_bottoms, ref_tops);
   layer.Forward(bottoms, tops);
   ExpectClose(top_a, ref_top_a, false, c.name + " top 0");
@@ -207,10 +184,9 @@ TEST(DnnlConvolutionGradientTest, GradientsMatchFiniteDifferences) {
   EXPECT_TRUE(layer.runs_on_dnnl());
 }
 
-// CAFFE_WINOGRAD=0 keeps 3x3 convolutions direct, and bf16 arithmetic is always direct (oneDNN
-// has Winograd's algorithm in fp32 only).
+// CAFFE_WINOGRAD=0 keeps 3x3 convolutions direct, and bf16 arithmetic is always direct (Winograd's
+// algorithm runs in fp32 only, oneDNN's and ours).
 TEST(DnnlConvolutionGradientTest, WinogradOnlyInFp32AndWhereNotSwitchedOff) {
-  if (!OneDnnHasAvx512()) GTEST_SKIP() << "oneDNN's Winograd convolution needs AVX-512";
   Caffe::set_mode(Caffe::CPU);
   struct Setting {
     const char* winograd;  // CAFFE_WINOGRAD
