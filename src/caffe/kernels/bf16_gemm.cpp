@@ -1,12 +1,12 @@
 #include "caffe/kernels/bf16_gemm.hpp"
 
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <tuple>
 #include <vector>
 
 #include "caffe/common.hpp"
+#include "caffe/kernels/thread_scratch.hpp"
 #include "caffe/util/float16.hpp"
 #ifdef USE_DNNL
 #include "caffe/kernels/dnnl_context.hpp"
@@ -26,30 +26,17 @@ bool HasIsa(dnnl::cpu_isa have, dnnl::cpu_isa want) {
 
 // A bf16 copy of an op x cols row-major array with row stride `ld`, packed (stride cols).
 uint16_t* PackBf16(const float* src, int rows, int cols, int ld, int slot) {
-  struct Buffer {
-    uint16_t* data = nullptr;
-    size_t count = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffers[2];
-  Buffer& buffer = buffers[slot];
   const size_t count = static_cast<size_t>(rows) * cols;
-  if (buffer.count < count) {
-    std::free(buffer.data);
-    buffer.count = (count + 31) / 32 * 32;
-    buffer.data = static_cast<uint16_t*>(std::aligned_alloc(64, buffer.count * sizeof(uint16_t)));
-    CHECK(buffer.data) << "out of memory allocating " << buffer.count * 2
-                       << " bytes of bf16 staging";
-  }
+  auto* packed =
+      static_cast<uint16_t*>(ThreadScratch(ScratchUser::kBf16Gemm, slot, count * sizeof(uint16_t)));
   if (ld == cols) {
-    FloatsToBf16(src, count, buffer.data);
+    FloatsToBf16(src, count, packed);
   } else {
     for (int r = 0; r < rows; ++r) {
-      FloatsToBf16(src + static_cast<size_t>(r) * ld, cols,
-                   buffer.data + static_cast<size_t>(r) * cols);
+      FloatsToBf16(src + static_cast<size_t>(r) * ld, cols, packed + static_cast<size_t>(r) * cols);
     }
   }
-  return buffer.data;
+  return packed;
 }
 
 using Key = std::tuple<bool, bool, int, int, int, int, float, float>;

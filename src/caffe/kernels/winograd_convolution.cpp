@@ -3,11 +3,11 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "caffe/kernels/dnnl_context.hpp"
+#include "caffe/kernels/thread_scratch.hpp"
 
 namespace caffe {
 
@@ -21,24 +21,10 @@ constexpr size_t kTileBytes = 8 << 20;
 
 // Scratch shared by every Winograd call on the thread (layers run one at a time): the filters
 // transformed, the input tiles transformed, the products (or the top gradient's tiles).
-enum Slot { kFilters, kTiles, kProducts, kSlots };
+enum Slot { kFilters, kTiles, kProducts };
 
 float* Scratch(int slot, size_t floats) {
-  struct Buffer {
-    float* data = nullptr;
-    size_t bytes = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local Buffer buffers[kSlots];
-  Buffer& buffer = buffers[slot];
-  const size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
-  if (buffer.bytes < bytes) {
-    std::free(buffer.data);
-    buffer.bytes = bytes;
-    buffer.data = static_cast<float*>(std::aligned_alloc(64, bytes));
-    CHECK(buffer.data) << "out of memory allocating " << bytes << " bytes of Winograd scratch";
-  }
-  return buffer.data;
+  return static_cast<float*>(ThreadScratch(ScratchUser::kWinograd, slot, floats * sizeof(float)));
 }
 
 // The 8 channels from c (a multiple of 8) at (n, h, w) of an (N, C, H, W) array in channel blocks

@@ -3,7 +3,6 @@
 #include <glog/logging.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
@@ -11,6 +10,7 @@
 
 #include "caffe/kernels/dnnl_context.hpp"
 #include "caffe/kernels/math_functions.hpp"
+#include "caffe/kernels/thread_scratch.hpp"
 #include "caffe/util/environment.hpp"
 
 namespace caffe {
@@ -26,23 +26,10 @@ using Tag = memory::format_tag;
 // diff_weights as oneDNN lays them out (one call's gradient, before it is added to the blob's), 5
 // oneDNN's own scratchpad (the backward passes run one after the other, so they share), 6 the
 // positions a downsampling 1x1 convolution reads of a blocked input (or their gradient).
-enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kScratchpad, kSampled, kSlots };
+enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kScratchpad, kSampled };
 
 float* ScratchSlot(int slot, size_t bytes) {
-  struct Buffer {
-    float* data = nullptr;
-    size_t bytes = 0;
-    ~Buffer() { std::free(data); }
-  };
-  thread_local std::vector<Buffer> slots(kSlots);
-  Buffer& buffer = slots.at(slot);
-  if (buffer.bytes < bytes) {
-    std::free(buffer.data);
-    buffer.bytes = (bytes + 63) / 64 * 64;
-    buffer.data = static_cast<float*>(std::aligned_alloc(64, buffer.bytes));
-    CHECK(buffer.data) << "out of memory allocating " << buffer.bytes << " bytes of oneDNN staging";
-  }
-  return buffer.data;
+  return static_cast<float*>(ThreadScratch(ScratchUser::kDnnlConvolution, slot, bytes));
 }
 
 // A call's activations are staged a few images at a time, so that staging stays near this size
