@@ -20,11 +20,13 @@ void AddBiasGradient(const float* dy, int block, int num, int outputs, size_t sp
   for (int n = 0; n < num; ++n) {
     for (int first = 0; first < outputs; first += block) {
       const float* values = dy + (static_cast<size_t>(n) * outputs + first) * spatial;
-      for (int lane = 0; lane < block; ++lane) {
-        double sum = 0.;  // a plane of 56 x 56 values and more: fp32 sums would drift
-        for (size_t s = 0; s < spatial; ++s) sum += values[s * block + lane];
-        bias_diff[first + lane] += static_cast<float>(sum);
+      // In double: a plane of 56 x 56 values and more would drift in fp32. The block's lanes
+      // side by side, as they lie in memory.
+      double sums[16] = {};
+      for (size_t s = 0; s < spatial; ++s) {
+        for (int lane = 0; lane < block; ++lane) sums[lane] += values[s * block + lane];
       }
+      for (int lane = 0; lane < block; ++lane) bias_diff[first + lane] += sums[lane];
     }
   }
 }
