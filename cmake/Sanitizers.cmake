@@ -31,8 +31,9 @@ endfunction()
 set(CAFFE_ASAN_TESTS
   test_blob test_common test_syncedmem test_filler test_layer test_layer_factory test_net
   test_solver test_solver_factory test_sgd_solver test_adam_solver test_data_transformer
-  test_math_functions test_blas_core test_vector_math test_im2col test_winograd_convolution test_io
-  test_upgrade_proto test_insert_splits test_worker_pool test_golden_nets
+  test_math_functions test_blas_core test_vector_math test_im2col test_winograd_convolution
+  test_thread_scratch test_io test_upgrade_proto test_insert_splits test_worker_pool
+  test_golden_nets
   test_device test_device_allocator test_lms_options test_memory_manager test_planner test_session
   test_comm_thread test_compression test_ddl_options test_device_buffer test_gradient_order
   test_in_process_sync test_nccl_solver_sync test_mpi_util test_communicator test_ring_communicator
