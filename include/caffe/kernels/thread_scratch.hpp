@@ -1,7 +1,7 @@
-// Grow-only memory per thread for one call's temporaries: the oneDNN convolution's staged copies
-// and scratchpad, Winograd's tiles, bf16 copies of GEMM operands. Layers run one at a time on a
-// thread, so a net holds the largest call's worth of each buffer, not a copy per layer. Each user
-// numbers its buffers from 0; users' buffers are apart.
+// Grow-only memory per thread for one call's temporaries: a convolution's staged copies and
+// scratchpad (oneDNN's) or its tiles (Winograd's), bf16 copies of GEMM operands. Layers run one at
+// a time on a thread, so a net holds the largest call's worth of each buffer, not a copy per
+// layer. Each user numbers its buffers from 0; users' buffers are apart.
 #ifndef CAFFE_KERNELS_THREAD_SCRATCH_HPP_
 #define CAFFE_KERNELS_THREAD_SCRATCH_HPP_
 
@@ -9,7 +9,12 @@
 
 namespace caffe {
 
-enum class ScratchUser { kDnnlConvolution, kWinograd, kBf16Gemm, kUsers };
+enum class ScratchUser { kConvolution, kBf16Gemm, kUsers };
+
+/// The first of ScratchUser::kConvolution's buffers. A convolution call runs oneDNN's primitives,
+/// which stage their input, weights and output there, or Winograd's kernels, which keep their
+/// tiles, transformed filters and products there: never both, so the two share the memory.
+enum ConvolutionScratch { kConvolutionSrc, kConvolutionWeights, kConvolutionDst };
 
 /// The most buffers one user numbers.
 constexpr int kScratchSlots = 8;

@@ -17,14 +17,15 @@ constexpr int kLanes = 8;    // channels per vector: the transforms run on 8 at 
 constexpr int kPoints = 36;  // a 6x6 tile's transform
 // A group of images' tiles, transformed (and their products), stays near this size per buffer,
 // so the scratch does not grow with the batch.
-constexpr size_t kTileBytes = 8 << 20;
+constexpr size_t kTileBytes = 4 << 20;
 
-// Scratch shared by every Winograd call on the thread (layers run one at a time): the filters
-// transformed, the input tiles transformed, the products (or the top gradient's tiles).
-enum Slot { kFilters, kTiles, kProducts };
+// Scratch shared by every convolution call on the thread (layers run one at a time): the input
+// tiles transformed, the filters transformed, the products (or the top gradient's tiles).
+enum Slot { kTiles = kConvolutionSrc, kFilters = kConvolutionWeights, kProducts = kConvolutionDst };
 
 float* Scratch(int slot, size_t floats) {
-  return static_cast<float*>(ThreadScratch(ScratchUser::kWinograd, slot, floats * sizeof(float)));
+  return static_cast<float*>(
+      ThreadScratch(ScratchUser::kConvolution, slot, floats * sizeof(float)));
 }
 
 // The 8 channels from c (a multiple of 8) at (n, h, w) of an (N, C, H, W) array in channel blocks

@@ -26,10 +26,19 @@ using Tag = memory::format_tag;
 // diff_weights as oneDNN lays them out (one call's gradient, before it is added to the blob's), 5
 // oneDNN's own scratchpad (the backward passes run one after the other, so they share), 6 the
 // positions a downsampling 1x1 convolution reads of a blocked input (or their gradient).
-enum Slot { kSrc, kWeights, kDst, kDiffDst, kDiffWeights, kScratchpad, kSampled };
+// The first three are also Winograd's (kernels/thread_scratch.hpp); a call runs one or the other.
+enum Slot {
+  kSrc = kConvolutionSrc,
+  kWeights = kConvolutionWeights,
+  kDst = kConvolutionDst,
+  kDiffDst,
+  kDiffWeights,
+  kScratchpad,
+  kSampled
+};
 
 float* ScratchSlot(int slot, size_t bytes) {
-  return static_cast<float*>(ThreadScratch(ScratchUser::kDnnlConvolution, slot, bytes));
+  return static_cast<float*>(ThreadScratch(ScratchUser::kConvolution, slot, bytes));
 }
 
 // A call's activations are staged a few images at a time, so that staging stays near this size

@@ -159,16 +159,16 @@ TEST_P(WinogradConvolutionTest, MatchesTheDirectSums) {
 
 INSTANTIATE_TEST_SUITE_P(
     Geometries, WinogradConvolutionTest,
-    ::testing::Values(
-        Case{"WholeTilesPlain", Geometry(2, 8, 16, 8, 8, 1, 1, 1, 1)},
-        Case{"PartialTilesRectangular", Geometry(2, 16, 8, 9, 13, 1, 1, 1, 1)},
-        Case{"UnpaddedAndPaddedTwice", Geometry(1, 8, 8, 11, 7, 0, 2, 1, 1)},
-        Case{"BlocksOfEight", Geometry(2, 24, 40, 10, 6, 1, 1, 8, 8)},
-        Case{"BlocksOfSixteenInPlainOut", Geometry(2, 32, 16, 7, 7, 1, 1, 16, 1)},
-        Case{"PlainInBlocksOfEightOut", Geometry(3, 16, 24, 6, 9, 1, 0, 1, 8)},
-        Case{"OneOutputRow", Geometry(2, 8, 8, 3, 5, 0, 1, 8, 8)},
-        // 36 points x 196 tiles x 64 channels is 1.8 MB an image: the 5 images go in two groups.
-        Case{"SeveralGroupsOfImages", Geometry(5, 64, 8, 56, 56, 1, 1, 8, 8)}),
+    ::testing::Values(Case{"WholeTilesPlain", Geometry(2, 8, 16, 8, 8, 1, 1, 1, 1)},
+                      Case{"PartialTilesRectangular", Geometry(2, 16, 8, 9, 13, 1, 1, 1, 1)},
+                      Case{"UnpaddedAndPaddedTwice", Geometry(1, 8, 8, 11, 7, 0, 2, 1, 1)},
+                      Case{"BlocksOfEight", Geometry(2, 24, 40, 10, 6, 1, 1, 8, 8)},
+                      Case{"BlocksOfSixteenInPlainOut", Geometry(2, 32, 16, 7, 7, 1, 1, 16, 1)},
+                      Case{"PlainInBlocksOfEightOut", Geometry(3, 16, 24, 6, 9, 1, 0, 1, 8)},
+                      Case{"OneOutputRow", Geometry(2, 8, 8, 3, 5, 0, 1, 8, 8)},
+                      // 36 points x 196 tiles x 64 channels is 1.8 MB an image: the 5 images go in
+                      // three groups (4 MB of tiles each).
+                      Case{"SeveralGroupsOfImages", Geometry(5, 64, 8, 56, 56, 1, 1, 8, 8)}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 TEST(WinogradConvolutionGeometryTest, TakesWholeBlocksOfEightAndPadsUpToTwo) {
