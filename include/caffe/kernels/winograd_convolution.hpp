@@ -28,10 +28,6 @@ struct WinogradGeometry {
 /// channels per vector), pads 0 to 2, an output, blocks that divide their channels.
 bool WinogradTakes(const WinogradGeometry& g);
 
-/// The bytes of scratch a layer of geometry `g` takes (the transformed filters and one group of
-/// images' tiles), the largest of its three passes.
-size_t WinogradScratchBytes(const WinogradGeometry& g);
-
 class WinogradConvolution {
  public:
   explicit WinogradConvolution(const WinogradGeometry& g);

@@ -15,6 +15,9 @@ namespace {
 
 constexpr int kLanes = 8;    // channels per vector: the transforms run on 8 at once (AVX2)
 constexpr int kPoints = 36;  // a 6x6 tile's transform
+// The filter transforms' fractions, as products (a division per entry took the filter transform
+// as long as the batched products on 256 channels).
+constexpr float kQuarter = 1.f / 4, kSixth = 1.f / 6, kTwelfth = 1.f / 12, k24th = 1.f / 24;
 // A group of images' tiles, transformed (and their products), stays near this size per buffer,
 // so the scratch does not grow with the batch.
 constexpr size_t kTileBytes = 4 << 20;
@@ -28,20 +31,54 @@ float* Scratch(int slot, size_t floats) {
       ThreadScratch(ScratchUser::kConvolution, slot, floats * sizeof(float)));
 }
 
-// The 8 channels from c (a multiple of 8) at (n, h, w) of an (N, C, H, W) array in channel blocks
-// of `block` (1: plain), as a pointer and the step between channels.
+// An (N, C, H, W) array in channel blocks of `block` (1: plain), read and written 8 channels at
+// a time: the 8 from c (a multiple of 8) at (n, h, w) lie `step()` floats apart from At(...).
+template <typename T>
 struct Lanes {
-  const float* base;
+  T* base;
   int block, channels, height, width;
-  size_t Offset(int n, int c, int h, int w) const {
+  T* At(int n, int c, int h, int w) const {
     const size_t plane = static_cast<size_t>(height) * width;
-    if (block == 1) return (static_cast<size_t>(n) * channels + c) * plane + h * width + w;
-    return ((static_cast<size_t>(n) * (channels / block) + c / block) * plane + h * width + w) *
+    if (block == 1) return base + (static_cast<size_t>(n) * channels + c) * plane + h * width + w;
+    return base +
+           ((static_cast<size_t>(n) * (channels / block) + c / block) * plane + h * width + w) *
                block +
            c % block;
   }
   size_t step() const { return block == 1 ? static_cast<size_t>(height) * width : 1; }
+  /// The R x R tile of channels c..c+7 from (n, h0, w0) into d, 0 where it lies outside the
+  /// array (the padding, or past the last output).
+  template <int R>
+  void LoadTile(int n, int c, int h0, int w0, float (*d)[R][kLanes]) const {
+    for (int i = 0; i < R; ++i) {
+      for (int j = 0; j < R; ++j) {
+        const int h = h0 + i, w = w0 + j;
+        if (h < 0 || h >= height || w < 0 || w >= width) {
+          std::fill(d[i][j], d[i][j] + kLanes, 0.f);
+          continue;
+        }
+        const T* from = At(n, c, h, w);
+        for (int l = 0; l < kLanes; ++l) d[i][j][l] = from[l * step()];
+      }
+    }
+  }
 };
+
+// A tile's 36 points, 8 channels each, to and from the transformed arrays, laid out a[(p * T + t)
+// * channels + c] for the batched products.
+void StorePoints(const float (*e)[6][kLanes], float* a, int tiles, int t, int channels, int c) {
+  for (int p = 0; p < kPoints; ++p) {
+    std::memcpy(a + (static_cast<size_t>(p) * tiles + t) * channels + c, e[p / 6][p % 6],
+                sizeof(float) * kLanes);
+  }
+}
+
+void LoadPoints(const float* a, int tiles, int t, int channels, int c, float (*e)[6][kLanes]) {
+  for (int p = 0; p < kPoints; ++p) {
+    std::memcpy(e[p / 6][p % 6], a + (static_cast<size_t>(p) * tiles + t) * channels + c,
+                sizeof(float) * kLanes);
+  }
+}
 
 // B^T of F(4x4, 3x3) applied to 6 rows of 8 lanes: in[i * si + l] -> out[i * so + l].
 inline void InputRows(const float* in, int si, float* out, int so) {
@@ -84,7 +121,6 @@ inline void GradientRows(const float* in, int si, float* out, int so) {
 
 // G of F(4x4, 3x3) applied to 3 rows of 8 lanes: in[i * si + l] -> 6 rows out[i * so + l].
 inline void FilterRows(const float* in, int si, float* out, int so) {
-  constexpr float kQuarter = 1.f / 4, kSixth = 1.f / 6, kTwelfth = 1.f / 12, k24th = 1.f / 24;
   for (int l = 0; l < kLanes; ++l) {
     const float g0 = in[l], g1 = in[si + l], g2 = in[2 * si + l];
     out[l] = kQuarter * g0;
@@ -98,7 +134,6 @@ inline void FilterRows(const float* in, int si, float* out, int so) {
 
 // G^T of F(4x4, 3x3): 6 rows of 8 lanes -> 3.
 inline void FilterGradientRows(const float* in, int si, float* out, int so) {
-  constexpr float kQuarter = 1.f / 4, kSixth = 1.f / 6, kTwelfth = 1.f / 12, k24th = 1.f / 24;
   for (int l = 0; l < kLanes; ++l) {
     const float u0 = in[l], u1 = in[si + l], u2 = in[2 * si + l], u3 = in[3 * si + l],
                 u4 = in[4 * si + l], u5 = in[5 * si + l];
@@ -133,35 +168,19 @@ struct TileGrid {
 void TransformInput(const WinogradGeometry& g, const float* x, int first, int images, float* v) {
   const TileGrid grid(g.out_height(), g.out_width(), first, images);
   const int tiles = grid.count, groups = g.channels / kLanes;
-  const Lanes in{x, g.in_block, g.channels, g.height, g.width};
-  const size_t step = in.step();
+  const Lanes<const float> in{x, g.in_block, g.channels, g.height, g.width};
 #pragma omp parallel for schedule(static) collapse(2)
   for (int t = 0; t < tiles; ++t) {
     for (int group = 0; group < groups; ++group) {
       int n, h0, w0;
       grid.Corner(t, &n, &h0, &w0);
-      h0 -= g.pad_h;  // the input tile starts a padding before its outputs
-      w0 -= g.pad_w;
       const int c = group * kLanes;
       alignas(32) float d[6][6][kLanes], r[6][6][kLanes];
-      for (int i = 0; i < 6; ++i) {
-        const int h = h0 + i;
-        for (int j = 0; j < 6; ++j) {
-          const int w = w0 + j;
-          if (h < 0 || h >= g.height || w < 0 || w >= g.width) {
-            std::fill(d[i][j], d[i][j] + kLanes, 0.f);
-            continue;
-          }
-          const float* from = x + in.Offset(n, c, h, w);
-          for (int l = 0; l < kLanes; ++l) d[i][j][l] = from[l * step];
-        }
-      }
+      // The input tile starts a padding before its outputs.
+      in.LoadTile<6>(n, c, h0 - g.pad_h, w0 - g.pad_w, d);
       for (int j = 0; j < 6; ++j) InputRows(d[0][j], 6 * kLanes, r[0][j], 6 * kLanes);
       for (int i = 0; i < 6; ++i) InputRows(r[i][0], kLanes, d[i][0], kLanes);
-      for (int p = 0; p < kPoints; ++p) {
-        std::memcpy(v + (static_cast<size_t>(p) * tiles + t) * g.channels + c, d[p / 6][p % 6],
-                    sizeof(float) * kLanes);
-      }
+      StorePoints(d, v, tiles, t, g.channels, c);
     }
   }
 }
@@ -173,8 +192,7 @@ void TransformTopGradient(const WinogradGeometry& g, const float* dy, int first,
   const int out_h = g.out_height(), out_w = g.out_width();
   const TileGrid grid(out_h, out_w, first, images);
   const int tiles = grid.count, groups = g.outputs / kLanes;
-  const Lanes in{dy, g.out_block, g.outputs, out_h, out_w};
-  const size_t step = in.step();
+  const Lanes<const float> in{dy, g.out_block, g.outputs, out_h, out_w};
 #pragma omp parallel for schedule(static) collapse(2)
   for (int t = 0; t < tiles; ++t) {
     for (int group = 0; group < groups; ++group) {
@@ -182,22 +200,10 @@ void TransformTopGradient(const WinogradGeometry& g, const float* dy, int first,
       grid.Corner(t, &n, &h0, &w0);
       const int k = group * kLanes;
       alignas(32) float d[4][4][kLanes], r[6][4][kLanes], e[6][6][kLanes];
-      for (int i = 0; i < 4; ++i) {
-        for (int j = 0; j < 4; ++j) {
-          if (h0 + i >= out_h || w0 + j >= out_w) {
-            std::fill(d[i][j], d[i][j] + kLanes, 0.f);
-            continue;
-          }
-          const float* from = dy + in.Offset(n, k, h0 + i, w0 + j);
-          for (int l = 0; l < kLanes; ++l) d[i][j][l] = from[l * step];
-        }
-      }
+      in.LoadTile<4>(n, k, h0, w0, d);
       for (int j = 0; j < 4; ++j) GradientRows(d[0][j], 4 * kLanes, r[0][j], 4 * kLanes);
       for (int i = 0; i < 6; ++i) GradientRows(r[i][0], kLanes, e[i][0], kLanes);
-      for (int p = 0; p < kPoints; ++p) {
-        std::memcpy(z + (static_cast<size_t>(p) * tiles + t) * g.outputs + k, e[p / 6][p % 6],
-                    sizeof(float) * kLanes);
-      }
+      StorePoints(e, z, tiles, t, g.outputs, k);
     }
   }
 }
@@ -216,7 +222,7 @@ void TransformOutput(const WinogradGeometry& g, const float* m, int first, int i
   const int out_h = g.out_height(), out_w = g.out_width();
   const TileGrid grid(out_h, out_w, first, images);
   const int tiles = grid.count, groups = g.outputs / kLanes;
-  const Lanes out{y, g.out_block, g.outputs, out_h, out_w};
+  const Lanes<float> out{y, g.out_block, g.outputs, out_h, out_w};
   const size_t step = out.step();
 #pragma omp parallel for schedule(static) collapse(2)
   for (int t = 0; t < tiles; ++t) {
@@ -225,10 +231,7 @@ void TransformOutput(const WinogradGeometry& g, const float* m, int first, int i
       grid.Corner(t, &n, &h0, &w0);
       const int k = group * kLanes;
       alignas(32) float e[6][6][kLanes], r[4][6][kLanes], o[4][4][kLanes];
-      for (int p = 0; p < kPoints; ++p) {
-        std::memcpy(e[p / 6][p % 6], m + (static_cast<size_t>(p) * tiles + t) * g.outputs + k,
-                    sizeof(float) * kLanes);
-      }
+      LoadPoints(m, tiles, t, g.outputs, k, e);
       for (int j = 0; j < 6; ++j) OutputRows(e[0][j], 6 * kLanes, r[0][j], 6 * kLanes);
       for (int i = 0; i < 4; ++i) OutputRows(r[i][0], kLanes, o[i][0], kLanes);
       alignas(32) float scale[kLanes], shift[kLanes];
@@ -238,7 +241,7 @@ void TransformOutput(const WinogradGeometry& g, const float* m, int first, int i
       }
       for (int i = 0; i < 4 && h0 + i < out_h; ++i) {
         for (int j = 0; j < 4 && w0 + j < out_w; ++j) {
-          float* to = y + out.Offset(n, k, h0 + i, w0 + j);
+          float* to = out.At(n, k, h0 + i, w0 + j);
           for (int l = 0; l < kLanes; ++l) {
             float value = o[i][j][l] * scale[l] + shift[l];
             if (epilogue.relu && value < 0.f) value *= epilogue.slope;
@@ -338,11 +341,6 @@ bool WinogradTakes(const WinogradGeometry& g) {
          g.outputs % kLanes == 0 && g.pad_h >= 0 && g.pad_h <= 2 && g.pad_w >= 0 && g.pad_w <= 2 &&
          g.out_height() > 0 && g.out_width() > 0 && block_fits(g.in_block, g.channels) &&
          block_fits(g.out_block, g.outputs);
-}
-
-size_t WinogradScratchBytes(const WinogradGeometry& g) {
-  const size_t filters = static_cast<size_t>(kPoints) * g.channels * g.outputs * sizeof(float);
-  return filters + 2 * kTileBytes;
 }
 
 WinogradConvolution::WinogradConvolution(const WinogradGeometry& g) : g_(g), data_g_(g) {
