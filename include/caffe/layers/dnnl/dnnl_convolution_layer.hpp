@@ -95,6 +95,9 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<
                        const float* bias, bool relu, float slope);
   void WinogradBackward(const Blobs<float>& top, const vector<bool>& propagate_down,
                         const Blobs<float>& bottom);
+  /// The channel block top `i` is to be written in by a forward now: the oneDNN forward's output
+  /// block, or 1 once a layer after this one turned out to want it plain.
+  int TopBlock(size_t i, const Blob<float>& top);
   /// The followers' forward apart, in order (all in place on `top`).
   void FollowersForward(const Blobs<float>& top);
   std::unique_ptr<Primitives> primitives_;
@@ -109,7 +112,6 @@ class DnnlConvolutionLayer : public ConvolutionLayer<float>, public LayerFusion<
   bool only_where_faster_;
   vector<int> primitive_bottom_shape_;  // the bottom shape the primitives were made for
   bool own_winograd_ = false;           // the passes run kernels/winograd_convolution
-  int winograd_dst_block_ = 1;          // the output's blocks there: oneDNN's forward's
   // Per top: whether this layer's last forward left it channel-blocked, and whether a layer after
   // it has since turned out to want it plain (it was plain again when this layer ran next).
   vector<bool> top_left_blocked_, top_plain_wanted_;

@@ -466,7 +466,6 @@ void DnnlConvolutionLayer::Reshape(const Blobs<float>& bottom, const Blobs<float
   }
   primitives_ = std::move(p);
   own_winograd_ = TakesOwnWinograd();
-  winograd_dst_block_ = primitives_->dst.block;
 }
 
 std::unique_ptr<DnnlConvolutionLayer::Primitives> DnnlConvolutionLayer::MakePrimitives(
@@ -593,6 +592,18 @@ bool DnnlConvolutionLayer::ForwardFolded(const Blobs<float>& bottom, const Blobs
   return true;
 }
 
+int DnnlConvolutionLayer::TopBlock(size_t i, const Blob<float>& top) {
+  top_plain_wanted_.resize(std::max(top_plain_wanted_.size(), i + 1), false);
+  top_left_blocked_.resize(top_plain_wanted_.size(), false);
+  // The top is left blocked for the layers after this one until one of them turns out to want it
+  // plain: then it is plain when this layer runs next (it converted it in place).
+  const int block = primitives_->dst.block;
+  if (top_left_blocked_[i] && top.cpu_data_block() != block) top_plain_wanted_[i] = true;
+  const int top_block = top_plain_wanted_[i] ? 1 : block;
+  top_left_blocked_[i] = top_block > 1;
+  return top_block;
+}
+
 void DnnlConvolutionLayer::RunForward(bool folded, const dnnl::memory& weights, const float* bias,
                                       const Blobs<float>& bottom, const Blobs<float>& top) {
   const Primitives& p = *primitives_;
@@ -604,18 +615,11 @@ void DnnlConvolutionLayer::RunForward(bool folded, const dnnl::memory& weights, 
   if (bias != nullptr) {
     args[DNNL_ARG_BIAS] = memory(p.bias_md, DnnlEngine(), const_cast<float*>(bias));
   }
-  top_plain_wanted_.resize(top.size(), false);
-  top_left_blocked_.resize(top.size(), false);
   for (size_t i = 0; i < bottom.size(); ++i) {
     const int src_block = bottom[i]->cpu_data_block() == p.src.block ? p.src.block : 1;
     const Staged& src = p.src.For(src_block);
     const float* bottom_data = bottom[i]->cpu_data_in(src_block);
-    // The top is left blocked for the layers after this one until one of them turns out to want
-    // it plain: then it is plain when this layer runs next (it converted it in place).
-    if (top_left_blocked_[i] && top[i]->cpu_data_block() != p.dst.block)
-      top_plain_wanted_[i] = true;
-    const int dst_block = top_plain_wanted_[i] ? 1 : p.dst.block;
-    top_left_blocked_[i] = dst_block > 1;
+    const int dst_block = TopBlock(i, *top[i]);
     const Staged& dst_staged = p.dst.For(dst_block);
     float* top_data = top[i]->mutable_cpu_data_in(dst_block, /*keep_values=*/false);
     const bool gather = p.sampled && src_block > 1;

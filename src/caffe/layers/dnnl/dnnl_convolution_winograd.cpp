@@ -2,7 +2,7 @@
 // oneDNN has no Winograd algorithm (it has one only for AVX-512), by kernels/winograd_convolution
 // (F(4x4, 3x3): about half the time of oneDNN's direct kernels on AVX2 at 128 channels and more).
 // The activations stay in whatever channel blocks the blobs hold; the output is left in the
-// blocks oneDNN's forward would have written, as the oneDNN path leaves it.
+// blocks oneDNN's forward would have written (TopBlock), as the oneDNN path leaves it.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "caffe/kernels/winograd_convolution.hpp"
@@ -64,16 +64,10 @@ WinogradGeometry DnnlConvolutionLayer::WinogradGeometryFor(int in_block, int out
 void DnnlConvolutionLayer::WinogradForward(const Blobs<float>& bottom, const Blobs<float>& top,
                                            const float* scales, const float* bias, bool relu,
                                            float slope) {
-  const int dst_block = winograd_dst_block_;
-  top_plain_wanted_.resize(top.size(), false);
-  top_left_blocked_.resize(top.size(), false);
   for (size_t i = 0; i < bottom.size(); ++i) {
     const int src_block = bottom[i]->cpu_data_block();
     const float* x = bottom[i]->cpu_data_in(src_block);
-    // As RunForward: blocked for the layers after it until one of them wants the top plain.
-    if (top_left_blocked_[i] && top[i]->cpu_data_block() != dst_block) top_plain_wanted_[i] = true;
-    const int out_block = top_plain_wanted_[i] ? 1 : dst_block;
-    top_left_blocked_[i] = out_block > 1;
+    const int out_block = TopBlock(i, *top[i]);
     float* y = top[i]->mutable_cpu_data_in(out_block, /*keep_values=*/false);
     WinogradConvolution(WinogradGeometryFor(src_block, out_block))
         .Forward(x, blobs_[0]->cpu_data(), scales, bias, relu, slope, y);
@@ -93,15 +87,15 @@ void DnnlConvolutionLayer::WinogradBackward(const Blobs<float>& top,
       AddBiasGradient(dy, dy_block, num_, num_output_, top[i]->count(2),
                       blobs_[1]->mutable_cpu_diff());
     }
+    WinogradConvolution convolution(WinogradGeometryFor(src_block, dy_block));
     if (weight_grad) {
-      WinogradConvolution(WinogradGeometryFor(src_block, dy_block))
-          .BackwardWeights(bottom[i]->cpu_data_in(src_block), dy, blobs_[0]->mutable_cpu_diff());
+      convolution.BackwardWeights(bottom[i]->cpu_data_in(src_block), dy,
+                                  blobs_[0]->mutable_cpu_diff());
     }
     if (propagate_down[i]) {
       // The bottom's gradient in the blocks of its data (its producer handed that on blocked).
       float* dx = bottom[i]->mutable_cpu_diff_in(src_block, /*keep_values=*/false);
-      WinogradConvolution(WinogradGeometryFor(src_block, dy_block))
-          .BackwardData(dy, blobs_[0]->cpu_data(), dx);
+      convolution.BackwardData(dy, blobs_[0]->cpu_data(), dx);
     }
   }
 }
