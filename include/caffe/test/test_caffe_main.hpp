@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "caffe/blob.hpp"
 #include "caffe/common.hpp"
@@ -79,6 +80,8 @@ void FillGaussian(Blob<Dtype>* blob, unsigned int seed, Dtype std = 1);
 /// Fills a blob's data with U(low, high) values from a fixed seed.
 template <typename Dtype>
 void FillUniform(Blob<Dtype>* blob, unsigned int seed, Dtype low, Dtype high);
+/// `count` U(-1, 1) floats from a fixed seed (the same draw as FillUniform's).
+std::vector<float> UniformValues(size_t count, unsigned int seed);
 
 /// A fresh temporary directory; all of them are removed when the test program passes.
 std::string MakeTempDir(const std::string& prefix);

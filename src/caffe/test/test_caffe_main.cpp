@@ -52,6 +52,14 @@ void FillUniform(Blob<Dtype>* blob, unsigned int seed, Dtype low, Dtype high) {
   for (int i = 0; i < blob->count(); ++i) data[i] = distribution(generator);
 }
 
+std::vector<float> UniformValues(size_t count, unsigned int seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> distribution(-1.f, 1.f);
+  std::vector<float> values(count);
+  for (float& value : values) value = distribution(generator);
+  return values;
+}
+
 template void FillGaussian<float>(Blob<float>*, unsigned int, float);
 template void FillGaussian<double>(Blob<double>*, unsigned int, double);
 template void FillUniform<float>(Blob<float>*, unsigned int, float, float);

@@ -1,5 +1,4 @@
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "caffe/kernels/math_functions.hpp"
@@ -32,18 +31,10 @@ std::vector<double> ReferenceGemm(bool trans_a, bool trans_b, int M, int N, int 
   return result;
 }
 
-std::vector<float> Random(size_t count, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<float> values(count);
-  for (float& v : values) v = uniform(generator);
-  return values;
-}
-
 void CheckGemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, float beta) {
-  const std::vector<float> A = Random(static_cast<size_t>(M) * K, 1);
-  const std::vector<float> B = Random(static_cast<size_t>(K) * N, 2);
-  std::vector<float> C = Random(static_cast<size_t>(M) * N, 3);
+  const std::vector<float> A = UniformValues(static_cast<size_t>(M) * K, 1);
+  const std::vector<float> B = UniformValues(static_cast<size_t>(K) * N, 2);
+  std::vector<float> C = UniformValues(static_cast<size_t>(M) * N, 3);
   const std::vector<double> expected =
       ReferenceGemm(trans_a, trans_b, M, N, K, alpha, A, B, beta, C);
   caffe_cpu_gemm<float>(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M,
@@ -81,7 +72,7 @@ TEST(MathFunctionsTest, SkinnyGemmPathsMatchTheReference) {
 TEST(MathFunctionsTest, SkinnyKernelsAgreeWithEachOther) {
   // C = A * B^T through NT, and through NN with B transposed explicitly.
   const int M = 5, N = 300, K = 1000;
-  const std::vector<float> A = Random(M * K, 4), B = Random(N * K, 5);
+  const std::vector<float> A = UniformValues(M * K, 4), B = UniformValues(N * K, 5);
   std::vector<float> Bt(static_cast<size_t>(K) * N);
   for (int n = 0; n < N; ++n) {
     for (int k = 0; k < K; ++k)
@@ -95,7 +86,7 @@ TEST(MathFunctionsTest, SkinnyKernelsAgreeWithEachOther) {
 
 TEST(MathFunctionsTest, ElementwiseOperations) {
   const int n = 70000;  // above the size where loops run in parallel
-  std::vector<float> a = Random(n, 6), b = Random(n, 7), y(n);
+  std::vector<float> a = UniformValues(n, 6), b = UniformValues(n, 7), y(n);
   caffe_add(n, a.data(), b.data(), y.data());
   for (int i = 0; i < n; i += 997) EXPECT_FLOAT_EQ(y[i], a[i] + b[i]);
   caffe_mul(n, a.data(), b.data(), y.data());

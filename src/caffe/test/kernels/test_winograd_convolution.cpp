@@ -7,7 +7,6 @@
 // roundings of values up to ~100x the inputs (measured: 2e-6 to 4e-6 of the largest value).
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -51,14 +50,6 @@ size_t At(int block, int channels, int height, int width, int n, int c, int h, i
          c % block;
 }
 
-std::vector<float> Random(size_t count, unsigned seed) {
-  std::mt19937 engine(seed);
-  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
-  std::vector<float> values(count);
-  for (float& value : values) value = uniform(engine);
-  return values;
-}
-
 // max |actual - expected| <= 1e-5 max |expected|, actual in blocks of `block`, expected plain.
 void ExpectClose(const std::vector<float>& actual, const std::vector<double>& expected, int block,
                  int channels, int height, int width, const std::string& what) {
@@ -91,9 +82,10 @@ TEST_P(WinogradConvolutionTest, MatchesTheDirectSums) {
   const int out_h = g.out_height(), out_w = g.out_width();
   const size_t x_count = static_cast<size_t>(g.num) * g.channels * g.height * g.width;
   const size_t y_count = static_cast<size_t>(g.num) * g.outputs * out_h * out_w;
-  const std::vector<float> x = Random(x_count, 1), w = Random(g.outputs * g.channels * 9, 2),
-                           dy = Random(y_count, 3), scales = Random(g.outputs, 4),
-                           bias = Random(g.outputs, 5);
+  const std::vector<float> x = UniformValues(x_count, 1),
+                           w = UniformValues(g.outputs * g.channels * 9, 2),
+                           dy = UniformValues(y_count, 3), scales = UniformValues(g.outputs, 4),
+                           bias = UniformValues(g.outputs, 5);
   std::vector<double> y(y_count, 0.), dx(x_count, 0.), dw(w.size(), 0.);
   for (int n = 0; n < g.num; ++n) {
     for (int k = 0; k < g.outputs; ++k) {
